@@ -1,0 +1,98 @@
+import { createHash } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import Docker from "dockerode";
+import type { Logger } from "pino";
+import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
+import { CanonicalStore, MirrorWriter, reconcile, type ReconcileReport, SkillRegistry, SkillService } from "./control/index.js";
+import { DockerSandboxRunner } from "./execution/index.js";
+import { startGrpcServer } from "./grpc/index.js";
+
+/** A running service, as the entry point and the tests see it. */
+export interface SkillEngineApp {
+  readonly port: number;
+  readonly reconcileReport: ReconcileReport;
+  /** Stops serving, stops runs in flight (removing their containers), flushes and closes storage. */
+  close(): Promise<void>;
+}
+
+const ENGINE_PROBE_INTERVAL_MS = 15_000;
+
+/**
+ * The composition root: config → stores → planes → server. Nothing else wires components or
+ * decides start-up order.
+ */
+export async function startSkillEngine(config: SkillEngineConfig, logger: Logger): Promise<SkillEngineApp> {
+  await mkdir(config.home, { recursive: true, mode: 0o700 });
+  await mkdir(config.sandboxDir, { recursive: true, mode: 0o700 });
+
+  const registry = SkillRegistry.open(path.join(config.home, "registry.db"));
+  const store = new CanonicalStore(config.home);
+  await store.init();
+  const reconcileReport = await reconcile(registry, store, logger);
+  const mirror = new MirrorWriter(registry, store, logger);
+  await mirror.flush();
+
+  const runner = new DockerSandboxRunner({
+    docker: new Docker(dockerConnection(config.dockerHost)),
+    logger: logger.child({ component: "sandbox" }),
+    image: config.image,
+    runtime: config.runtime,
+    sandboxDir: config.sandboxDir,
+    instanceTag: instanceTagOf(config.home),
+    limits: config.limits,
+    maxConcurrentRuns: config.maxConcurrentRuns,
+    maxQueuedRuns: config.maxQueuedRuns,
+  });
+  const service = new SkillService(registry, store, runner, mirror, logger.child({ component: "control" }));
+  const server = await startGrpcServer({ host: config.host, port: config.port, service, logger });
+
+  let orphansReaped = false;
+  const probeEngine = async (): Promise<void> => {
+    const health = await runner.health();
+    server.setServing(health.ready);
+    if (!health.ready) {
+      logger.warn({ detail: health.detail }, "sandbox engine not ready; runs answer UNAVAILABLE until it is");
+      return;
+    }
+    if (!orphansReaped) {
+      const reaped = await runner.reapOrphans();
+      orphansReaped = true;
+      if (reaped.containers + reaped.runDirectories > 0) logger.warn(reaped, "removed what a previous process left behind");
+    }
+  };
+  await probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
+  const probe = setInterval(() => {
+    probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
+  }, ENGINE_PROBE_INTERVAL_MS);
+  probe.unref();
+
+  logger.info(
+    { host: config.host, port: server.port, home: config.home, sandboxDir: config.sandboxDir, image: config.image },
+    `skill engine listening on ${config.host}:${server.port}`,
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    port: server.port,
+    reconcileReport,
+    close() {
+      closing ??= (async () => {
+        clearInterval(probe);
+        server.setServing(false);
+        // Stop the runs first so calls in flight end (with UNAVAILABLE) instead of holding shutdown.
+        await runner.close();
+        await server.close();
+        await mirror.close();
+        registry.close();
+        logger.info("skill engine stopped");
+      })();
+      return closing;
+    },
+  };
+}
+
+/** A short, stable id for this home directory: labels containers and prefixes run ids. */
+export function instanceTagOf(home: string): string {
+  return `se${createHash("sha256").update(path.resolve(home)).digest("hex").slice(0, 12)}`;
+}

@@ -1,0 +1,121 @@
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import type { SandboxLimits } from "../execution/index.js";
+
+/** The service's whole configuration, read once at start-up by the composition root. */
+export interface SkillEngineConfig {
+  /** Interface the gRPC server binds. @default "127.0.0.1" (SKILL_ENGINE_HOST) */
+  readonly host: string;
+  /** gRPC port; 0 picks a free port and logs it. @default 50051 (SKILL_ENGINE_PORT) */
+  readonly port: number;
+  /** Registry and canonical store; never mounted into a container. @default "$XDG_DATA_HOME/skill-engine" or "~/.local/share/skill-engine" (SKILL_ENGINE_HOME) */
+  readonly home: string;
+  /** The only host path containers see (per-run directories). Safe to wipe at any time. @default "$XDG_CACHE_HOME/skill-engine/sandbox" or "~/.cache/skill-engine/sandbox" (SKILL_ENGINE_SANDBOX_DIR) */
+  readonly sandboxDir: string;
+  /** Sandbox image. @default "skill-engine-sandbox:latest" (SKILL_ENGINE_IMAGE) */
+  readonly image: string;
+  /** OCI runtime for sandboxes, e.g. "runsc" for gVisor. @default the engine's default (SKILL_ENGINE_RUNTIME) */
+  readonly runtime: string | undefined;
+  /** Docker engine address, "unix:///path" or "tcp://host:port". @default "unix:///var/run/docker.sock" (DOCKER_HOST) */
+  readonly dockerHost: string;
+  readonly limits: SandboxLimits;
+  /** Sandbox runs at once. @default 4 (SKILL_ENGINE_MAX_CONCURRENT_RUNS) */
+  readonly maxConcurrentRuns: number;
+  /** Runs allowed to wait; past that, RESOURCE_EXHAUSTED. @default 64 (SKILL_ENGINE_MAX_QUEUED_RUNS) */
+  readonly maxQueuedRuns: number;
+  /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
+  readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+
+/** Thrown at start-up when the environment holds an unusable value; lists every problem. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const MiB = 1024 * 1024;
+
+const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const schema = z.object({
+  SKILL_ENGINE_HOST: z.string().min(1).default("127.0.0.1"),
+  SKILL_ENGINE_PORT: integer(0, 65535).default(50051),
+  SKILL_ENGINE_HOME: z.string().min(1).optional(),
+  SKILL_ENGINE_SANDBOX_DIR: z.string().min(1).optional(),
+  SKILL_ENGINE_IMAGE: z.string().regex(/^[\w][\w.\-/:@]*$/, "must be a Docker image reference").default("skill-engine-sandbox:latest"),
+  SKILL_ENGINE_RUNTIME: z.string().regex(/^[\w.\-]+$/, "must be a runtime name such as runc or runsc").optional(),
+  DOCKER_HOST: z
+    .string()
+    .regex(/^(unix:\/\/\/.+|tcp:\/\/[^/:]+:\d+)$/, 'must be "unix:///path/to/docker.sock" or "tcp://host:port"')
+    .default("unix:///var/run/docker.sock"),
+  SKILL_ENGINE_TIMEOUT_MS: integer(100, 3_600_000).default(10_000),
+  SKILL_ENGINE_MEMORY_MB: integer(16, 65_536).default(256),
+  SKILL_ENGINE_CPUS: z.coerce.number().min(0.01).max(64).default(1),
+  SKILL_ENGINE_PIDS_LIMIT: integer(8, 4096).default(64),
+  SKILL_ENGINE_OUTPUT_LIMIT_BYTES: integer(1024, 64 * MiB).default(256 * 1024),
+  SKILL_ENGINE_TMPFS_MB: integer(1, 4096).default(64),
+  SKILL_ENGINE_MAX_FILE_MB: integer(1, 4096).default(16),
+  SKILL_ENGINE_MAX_CONCURRENT_RUNS: integer(1, 256).default(4),
+  SKILL_ENGINE_MAX_QUEUED_RUNS: integer(0, 100_000).default(64),
+  SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+/** Reads and validates the configuration; the environment is passed in so tests can set it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineConfig {
+  // Empty variables mean "unset", as in most shells' `VAR= command` habit.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
+  const parsed = schema.safeParse(present);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`));
+  }
+  const v = parsed.data;
+  const homeDir = env.HOME && env.HOME !== "" ? env.HOME : os.homedir();
+  const dataHome = env.XDG_DATA_HOME || path.join(homeDir, ".local", "share");
+  const cacheHome = env.XDG_CACHE_HOME || path.join(homeDir, ".cache");
+  const home = path.resolve(v.SKILL_ENGINE_HOME ?? path.join(dataHome, "skill-engine"));
+  const sandboxDir = path.resolve(v.SKILL_ENGINE_SANDBOX_DIR ?? path.join(cacheHome, "skill-engine", "sandbox"));
+  const problems: string[] = [];
+  if (isSameOrInside(home, sandboxDir) || isSameOrInside(sandboxDir, home)) {
+    problems.push(
+      `SKILL_ENGINE_HOME (${home}) and SKILL_ENGINE_SANDBOX_DIR (${sandboxDir}) must not contain each other: ` +
+        "the canonical store must stay outside everything a container can see",
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    host: v.SKILL_ENGINE_HOST,
+    port: v.SKILL_ENGINE_PORT,
+    home,
+    sandboxDir,
+    image: v.SKILL_ENGINE_IMAGE,
+    runtime: v.SKILL_ENGINE_RUNTIME,
+    dockerHost: v.DOCKER_HOST,
+    limits: {
+      timeoutMs: v.SKILL_ENGINE_TIMEOUT_MS,
+      memoryBytes: v.SKILL_ENGINE_MEMORY_MB * MiB,
+      cpus: v.SKILL_ENGINE_CPUS,
+      pidsLimit: v.SKILL_ENGINE_PIDS_LIMIT,
+      outputLimitBytes: v.SKILL_ENGINE_OUTPUT_LIMIT_BYTES,
+      tmpfsBytes: v.SKILL_ENGINE_TMPFS_MB * MiB,
+      maxFileBytes: v.SKILL_ENGINE_MAX_FILE_MB * MiB,
+    },
+    maxConcurrentRuns: v.SKILL_ENGINE_MAX_CONCURRENT_RUNS,
+    maxQueuedRuns: v.SKILL_ENGINE_MAX_QUEUED_RUNS,
+    logLevel: v.SKILL_ENGINE_LOG_LEVEL,
+  };
+}
+
+/** dockerode connection options for a DOCKER_HOST value. */
+export function dockerConnection(dockerHost: string): { socketPath: string } | { host: string; port: number } {
+  if (dockerHost.startsWith("unix://")) return { socketPath: dockerHost.slice("unix://".length) };
+  const url = new URL(dockerHost.replace(/^tcp:/, "http:"));
+  return { host: url.hostname, port: Number(url.port) };
+}
+
+function isSameOrInside(child: string, parent: string): boolean {
+  const relative = path.relative(parent, child);
+  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+}

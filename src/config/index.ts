@@ -1,0 +1,1 @@
+export { ConfigError, dockerConnection, loadConfig, type SkillEngineConfig } from "./config.js";

@@ -1,0 +1,110 @@
+import { Ajv, type ValidateFunction } from "ajv";
+import { InvalidArgumentError } from "../errors.js";
+
+/** Usable as a tool name by every major LLM API, and safe as a file name. */
+export const SKILL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/** Input bounds. Payloads travel as sys.argv[1], and Linux caps one argument at 128 KiB. */
+export const LIMITS = {
+  codeBytes: 100 * 1024,
+  descriptionChars: 1024,
+  schemaBytes: 64 * 1024,
+  payloadBytes: 64 * 1024,
+} as const;
+
+export interface RegistrationInput {
+  readonly name: string;
+  readonly description: string;
+  readonly parametersSchema: string;
+  readonly code: string;
+  readonly testPayload: string;
+}
+
+/** A registration whose fields passed every check; the schema is compiled and ready. */
+export interface ValidRegistration extends RegistrationInput {
+  readonly validatePayload: PayloadValidator;
+}
+
+export type PayloadValidator = (field: string, payloadText: string) => string;
+
+// Untrusted schemas: no remote refs are ever loaded (no loadSchema), unknown keywords are
+// tolerated because LLM tool schemas often carry extras such as "examples".
+const ajv = new Ajv({ strict: false, allErrors: true, validateSchema: true });
+
+export function validateSkillName(name: string, field = "name"): string {
+  if (name === "") throw new InvalidArgumentError(field, "is required");
+  if (!SKILL_NAME_PATTERN.test(name)) {
+    throw new InvalidArgumentError(
+      field,
+      `${JSON.stringify(name.slice(0, 80))} is not a valid skill name: use 1-64 letters, digits, '_' or '-', starting with a letter or '_'`,
+    );
+  }
+  return name;
+}
+
+/** Checks every field of a registration, naming the first bad field and why. */
+export function validateRegistration(input: RegistrationInput): ValidRegistration {
+  validateSkillName(input.name);
+  const description = input.description.trim();
+  if (description === "") throw new InvalidArgumentError("description", "is required: say what the skill does and when to use it");
+  if (input.description.length > LIMITS.descriptionChars) {
+    throw new InvalidArgumentError("description", `is ${input.description.length} characters; the limit is ${LIMITS.descriptionChars}`);
+  }
+  if (input.code.trim() === "") throw new InvalidArgumentError("code", "is required: the Python source of the skill");
+  if (input.code.includes("\0")) throw new InvalidArgumentError("code", "contains a NUL byte; Python source cannot");
+  const codeBytes = Buffer.byteLength(input.code, "utf8");
+  if (codeBytes > LIMITS.codeBytes) {
+    throw new InvalidArgumentError("code", `is ${codeBytes} bytes; the limit is ${LIMITS.codeBytes}`);
+  }
+  const validatePayload = compileParametersSchema(input.parametersSchema);
+  validatePayload("test_payload", input.testPayload);
+  return { ...input, validatePayload };
+}
+
+/** Parses and compiles a parameters schema; the result validates payload text against it. */
+export function compileParametersSchema(schemaText: string, field = "parameters_schema"): PayloadValidator {
+  if (schemaText.trim() === "") {
+    throw new InvalidArgumentError(field, 'is required: a JSON Schema such as {"type":"object","properties":{}}');
+  }
+  const schemaBytes = Buffer.byteLength(schemaText, "utf8");
+  if (schemaBytes > LIMITS.schemaBytes) {
+    throw new InvalidArgumentError(field, `is ${schemaBytes} bytes; the limit is ${LIMITS.schemaBytes}`);
+  }
+  const schema = parseJson(field, schemaText);
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+    throw new InvalidArgumentError(field, "must be a JSON object (a JSON Schema)");
+  }
+  if ((schema as Record<string, unknown>).type !== "object") {
+    throw new InvalidArgumentError(field, 'must describe an object ("type": "object"), as LLM tool parameters are');
+  }
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(schema);
+  } catch (error) {
+    throw new InvalidArgumentError(field, `is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return (payloadField, payloadText) => {
+    const text = payloadText.trim() === "" ? "{}" : payloadText;
+    const payloadBytes = Buffer.byteLength(text, "utf8");
+    if (payloadBytes > LIMITS.payloadBytes) {
+      throw new InvalidArgumentError(payloadField, `is ${payloadBytes} bytes; the limit is ${LIMITS.payloadBytes}`);
+    }
+    const payload = parseJson(payloadField, text);
+    if (!validate(payload)) {
+      const problems = (validate.errors ?? [])
+        .slice(0, 5)
+        .map((e) => `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`)
+        .join("; ");
+      throw new InvalidArgumentError(payloadField, `does not match parameters_schema: ${problems}`);
+    }
+    return text;
+  };
+}
+
+function parseJson(field: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new InvalidArgumentError(field, `is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,88 @@
+import { constants as fsConstants } from "node:fs";
+import { mkdir, open, readdir, rm } from "node:fs/promises";
+import path from "node:path";
+
+/** Where the skill file sits inside the container: `python3 /sandbox/skill.py <payload>`. */
+export const CONTAINER_WORKDIR = "/sandbox";
+export const SKILL_FILE_NAME = "skill.py";
+
+/**
+ * Host-side handling of per-run directories under `<sandboxDir>/runs/<run-id>/`.
+ *
+ * Sandboxed code can write anything into its own run directory, symlinks included, so every
+ * host-side operation here refuses to follow links (the CVE-2024-28185/28189 class): files are
+ * created with O_CREAT|O_EXCL|O_NOFOLLOW before any container exists, permissions are set on a
+ * descriptor opened with O_NOFOLLOW, nothing is ever chowned, and removal happens only after the
+ * container is gone, with a walk that unlinks links instead of following them.
+ */
+export class RunDirectories {
+  readonly runsDir: string;
+
+  constructor(sandboxDir: string) {
+    this.runsDir = path.join(path.resolve(sandboxDir), "runs");
+  }
+
+  pathOf(runId: string): string {
+    assertRunId(runId);
+    return path.join(this.runsDir, runId);
+  }
+
+  /**
+   * Creates a fresh run directory holding only the skill file. Recreates `runs/` first, so an
+   * operator may delete the whole sandbox directory at any time.
+   */
+  async create(runId: string, code: string): Promise<string> {
+    const runDir = this.pathOf(runId);
+    // 0700: no other host user can reach run directories; the engine binds them as root.
+    await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
+    await mkdir(runDir, { mode: 0o700 });
+    // The sandbox user (an unprivileged uid inside the container) needs to write scratch files.
+    await chmodNoFollow(runDir, 0o777);
+    const file = await open(
+      path.join(runDir, SKILL_FILE_NAME),
+      fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW,
+      0o444,
+    );
+    try {
+      await file.writeFile(code, "utf8");
+    } finally {
+      await file.close();
+    }
+    return runDir;
+  }
+
+  /** Removes a run directory without following any link inside it. Missing is fine. */
+  async remove(runId: string): Promise<void> {
+    // fs.rm lstat()s every entry and unlinks symlinks rather than descending into their targets.
+    await rm(this.pathOf(runId), { recursive: true, force: true, maxRetries: 2 });
+  }
+
+  /** Run ids under `runs/` that start with `prefix` (a previous process of this instance). */
+  async list(prefix: string): Promise<string[]> {
+    try {
+      const entries = await readdir(this.runsDir, { withFileTypes: true });
+      return entries.filter((e) => e.name.startsWith(prefix)).map((e) => e.name);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+  }
+}
+
+async function chmodNoFollow(directory: string, mode: number): Promise<void> {
+  const handle = await open(
+    directory,
+    fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW,
+  );
+  try {
+    await handle.chmod(mode);
+  } finally {
+    await handle.close();
+  }
+}
+
+function assertRunId(runId: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/.test(runId)) {
+    throw new Error(`invalid run id ${JSON.stringify(runId)}`);
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The execution plane's port. The control plane only speaks these types; the Docker adapter
+ * (and any future runner) translates them to its own engine.
+ */
+
+/** Resource limits of one sandbox run. Every field has a documented default in the config. */
+export interface SandboxLimits {
+  /** Wall-clock limit from container start; the container is killed on expiry. */
+  readonly timeoutMs: number;
+  /** Memory limit in bytes; swap is disabled (memory + swap = memory). */
+  readonly memoryBytes: number;
+  /** CPU quota, in CPUs (1 = one core). */
+  readonly cpus: number;
+  /** Maximum number of processes/threads inside the container. */
+  readonly pidsLimit: number;
+  /** Bytes of stdout and of stderr kept each; the rest is dropped and flagged as truncated. */
+  readonly outputLimitBytes: number;
+  /** Size of the tmpfs mounted on /tmp. */
+  readonly tmpfsBytes: number;
+  /** Largest file the skill may write (RLIMIT_FSIZE), so scratch files cannot fill the host disk. */
+  readonly maxFileBytes: number;
+}
+
+/** One job for the sandbox: run `python3 <code file> <payload>` once, in a container used for nothing else. */
+export interface SandboxRunRequest {
+  /** Python source of the skill; written to the run's own directory, never anywhere else. */
+  readonly code: string;
+  /** JSON text handed to the skill as sys.argv[1]. */
+  readonly payload: string;
+  /** What the run is for, recorded as container labels and in logs. */
+  readonly purpose: "test" | "invoke";
+  /** Skill name, for labels and logs. */
+  readonly skillName: string;
+  /** Aborting stops the run and removes its container. */
+  readonly signal?: AbortSignal;
+}
+
+/** What a run produced. Success means exit code 0 and non-empty stdout. */
+export interface ExecutionResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly durationMs: number;
+  readonly timedOut: boolean;
+  readonly oomKilled: boolean;
+  readonly stdoutTruncated: boolean;
+  readonly stderrTruncated: boolean;
+  /** One line saying why the run failed; empty on success. */
+  readonly errorSummary: string;
+  readonly success: boolean;
+}
+
+/** Whether the engine can run sandboxes right now, and if not, what an operator should do. */
+export interface EngineHealth {
+  readonly ready: boolean;
+  readonly detail: string;
+}
+
+/**
+ * Runs skills in single-use sandboxes.
+ *
+ * Implementations throw `SandboxUnavailableError` when the engine cannot be reached,
+ * `QueueFullError` when too many runs are waiting, and `RunCancelledError` when the request's
+ * signal aborts the run; a skill that fails is a normal `ExecutionResult`, never an exception.
+ */
+export interface SandboxRunner {
+  run(request: SandboxRunRequest): Promise<ExecutionResult>;
+  health(): Promise<EngineHealth>;
+  /** Removes containers and run directories that a previous, crashed process left behind. */
+  reapOrphans(): Promise<{ containers: number; runDirectories: number }>;
+  /** Stops every run in flight, removes its container, and refuses new runs. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,81 @@
+import { fileURLToPath } from "node:url";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { loadSync, type PackageDefinition } from "@grpc/proto-loader";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation, protoPath as healthProtoPath, type ServingStatus } from "grpc-health-check";
+import type { Logger } from "pino";
+import type { SkillService } from "../control/index.js";
+import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
+import { skillEngineHandlers } from "./skill-engine-handlers.js";
+
+export const SKILL_ENGINE_SERVICE_NAME = "skillengine.v1.SkillEngine";
+
+const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
+const SKILL_ENGINE_PROTO = "skillengine/v1/skill_engine.proto";
+
+export interface GrpcServerOptions {
+  readonly host: string;
+  /** 0 lets the OS pick a free port. */
+  readonly port: number;
+  readonly service: SkillService;
+  readonly logger: Logger;
+}
+
+/** A bound, serving gRPC server. */
+export interface RunningGrpcServer {
+  readonly port: number;
+  /** Sets the health status of the whole server and of the SkillEngine service. */
+  setServing(serving: boolean): void;
+  /** Stops accepting calls, lets calls in flight finish for `graceMs`, then cancels the rest. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Serves SkillEngine, grpc.health.v1.Health and server reflection (v1 and v1alpha). */
+export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
+  const server = new Server({
+    "grpc.max_receive_message_length": 4 * 1024 * 1024,
+    "grpc.max_send_message_length": 8 * 1024 * 1024,
+  });
+  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.logger));
+
+  const health = new HealthImplementation({ "": "NOT_SERVING", [SKILL_ENGINE_SERVICE_NAME]: "NOT_SERVING" });
+  health.addToServer(server);
+  new ReflectionService(reflectionPackages()).addToServer(server);
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, boundPort) =>
+      error ? reject(new Error(`cannot listen on ${options.host}:${options.port}: ${error.message}`)) : resolve(boundPort),
+    );
+  });
+
+  return {
+    port,
+    setServing(serving) {
+      const state: ServingStatus = serving ? "SERVING" : "NOT_SERVING";
+      health.setStatus("", state);
+      health.setStatus(SKILL_ENGINE_SERVICE_NAME, state);
+    },
+    close(graceMs = 5_000) {
+      return new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        force.unref();
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    },
+  };
+}
+
+/** Descriptors that reflection advertises: our API and the health service. */
+function reflectionPackages(): PackageDefinition {
+  const loaderOptions = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
+  return {
+    ...loadSync(SKILL_ENGINE_PROTO, { ...loaderOptions, includeDirs: [PROTO_ROOT] }),
+    ...loadSync(healthProtoPath, loaderOptions),
+  };
+}

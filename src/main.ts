@@ -1,0 +1,36 @@
+import pino from "pino";
+import { startSkillEngine } from "./app.js";
+import { ConfigError, loadConfig } from "./config/index.js";
+
+/** Entry point: `npm start`. Reads the environment once, starts, and stops cleanly on SIGINT/SIGTERM. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`skill-engine: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = pino({ level: config.logLevel, base: { service: "skill-engine" } });
+  const app = await startSkillEngine(config, logger);
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, "shutting down");
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`skill-engine: failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.exit(1);
+});
