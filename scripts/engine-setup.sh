@@ -250,6 +250,18 @@ ensure_image() {
   SKILL_ENGINE_IMAGE="${IMAGE}" "${REPO_ROOT}/sandbox-image/build.sh"
 }
 
+# Serialise concurrent runs (e.g. `npm start` and `npm test` started together):
+# two scripts racing would start two dockerds, and the loser fails on the pid
+# file. The second run waits here, then finds everything ready. Best effort:
+# skipped if flock is missing or the lock file is not writable by this user.
+LOCK_FILE="${TMPDIR:-/tmp}/skill-engine-setup.lock"
+if have flock && { exec 9>>"${LOCK_FILE}"; } 2>/dev/null; then
+  if ! flock -n 9; then
+    log "another engine-setup run holds ${LOCK_FILE}; waiting for it"
+    flock -w 1800 9 || die "timed out waiting for ${LOCK_FILE}"
+  fi
+fi
+
 ensure_engine
 ensure_image
 log "ready: engine answers, sandbox image ${IMAGE} present"

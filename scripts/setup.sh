@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# npm run setup: everything a fresh machine needs, idempotent.
+#   1. a Docker engine that answers, and the sandbox image (scripts/engine-setup.sh)
+#   2. npm dependencies (npm ci, from the committed lockfile)
+#   3. the compiled service (dist/)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+readonly TAG='[setup]'
+
+bash scripts/engine-setup.sh
+echo "${TAG} installing npm dependencies" >&2
+npm ci --no-audit --no-fund
+echo "${TAG} building" >&2
+npm run --silent build
+echo "${TAG} ready: npm start runs the service, npm test runs the tests" >&2

@@ -1,0 +1,134 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { type CallOptions, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import Docker from "dockerode";
+import pino from "pino";
+import { instanceTagOf, type SkillEngineApp, startSkillEngine } from "../../src/app.js";
+import { loadConfig, type SkillEngineConfig } from "../../src/config/index.js";
+import { LABEL_INSTANCE, LABEL_MANAGED } from "../../src/execution/index.js";
+import {
+  type GetSkillResponse,
+  type InvokeSkillResponse,
+  type ListSkillsResponse,
+  type RegisterSkillRequest,
+  type RegisterSkillResponse,
+  SkillEngineClient,
+} from "../../src/gen/skillengine/v1/skill_engine.js";
+
+export const docker = new Docker({ socketPath: "/var/run/docker.sock" });
+
+/** Promise-returning wrappers over the generated client, with an optional deadline. */
+export interface TestClient {
+  register(request: Partial<RegisterSkillRequest> & { name: string; code: string }, deadlineMs?: number): Promise<RegisterSkillResponse>;
+  invoke(name: string, payload?: string, deadlineMs?: number): Promise<InvokeSkillResponse>;
+  get(name: string): Promise<GetSkillResponse>;
+  list(): Promise<ListSkillsResponse>;
+  raw: SkillEngineClient;
+  close(): void;
+}
+
+export interface TestEngine {
+  readonly app: SkillEngineApp;
+  readonly client: TestClient;
+  readonly config: SkillEngineConfig;
+  readonly home: string;
+  readonly sandboxDir: string;
+  readonly instanceTag: string;
+  /** Closes client and app, keeping the directories (for restart tests). */
+  stop(): Promise<void>;
+  /** Stops and deletes the directories. */
+  dispose(): Promise<void>;
+}
+
+export interface TestEngineOptions {
+  /** Extra environment (limits etc.). */
+  env?: Record<string, string>;
+  /** Reuse directories of an earlier engine (restart tests). */
+  dirs?: { root: string; home: string; sandboxDir: string };
+}
+
+/** A real service on 127.0.0.1:0 with its own temp home and sandbox dir, and a real client. */
+export async function startTestEngine(options: TestEngineOptions = {}): Promise<TestEngine> {
+  const dirs = options.dirs ?? (await makeDirs());
+  const config = loadConfig({
+    SKILL_ENGINE_HOST: "127.0.0.1",
+    SKILL_ENGINE_PORT: "0",
+    SKILL_ENGINE_HOME: dirs.home,
+    SKILL_ENGINE_SANDBOX_DIR: dirs.sandboxDir,
+    SKILL_ENGINE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    ...options.env,
+  });
+  const app = await startSkillEngine(config, pino({ level: config.logLevel }));
+  const client = connect(app.port);
+  const stop = async (): Promise<void> => {
+    client.close();
+    await app.close();
+  };
+  return {
+    app,
+    client,
+    config,
+    home: dirs.home,
+    sandboxDir: dirs.sandboxDir,
+    instanceTag: instanceTagOf(dirs.home),
+    stop,
+    async dispose() {
+      await stop();
+      await rm(dirs.root, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function makeDirs(): Promise<{ root: string; home: string; sandboxDir: string }> {
+  const root = await mkdtemp(path.join(os.tmpdir(), "skill-engine-test-"));
+  return { root, home: path.join(root, "home"), sandboxDir: path.join(root, "sandbox") };
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (error: ServiceError | null, response: Res) => void,
+) => unknown;
+
+export function connect(port: number): TestClient {
+  const raw = new SkillEngineClient(`127.0.0.1:${port}`, credentials.createInsecure());
+  const call = <Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 60_000): Promise<Res> =>
+    new Promise<Res>((resolve, reject) => {
+      method.call(raw, request, new Metadata(), { deadline: Date.now() + deadlineMs }, (error, response) =>
+        error ? reject(error) : resolve(response),
+      );
+    });
+  return {
+    raw,
+    register: (request, ms) =>
+      call<RegisterSkillRequest, RegisterSkillResponse>(
+        raw.registerSkill,
+        { description: "a test skill", parametersSchema: '{"type":"object"}', testPayload: "{}", ...request },
+        ms,
+      ),
+    invoke: (name, payload = "{}", ms) => call(raw.invokeSkill, { name, payload }, ms),
+    get: (name) => call(raw.getSkill, { name }),
+    list: () => call(raw.listSkills, {}),
+    close: () => raw.close(),
+  };
+}
+
+/** Containers of one service instance that still exist, asked of the engine directly. */
+export async function containersOf(instanceTag: string): Promise<Docker.ContainerInfo[]> {
+  return docker.listContainers({
+    all: true,
+    filters: { label: [`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${instanceTag}`] },
+  });
+}
+
+/** The error a rejected call produced, for assertions on code and details. */
+export async function rpcError(promise: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServiceError;
+  }
+  throw new Error("expected the call to fail, but it succeeded");
+}
