@@ -3,7 +3,7 @@ import { performance } from "node:perf_hooks";
 import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
-import { RunCancelledError } from "../errors.js";
+import { RunCancelledError, SandboxUnavailableError } from "../errors.js";
 import { CappedOutput } from "./capped-output.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
@@ -46,6 +46,11 @@ export interface DockerSandboxRunnerOptions {
 
 /** Grace after the exit for the attach stream to deliver its last bytes. */
 const OUTPUT_DRAIN_MS = 2_000;
+/** Attempts to prepare a run when an operator wipes the sandbox directory under our feet. */
+const PREPARE_ATTEMPTS = 5;
+
+/** The run directory vanished before the skill started (a sandbox wipe); safe to retry. */
+class RunDirectoryVanishedError extends Error {}
 
 /**
  * Runs each job in a fresh, hardened container that only sees its own run directory, and
@@ -68,7 +73,7 @@ export class DockerSandboxRunner implements SandboxRunner {
     const signal = request.signal
       ? AbortSignal.any([request.signal, this.shutdown.signal])
       : this.shutdown.signal;
-    return this.queue.submit(() => this.track(this.runOnce(request, signal)), signal);
+    return this.queue.submit(() => this.track(this.runWithRetry(request, signal)), signal);
   }
 
   async health(): Promise<EngineHealth> {
@@ -123,8 +128,29 @@ export class DockerSandboxRunner implements SandboxRunner {
     }
   }
 
+  /**
+   * Wiping the sandbox directory is allowed at any time. A wipe before the skill started is
+   * invisible to the caller (the run is prepared again); one that cuts a run off mid-way is a
+   * clear UNAVAILABLE, never a failure blamed on the skill.
+   */
+  private async runWithRetry(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.runOnce(request, signal);
+      } catch (error) {
+        if (!(error instanceof RunDirectoryVanishedError)) throw error;
+        if (attempt >= PREPARE_ATTEMPTS) {
+          throw new SandboxUnavailableError(
+            "the sandbox directory kept disappearing while the run was being prepared; retry once the wipe is over",
+          );
+        }
+        this.options.logger.warn({ skill: request.skillName, attempt }, "run directory vanished before start; preparing again");
+      }
+    }
+  }
+
   private async runOnce(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
-    const { docker, image, logger, limits, instanceTag } = this.options;
+    const { docker, logger, limits, instanceTag } = this.options;
     if (signal.aborted) throw cancellationOf(signal);
     const runId = `${instanceTag}-${randomUUID()}`;
     const log = logger.child({ runId, skill: request.skillName, purpose: request.purpose });
@@ -132,12 +158,14 @@ export class DockerSandboxRunner implements SandboxRunner {
     const stderr = new CappedOutput(limits.outputLimitBytes);
     let container: Docker.Container | undefined;
     try {
-      const runDir = await this.runDirectories.create(runId, request.code);
+      const runDir = await this.runDirectories.create(runId, request.code).catch((error: unknown) => {
+        throw (error as NodeJS.ErrnoException).code === "ENOENT" ? new RunDirectoryVanishedError() : error;
+      });
       log.debug({ runDir }, "creating sandbox container");
       container = await docker
         .createContainer(this.containerSpec(runId, runDir, request))
-        .catch((error: unknown) => {
-          throw fromDockerError(error, { image, action: "create a sandbox container" });
+        .catch(async (error: unknown) => {
+          throw await this.preparationFailure(runId, error, "create a sandbox container");
         });
       const attached = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Duplex;
       container.modem.demuxStream(attached, stdout.writable, stderr.writable);
@@ -148,8 +176,8 @@ export class DockerSandboxRunner implements SandboxRunner {
       });
 
       const started = performance.now();
-      await container.start().catch((error: unknown) => {
-        throw fromDockerError(error, { image, action: "start a sandbox container" });
+      await container.start().catch(async (error: unknown) => {
+        throw await this.preparationFailure(runId, error, "start a sandbox container");
       });
       const { exitCode, timedOut, cancelled } = await this.awaitExit(container, signal, limits.timeoutMs);
       const durationMs = Math.round(performance.now() - started);
@@ -169,6 +197,12 @@ export class DockerSandboxRunner implements SandboxRunner {
         timeoutMs: limits.timeoutMs,
         memoryBytes: limits.memoryBytes,
       });
+      const success = !timedOut && !oomKilled && isSuccessfulRun(exitCode, stdoutText);
+      if (!success && !(await this.runDirectories.exists(runId))) {
+        throw new SandboxUnavailableError(
+          "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
+        );
+      }
       const result: ExecutionResult = {
         exitCode,
         stdout: stdoutText,
@@ -179,7 +213,7 @@ export class DockerSandboxRunner implements SandboxRunner {
         stdoutTruncated: stdout.truncated,
         stderrTruncated: stderr.truncated,
         errorSummary,
-        success: !timedOut && !oomKilled && isSuccessfulRun(exitCode, stdoutText),
+        success,
       };
       log.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
       return result;
@@ -190,6 +224,12 @@ export class DockerSandboxRunner implements SandboxRunner {
         log.warn({ err: error }, "could not remove run directory");
       });
     }
+  }
+
+  /** A failed create/start is a retryable wipe when the run directory is gone, else an engine error. */
+  private async preparationFailure(runId: string, error: unknown, action: string): Promise<Error> {
+    if (!(await this.runDirectories.exists(runId))) return new RunDirectoryVanishedError();
+    return fromDockerError(error, { image: this.options.image, action });
   }
 
   /** Waits for the container to exit, killing it on timeout or cancellation. */

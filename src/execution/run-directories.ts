@@ -1,5 +1,5 @@
 import { constants as fsConstants } from "node:fs";
-import { mkdir, open, readdir, rm } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 
 /** Where the skill file sits inside the container: `python3 /sandbox/skill.py <payload>`. */
@@ -49,6 +49,15 @@ export class RunDirectories {
       await file.close();
     }
     return runDir;
+  }
+
+  /** True while the run directory still exists (it is a real directory, not a planted link). */
+  async exists(runId: string): Promise<boolean> {
+    try {
+      return (await lstat(this.pathOf(runId))).isDirectory();
+    } catch {
+      return false;
+    }
   }
 
   /** Removes a run directory without following any link inside it. Missing is fine. */

@@ -1,0 +1,330 @@
+import { randomUUID } from "node:crypto";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { credentials, loadPackageDefinition, status } from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { protoPath as healthProtoPath } from "grpc-health-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ExecutionResult } from "../src/gen/skillengine/v1/skill_engine.js";
+import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+
+/**
+ * Resource limits of the sandbox, exercised end to end: a real server, real containers, and
+ * skills that misbehave on purpose. Every hostile skill behaves on its registration payload
+ * ({"mode": "ok"}) and misbehaves when invoked with its attack payload, so the failure shows
+ * up as an in-band ExecutionResult of InvokeSkill.
+ */
+
+const TIMEOUT_MS = 2_000;
+const MEMORY_MB = 64;
+const PIDS_LIMIT = 32;
+const OUTPUT_LIMIT = 64 * 1024;
+
+const OK_PAYLOAD = '{"mode": "ok"}';
+
+/** A skill that prints `{"ok": true}` unless args["mode"] selects one of the given branches. */
+function hostileSkill(branches: string): string {
+  return `import json, os, sys
+args = json.loads(sys.argv[1])
+mode = args.get("mode")
+${branches}
+print(json.dumps({"ok": True, "mode": mode}))
+`;
+}
+
+/** Processes on this host whose command line contains `marker` (sandboxes share our kernel). */
+async function processesWith(marker: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = await readFile(path.join("/proc", entry, "cmdline"), "utf8");
+      if (cmdline.includes(marker)) found.push(Number(entry));
+    } catch {
+      // The process exited while we looked.
+    }
+  }
+  return found;
+}
+
+/** grpc.health.v1 status of the whole server, through a client built from the health proto. */
+async function healthStatus(port: number): Promise<string> {
+  const definition = loadPackageDefinition(loadSync(healthProtoPath, { keepCase: true, enums: String }));
+  const Health = (definition as any).grpc.health.v1.Health;
+  const client = new Health(`127.0.0.1:${port}`, credentials.createInsecure());
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      client.check({ service: "" }, { deadline: Date.now() + 10_000 }, (error: Error | null, response: { status: string }) =>
+        error ? reject(error) : resolve(response.status),
+      );
+    });
+  } finally {
+    client.close();
+  }
+}
+
+describe("sandbox resource limits through a real server and real containers", () => {
+  let engine: TestEngine;
+
+  beforeAll(async () => {
+    engine = await startTestEngine({
+      env: {
+        SKILL_ENGINE_TIMEOUT_MS: String(TIMEOUT_MS),
+        SKILL_ENGINE_MEMORY_MB: String(MEMORY_MB),
+        SKILL_ENGINE_PIDS_LIMIT: String(PIDS_LIMIT),
+        SKILL_ENGINE_OUTPUT_LIMIT_BYTES: String(OUTPUT_LIMIT),
+      },
+    });
+    const good = await engine.client.register({
+      name: "good_echo",
+      code: "import json, sys\nprint(json.dumps({'echo': json.loads(sys.argv[1])}))\n",
+      testPayload: '{"n": 0}',
+    });
+    expect(good.test?.success).toBe(true);
+  });
+  afterAll(async () => {
+    await engine?.dispose();
+  });
+
+  /** The service still answers, still runs containers, and nothing of the last run is left. */
+  async function expectHealthyAndClean(): Promise<void> {
+    expect(await containersOf(engine.instanceTag)).toEqual([]);
+    expect(await readdir(path.join(engine.sandboxDir, "runs"))).toEqual([]);
+    const n = Math.floor(Math.random() * 1000);
+    const { result } = await engine.client.invoke("good_echo", JSON.stringify({ n }));
+    expect(result).toMatchObject({ success: true, exitCode: 0, stdout: `{"echo": {"n": ${n}}}\n`, errorSummary: "" });
+    expect(await healthStatus(engine.app.port)).toBe("SERVING");
+  }
+
+  async function invokeHostile(name: string, payload: unknown): Promise<ExecutionResult> {
+    const { result } = await engine.client.invoke(name, JSON.stringify(payload));
+    if (!result) throw new Error("InvokeSkill returned no result");
+    return result;
+  }
+
+  it("rejects a skill that prints nothing (or only whitespace) at registration, persisting nothing", async () => {
+    for (const [name, code] of [
+      ["silent_skill", "import sys\nx = 1\n"],
+      ["blank_skill", "print('   ')\nprint()\n"],
+    ] as const) {
+      const error = await rpcError(engine.client.register({ name, code }));
+      expect(error.code).toBe(status.FAILED_PRECONDITION);
+      expect(error.details).toBe("exited 0 but printed nothing");
+      expect((await rpcError(engine.client.get(name))).code).toBe(status.NOT_FOUND);
+    }
+    await expectHealthyAndClean();
+  });
+
+  it("kills a skill that loops forever at the wall-time limit: timedOut, one-line summary", async () => {
+    // Directly at registration: the TDD gate reports the timeout as the cause.
+    const rejected = await rpcError(engine.client.register({ name: "spin_at_register", code: "while True:\n    pass\n" }));
+    expect(rejected.code).toBe(status.FAILED_PRECONDITION);
+    expect(rejected.details).toBe(`timed out after ${TIMEOUT_MS} ms`);
+
+    // At invocation: a skill that passed its gate but spins on another payload (printing first,
+    // so the partial output is kept and the run is still a failure).
+    await engine.client.register({
+      name: "spin",
+      code: hostileSkill(`if mode == "spin":
+    print("started", flush=True)
+    while True:
+        pass`),
+      testPayload: OK_PAYLOAD,
+    });
+    const result = await invokeHostile("spin", { mode: "spin" });
+    expect(result).toMatchObject({
+      timedOut: true,
+      oomKilled: false,
+      success: false,
+      exitCode: 137,
+      stdout: "started\n",
+      errorSummary: `timed out after ${TIMEOUT_MS} ms`,
+    });
+
+    const got = await engine.client.get("spin");
+    expect(got.skill).toMatchObject({ usageCount: 1, failureCount: 1 });
+    await expectHealthyAndClean();
+  });
+
+  it("reports a skill that allocates far past the memory limit as oomKilled (kernel OOM kill, not MemoryError)", async () => {
+    await engine.client.register({
+      name: "memory_hog",
+      code: hostileSkill(`if mode == "one_block":
+    # One 1 GiB bytes object: malloc'd lazily, then every page is written by the fill.
+    block = b"x" * (1 << 30)
+    print(len(block))
+if mode == "many_blocks":
+    blocks = []
+    while True:
+        chunk = bytearray(1 << 20)
+        for i in range(0, len(chunk), 4096):
+            chunk[i] = 1
+        blocks.append(chunk)`),
+      testPayload: OK_PAYLOAD,
+    });
+    for (const mode of ["one_block", "many_blocks"]) {
+      const result = await invokeHostile("memory_hog", { mode });
+      expect(result, mode).toMatchObject({
+        oomKilled: true,
+        timedOut: false,
+        success: false,
+        exitCode: 137,
+        stdout: "",
+        errorSummary: `killed: out of memory (limit ${MEMORY_MB} MiB)`,
+      });
+      // The kernel killed it: Python never got to raise MemoryError.
+      expect(result.stderr, mode).not.toContain("MemoryError");
+    }
+    await expectHealthyAndClean();
+  });
+
+  it("caps megabytes of stdout and stderr at the configured limit and flags both as truncated", async () => {
+    await engine.client.register({
+      name: "chatterbox",
+      code: hostileSkill(`if mode == "flood":
+    for _ in range(50):
+        sys.stdout.write("o" * 100_000)
+        sys.stderr.write("e" * 100_000)
+    sys.stdout.write("\\nEND\\n")
+    sys.exit(0)
+if mode == "flood_utf8":
+    # 3-byte characters: the cap falls inside a character.
+    sys.stdout.write("\\u20ac" * 2_000_000)
+    sys.exit(0)`),
+      testPayload: OK_PAYLOAD,
+    });
+
+    const result = await invokeHostile("chatterbox", { mode: "flood" });
+    expect(result).toMatchObject({
+      exitCode: 0,
+      success: true,
+      timedOut: false,
+      oomKilled: false,
+      stdoutTruncated: true,
+      stderrTruncated: true,
+      errorSummary: "",
+    });
+    expect(Buffer.byteLength(result.stdout)).toBeLessThanOrEqual(OUTPUT_LIMIT);
+    expect(Buffer.byteLength(result.stderr)).toBeLessThanOrEqual(OUTPUT_LIMIT);
+    // What is kept is the head of each stream, byte for byte.
+    expect(result.stdout).toBe("o".repeat(Buffer.byteLength(result.stdout)));
+    expect(result.stderr).toBe("e".repeat(Buffer.byteLength(result.stderr)));
+    expect(result.stdout.length).toBeGreaterThan(0);
+
+    const utf8 = await invokeHostile("chatterbox", { mode: "flood_utf8" });
+    expect(utf8).toMatchObject({ exitCode: 0, success: true, stdoutTruncated: true, stderrTruncated: false, stderr: "" });
+    expect(Buffer.byteLength(utf8.stdout)).toBeLessThanOrEqual(OUTPUT_LIMIT);
+    expect(utf8.stdout).toBe("\u20ac".repeat(utf8.stdout.length));
+    expect(utf8.stdout).not.toContain("\uFFFD");
+
+    // Output within the limit is not flagged.
+    const small = await invokeHostile("chatterbox", { mode: "ok" });
+    expect(small).toMatchObject({ stdoutTruncated: false, stderrTruncated: false, success: true });
+    await expectHealthyAndClean();
+  });
+
+  it("contains a fork bomb and a subprocess bomb: the run ends, nothing is left running, the service stays up", async () => {
+    await engine.client.register({
+      name: "bomb",
+      code: hostileSkill(`import signal, subprocess, time
+if mode == "count_forks":
+    # How far fork gets: the pids limit must stop it well before the host notices.
+    children, error = [], None
+    try:
+        while True:
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            children.append(pid)
+    except OSError as e:
+        error = type(e).__name__
+    for pid in children:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    print(json.dumps({"forked": len(children), "error": error}))
+    sys.exit(0)
+if mode == "fork_bomb":
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+if mode == "spawn_bomb":
+    while True:
+        try:
+            subprocess.Popen([sys.executable, sys.argv[0], sys.argv[1]])
+        except OSError:
+            pass`),
+      testPayload: OK_PAYLOAD,
+    });
+
+    const counted = await invokeHostile("bomb", { mode: "count_forks" });
+    expect(counted).toMatchObject({ exitCode: 0, success: true });
+    const forks = JSON.parse(counted.stdout) as { forked: number; error: string };
+    expect(forks.error).toBe("BlockingIOError");
+    expect(forks.forked).toBeGreaterThan(0);
+    expect(forks.forked).toBeLessThan(PIDS_LIMIT);
+
+    for (const mode of ["fork_bomb", "spawn_bomb"]) {
+      // The payload is every bomb process's argv[1]: a nonce there finds any survivor on the host.
+      const nonce = `bomb-${randomUUID()}`;
+      const result = await invokeHostile("bomb", { mode, nonce });
+      expect(result.success, mode).toBe(false);
+      expect(result.timedOut || result.oomKilled || result.exitCode !== 0, mode).toBe(true);
+      expect(result.errorSummary, mode).not.toBe("");
+      expect(await processesWith(nonce), mode).toEqual([]);
+      await expectHealthyAndClean();
+    }
+  });
+
+  it("summarizes a multi-line traceback as its exception line, even after megabytes of stderr", async () => {
+    await engine.client.register({
+      name: "raiser",
+      code: hostileSkill(`def load(key):
+    return {}[key]
+
+def configure(key):
+    try:
+        load(key)
+    except KeyError as e:
+        raise RuntimeError(f"could not load config: {e}") from e
+
+if mode == "raise":
+    print("partial output")
+    configure("missing")
+if mode == "noisy_raise":
+    sys.stderr.write("noise line\\n" * 500_000)
+    configure("missing")`),
+      testPayload: OK_PAYLOAD,
+    });
+
+    const result = await invokeHostile("raiser", { mode: "raise" });
+    expect(result).toMatchObject({
+      exitCode: 1,
+      success: false,
+      timedOut: false,
+      oomKilled: false,
+      stdout: "partial output\n",
+      errorSummary: "RuntimeError: could not load config: 'missing'",
+    });
+    // The whole chained traceback is there; the summary is only its last exception line.
+    expect(result.stderr).toContain("KeyError: 'missing'");
+    expect(result.stderr).toContain("The above exception was the direct cause of the following exception:");
+    expect(result.stderr.match(/Traceback \(most recent call last\):/g)).toHaveLength(2);
+
+    const noisy = await invokeHostile("raiser", { mode: "noisy_raise" });
+    expect(noisy).toMatchObject({
+      exitCode: 1,
+      success: false,
+      stderrTruncated: true,
+      errorSummary: "RuntimeError: could not load config: 'missing'",
+    });
+    await expectHealthyAndClean();
+  });
+
+  it("leaves no container and no run directory behind", async () => {
+    expect(await containersOf(engine.instanceTag)).toEqual([]);
+    expect(await readdir(path.join(engine.sandboxDir, "runs"))).toEqual([]);
+  });
+});

@@ -1,0 +1,67 @@
+import { rm } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
+import { status, type ServiceError } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { containersOf, startTestEngine, type TestEngine } from "./support/test-engine.js";
+
+const echoSkill = (tag: string) => `import json, sys, time
+args = json.loads(sys.argv[1])
+time.sleep(args.get("sleep", 0))
+print(json.dumps({"skill": "${tag}", "n": args.get("n")}))
+`;
+
+describe("wiping the sandbox directory loses no skill", () => {
+  let engine: TestEngine;
+  const names = ["wipe_alpha", "wipe_beta", "wipe_gamma"];
+
+  beforeAll(async () => {
+    engine = await startTestEngine();
+    for (const name of names) await engine.client.register({ name, code: echoSkill(name) });
+  });
+  afterAll(async () => {
+    await engine.dispose();
+  });
+
+  it("every skill still invokes after rm -rf of the whole sandbox dir between registration and invocation", async () => {
+    await wipe(engine.sandboxDir);
+    for (const name of names) {
+      const { result } = await engine.client.invoke(name, '{"n": 1}');
+      expect(result).toMatchObject({ success: true, stdout: `{"skill": "${name}", "n": 1}\n` });
+    }
+  });
+
+  it("a wipe during a burst fails at most the runs it cut off, with a clear UNAVAILABLE, and blames no skill", async () => {
+    const burst = Array.from({ length: 12 }, (_, i) =>
+      engine.client.invoke(names[i % names.length] as string, JSON.stringify({ n: i, sleep: 0.3 })),
+    );
+    const settled = Promise.allSettled(burst);
+    // Wipe repeatedly while the burst is in flight: before, during and after container starts.
+    for (let i = 0; i < 6; i++) {
+      await sleep(150);
+      await wipe(engine.sandboxDir);
+    }
+    const outcomes = await settled;
+    for (const outcome of outcomes) {
+      if (outcome.status === "fulfilled") {
+        expect(outcome.value.result?.success).toBe(true);
+      } else {
+        const error = outcome.reason as ServiceError;
+        expect(error.code).toBe(status.UNAVAILABLE);
+        expect(error.details).toMatch(/sandbox directory was wiped|kept disappearing/);
+      }
+    }
+
+    for (const name of names) {
+      const { result } = await engine.client.invoke(name, '{"n": 2}');
+      expect(result?.success).toBe(true);
+      const { skill } = await engine.client.get(name);
+      expect(skill?.failureCount).toBe(0);
+    }
+    expect(await containersOf(engine.instanceTag)).toEqual([]);
+  });
+});
+
+/** `rm -rf`, retried while runs keep creating entries under it (as an operator's would be). */
+async function wipe(directory: string): Promise<void> {
+  await rm(directory, { recursive: true, force: true, maxRetries: 20, retryDelay: 5 });
+}
