@@ -19,6 +19,8 @@ const TIMEOUT_MS = 2_000;
 const MEMORY_MB = 64;
 const PIDS_LIMIT = 32;
 const OUTPUT_LIMIT = 64 * 1024;
+const TMPFS_MB = 8;
+const MAX_FILE_MB = 4;
 
 const OK_PAYLOAD = '{"mode": "ok"}';
 
@@ -73,6 +75,8 @@ describe("sandbox resource limits through a real server and real containers", ()
         SKILL_ENGINE_MEMORY_MB: String(MEMORY_MB),
         SKILL_ENGINE_PIDS_LIMIT: String(PIDS_LIMIT),
         SKILL_ENGINE_OUTPUT_LIMIT_BYTES: String(OUTPUT_LIMIT),
+        SKILL_ENGINE_TMPFS_MB: String(TMPFS_MB),
+        SKILL_ENGINE_MAX_FILE_MB: String(MAX_FILE_MB),
       },
     });
     const good = await engine.client.register({
@@ -99,6 +103,10 @@ describe("sandbox resource limits through a real server and real containers", ()
   async function invokeHostile(name: string, payload: unknown): Promise<ExecutionResult> {
     const { result } = await engine.client.invoke(name, JSON.stringify(payload));
     if (!result) throw new Error("InvokeSkill returned no result");
+    if (process.env.SANDBOX_TEST_VERBOSE) {
+      const { stdout, stderr, ...flags } = result;
+      console.log(name, JSON.stringify(payload), JSON.stringify({ ...flags, stdout: stdout.slice(0, 200), stderr: stderr.slice(-300) }));
+    }
     return result;
   }
 
@@ -141,8 +149,10 @@ describe("sandbox resource limits through a real server and real containers", ()
       errorSummary: `timed out after ${TIMEOUT_MS} ms`,
     });
 
+    // usage_count counts successful invocations; failure_count consecutive failures.
     const got = await engine.client.get("spin");
-    expect(got.skill).toMatchObject({ usageCount: 1, failureCount: 1 });
+    expect(got.skill).toMatchObject({ usageCount: 0, failureCount: 1 });
+    expect(got.skill?.lastInvokedAt).toBeInstanceOf(Date);
     await expectHealthyAndClean();
   });
 
@@ -320,6 +330,40 @@ if mode == "noisy_raise":
       stderrTruncated: true,
       errorSummary: "RuntimeError: could not load config: 'missing'",
     });
+    await expectHealthyAndClean();
+  });
+
+  it("stops a single file at the file-size limit and /tmp at the tmpfs size", async () => {
+    await engine.client.register({
+      name: "disk_filler",
+      code: hostileSkill(`import errno
+def fill(path, total_mb):
+    written = 0
+    try:
+        with open(path, "wb") as f:
+            for _ in range(total_mb):
+                f.write(b"x" * (1 << 20))
+                f.flush()
+                written += 1 << 20
+    except OSError as e:
+        return {"error": errno.errorcode.get(e.errno, str(e.errno)), "written": written}
+    return {"error": None, "written": written}
+if mode == "fill":
+    print(json.dumps({
+        "sandbox_file": fill("/sandbox/big", 4 * args["max_file_mb"]),
+        "tmp_file": fill("/tmp/big", 4 * args["tmpfs_mb"]),
+    }))
+    sys.exit(0)`),
+      testPayload: OK_PAYLOAD,
+    });
+    const result = await invokeHostile("disk_filler", { mode: "fill", max_file_mb: MAX_FILE_MB, tmpfs_mb: TMPFS_MB });
+    expect(result).toMatchObject({ exitCode: 0, success: true });
+    const report = JSON.parse(result.stdout) as Record<string, { error: string | null; written: number }>;
+    // RLIMIT_FSIZE: Python ignores SIGXFSZ, so the write fails with EFBIG at exactly the limit.
+    expect(report.sandbox_file).toEqual({ error: "EFBIG", written: MAX_FILE_MB * 1024 * 1024 });
+    // The tmpfs fills up (the file-size limit applies there too; whichever is smaller wins).
+    expect(report.tmp_file?.error).toMatch(/^(ENOSPC|EFBIG)$/);
+    expect(report.tmp_file?.written).toBeLessThanOrEqual(Math.min(TMPFS_MB, MAX_FILE_MB) * 1024 * 1024);
     await expectHealthyAndClean();
   });
 

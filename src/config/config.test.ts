@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, dockerConnection, loadConfig } from "./config.js";
+
+describe("loadConfig", () => {
+  it("has defaults that work for a local user", () => {
+    const config = loadConfig({ HOME: "/home/agent" });
+    expect(config).toMatchObject({
+      host: "127.0.0.1",
+      port: 50051,
+      home: "/home/agent/.local/share/skill-engine",
+      sandboxDir: "/home/agent/.cache/skill-engine/sandbox",
+      image: "skill-engine-sandbox:latest",
+      runtime: undefined,
+      dockerHost: "unix:///var/run/docker.sock",
+      maxConcurrentRuns: 4,
+      maxQueuedRuns: 64,
+    });
+    expect(config.limits).toEqual({
+      timeoutMs: 10_000,
+      memoryBytes: 256 * 1024 * 1024,
+      cpus: 1,
+      pidsLimit: 64,
+      outputLimitBytes: 256 * 1024,
+      tmpfsBytes: 64 * 1024 * 1024,
+      maxFileBytes: 16 * 1024 * 1024,
+    });
+  });
+
+  it("reads every setting from the environment", () => {
+    const config = loadConfig({
+      SKILL_ENGINE_PORT: "0",
+      SKILL_ENGINE_HOME: "/srv/se/home",
+      SKILL_ENGINE_SANDBOX_DIR: "/srv/se/sandbox",
+      SKILL_ENGINE_RUNTIME: "runsc",
+      SKILL_ENGINE_TIMEOUT_MS: "2500",
+      SKILL_ENGINE_MEMORY_MB: "128",
+      SKILL_ENGINE_CPUS: "0.5",
+      DOCKER_HOST: "tcp://127.0.0.1:2375",
+    });
+    expect(config.port).toBe(0);
+    expect(config.runtime).toBe("runsc");
+    expect(config.limits.timeoutMs).toBe(2500);
+    expect(config.limits.memoryBytes).toBe(128 * 1024 * 1024);
+    expect(config.limits.cpus).toBe(0.5);
+    expect(dockerConnection(config.dockerHost)).toEqual({ host: "127.0.0.1", port: 2375 });
+    expect(dockerConnection("unix:///run/docker.sock")).toEqual({ socketPath: "/run/docker.sock" });
+  });
+
+  it("lists every bad value at once, naming the variable", () => {
+    try {
+      loadConfig({ SKILL_ENGINE_PORT: "http", SKILL_ENGINE_MEMORY_MB: "-1", DOCKER_HOST: "ssh://x" });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as ConfigError).message;
+      expect(message).toContain("SKILL_ENGINE_PORT");
+      expect(message).toContain("SKILL_ENGINE_MEMORY_MB");
+      expect(message).toContain("DOCKER_HOST");
+    }
+  });
+
+  it("refuses a sandbox dir that contains the canonical store, or the other way round", () => {
+    expect(() => loadConfig({ SKILL_ENGINE_HOME: "/data/sandbox/home", SKILL_ENGINE_SANDBOX_DIR: "/data/sandbox" })).toThrow(
+      /must not contain each other/,
+    );
+    expect(() => loadConfig({ SKILL_ENGINE_HOME: "/data", SKILL_ENGINE_SANDBOX_DIR: "/data/sandbox" })).toThrow(
+      /must not contain each other/,
+    );
+    expect(() => loadConfig({ SKILL_ENGINE_HOME: "/data/home", SKILL_ENGINE_SANDBOX_DIR: "/data/home-sandbox" })).not.toThrow();
+  });
+});

@@ -1,0 +1,157 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { CanonicalStore } from "./canonical-store.js";
+import { contentHash } from "./content-hash.js";
+import { reconcile } from "./reconcile.js";
+import { SkillRegistry } from "./skill-registry.js";
+
+const logger = pino({ level: "silent" });
+
+describe("reconcile after a crash (real SQLite file, real directory)", () => {
+  let root: string;
+  let registry: SkillRegistry;
+  let store: CanonicalStore;
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), "reconcile-test-"));
+    registry = SkillRegistry.open(path.join(root, "registry.db"));
+    store = new CanonicalStore(root);
+    await store.init();
+  });
+  afterEach(async () => {
+    registry.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  /** A registration that completed every step. */
+  async function registerFully(name: string, code: string): Promise<void> {
+    const version = registry.nextVersion(name);
+    await store.writeVersion(name, version, code);
+    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", contentHash: contentHash(code), at: new Date() });
+    await store.writeActive(name, code);
+  }
+
+  it("reports nothing when registry and store agree", async () => {
+    await registerFully("a", "print('a')");
+    const report = await reconcile(registry, store, logger);
+    expect(report).toMatchObject({ restoredActive: [], orphansMovedAside: [], uncommittedVersionsRemoved: [], unrecoverable: [] });
+  });
+
+  it("removes the version file of a registration that crashed before its commit", async () => {
+    await registerFully("a", "print('v1')");
+    await store.writeVersion("a", 2, "print('v2')"); // crash here: no row for v2
+    await store.writeVersion("ghost", 1, "print('never committed')");
+    const report = await reconcile(registry, store, logger);
+    expect(report.uncommittedVersionsRemoved.sort()).toEqual(["a@2", "ghost@1"]);
+    expect(await store.readVersion("a", 2)).toBeUndefined();
+    expect(await store.readActive("a")).toBe("print('v1')");
+  });
+
+  it("restores the active file of a registration that crashed after its commit", async () => {
+    await registerFully("a", "print('v1')");
+    const version = registry.nextVersion("a");
+    await store.writeVersion("a", version, "print('v2')");
+    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", contentHash: contentHash("print('v2')"), at: new Date() });
+    // crash here: <name>.py still holds v1
+    const report = await reconcile(registry, store, logger);
+    expect(report.restoredActive).toEqual(["a"]);
+    expect(await store.readActive("a")).toBe("print('v2')");
+  });
+
+  it("restores a deleted or tampered active file from history", async () => {
+    await registerFully("a", "print('a')");
+    await registerFully("b", "print('b')");
+    await rm(store.activePath("a"));
+    await writeFile(store.activePath("b"), "import os; os.system('evil')");
+    const report = await reconcile(registry, store, logger);
+    expect(report.restoredActive.sort()).toEqual(["a", "b"]);
+    expect(await store.readActive("b")).toBe("print('b')");
+  });
+
+  it("moves active files the registry does not know aside instead of deleting them", async () => {
+    await registerFully("a", "print('a')");
+    await writeFile(store.activePath("stray"), "print('stray')");
+    const report = await reconcile(registry, store, logger);
+    expect(report.orphansMovedAside).toHaveLength(1);
+    expect(await readFile(report.orphansMovedAside[0] as string, "utf8")).toBe("print('stray')");
+    expect(await store.activeNames()).toEqual(["a"]);
+  });
+
+  it("removes temp files of interrupted atomic writes", async () => {
+    await registerFully("a", "print('a')");
+    await writeFile(path.join(store.directory, ".tmp-a.py-123456"), "partial");
+    const report = await reconcile(registry, store, logger);
+    expect(report.tempFilesRemoved).toBe(1);
+    expect((await readdir(store.directory)).filter((f) => f.startsWith(".tmp-"))).toEqual([]);
+  });
+
+  it("reports a skill whose code exists nowhere, and leaves a lost registry's files alone", async () => {
+    await registerFully("a", "print('a')");
+    await rm(store.activePath("a"));
+    await rm(store.versionPath("a", 1));
+    expect((await reconcile(registry, store, logger)).unrecoverable).toEqual(["a"]);
+
+    const emptyRegistry = SkillRegistry.open(path.join(root, "lost.db"));
+    await writeFile(store.activePath("b"), "print('b')");
+    const report = await reconcile(emptyRegistry, store, logger);
+    emptyRegistry.close();
+    expect(report.registryEmptyButStorePopulated).toBe(true);
+    expect(await store.readActive("b")).toBe("print('b')");
+  });
+});
+
+describe("SkillRegistry (real SQLite file)", () => {
+  let root: string;
+  let registry: SkillRegistry;
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), "registry-test-"));
+    registry = SkillRegistry.open(path.join(root, "registry.db"));
+  });
+  afterEach(async () => {
+    registry.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const commit = (name: string, version: number) =>
+    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", contentHash: "h".repeat(64), at: new Date(1_000 * version) });
+  const outcome = (name: string, success: boolean) => ({
+    name,
+    version: 1,
+    at: new Date(),
+    success,
+    durationMs: 5,
+    exitCode: success ? 0 : 1,
+    timedOut: false,
+    oomKilled: false,
+    errorSummary: success ? "" : "ValueError: x",
+    caller: "local",
+  });
+
+  it("numbers versions and refuses a version number that was already taken", () => {
+    expect(registry.nextVersion("a")).toBe(1);
+    expect(commit("a", 1)).toMatchObject({ version: 1, status: "active", usageCount: 0, failureCount: 0 });
+    expect(registry.nextVersion("a")).toBe(2);
+    expect(() => commit("a", 1)).toThrow(/concurrent change/);
+    expect(commit("a", 2).createdAt.getTime()).toBe(1_000);
+  });
+
+  it("applies seed 000's counters: success bumps usage and resets failures; 3 failures in a row degrade", () => {
+    commit("a", 1);
+    registry.recordInvocation(outcome("a", true));
+    registry.recordInvocation(outcome("a", false));
+    expect(registry.recordInvocation(outcome("a", false))).toMatchObject({ status: "active", failureCount: 2, usageCount: 1 });
+    expect(registry.recordInvocation(outcome("a", false))).toMatchObject({ status: "degraded", failureCount: 3 });
+    expect(registry.recordInvocation(outcome("a", true))).toMatchObject({ status: "active", failureCount: 0, usageCount: 2 });
+    expect(registry.invocations("a").map((i) => i.success)).toEqual([true, false, false, false, true]);
+  });
+
+  it("persists across reopening the file", () => {
+    commit("a", 1);
+    registry.close();
+    registry = SkillRegistry.open(path.join(root, "registry.db"));
+    expect(registry.list().map((s) => s.name)).toEqual(["a"]);
+  });
+});

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { InvalidArgumentError } from "../errors.js";
+import { compileParametersSchema, LIMITS, validateRegistration, validateSkillName } from "./request-validation.js";
+
+const valid = {
+  name: "weather_lookup",
+  description: "Looks up the weather.",
+  parametersSchema: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}',
+  code: "print('sunny')",
+  testPayload: '{"city":"Athens"}',
+};
+
+function fieldOf(work: () => unknown): string {
+  try {
+    work();
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) return error.message;
+    throw error;
+  }
+  throw new Error("expected an InvalidArgumentError");
+}
+
+describe("validateSkillName", () => {
+  it("accepts LLM tool names", () => {
+    for (const name of ["a", "_x", "get-weather", "A1_b-2", "x".repeat(64)]) expect(validateSkillName(name)).toBe(name);
+  });
+  it("rejects names that are not tool names or not safe file names", () => {
+    for (const name of ["", "1abc", "-a", "a b", "../x", "a/b", "a.py", "x".repeat(65), "é"]) {
+      expect(() => validateSkillName(name)).toThrow(InvalidArgumentError);
+    }
+  });
+});
+
+describe("validateRegistration", () => {
+  it("accepts a complete registration and returns a payload validator", () => {
+    const result = validateRegistration(valid);
+    expect(result.validatePayload("payload", '{"city":"Rome"}')).toBe('{"city":"Rome"}');
+  });
+
+  it("names the field and the reason for each problem", () => {
+    expect(fieldOf(() => validateRegistration({ ...valid, description: " " }))).toMatch(/^description: .*required/);
+    expect(fieldOf(() => validateRegistration({ ...valid, description: "d".repeat(LIMITS.descriptionChars + 1) }))).toMatch(
+      /^description: .*limit is 1024/,
+    );
+    expect(fieldOf(() => validateRegistration({ ...valid, code: "\n" }))).toMatch(/^code: .*required/);
+    expect(fieldOf(() => validateRegistration({ ...valid, code: "x".repeat(LIMITS.codeBytes + 1) }))).toMatch(/^code: .*limit/);
+    expect(fieldOf(() => validateRegistration({ ...valid, code: "print(1)\0" }))).toMatch(/^code: .*NUL/);
+    expect(fieldOf(() => validateRegistration({ ...valid, parametersSchema: "" }))).toMatch(/^parameters_schema: .*required/);
+    expect(fieldOf(() => validateRegistration({ ...valid, parametersSchema: "[]" }))).toMatch(/^parameters_schema: .*JSON object/);
+    expect(fieldOf(() => validateRegistration({ ...valid, parametersSchema: '{"type":"string"}' }))).toMatch(
+      /^parameters_schema: .*"type": "object"/,
+    );
+    expect(fieldOf(() => validateRegistration({ ...valid, parametersSchema: '{"type":"object","required":"city"}' }))).toMatch(
+      /^parameters_schema: is not a valid JSON Schema/,
+    );
+    expect(fieldOf(() => validateRegistration({ ...valid, testPayload: "{" }))).toMatch(/^test_payload: is not valid JSON/);
+    expect(fieldOf(() => validateRegistration({ ...valid, testPayload: '{"town":"x"}' }))).toMatch(
+      /^test_payload: does not match parameters_schema: \(root\) must have required property 'city'/,
+    );
+  });
+});
+
+describe("compileParametersSchema", () => {
+  const validate = compileParametersSchema('{"type":"object"}');
+  it("treats an empty payload as {}", () => {
+    expect(validate("payload", "")).toBe("{}");
+  });
+  it("bounds the payload size (it travels as one command-line argument)", () => {
+    const big = JSON.stringify({ x: "y".repeat(LIMITS.payloadBytes) });
+    expect(() => validate("payload", big)).toThrow(/payload: is \d+ bytes; the limit is/);
+  });
+  it("rejects a payload with a raw control character", () => {
+    expect(() => validate("payload", '{"a":"\u0000"}')).toThrow(/payload: is not valid JSON/);
+  });
+});

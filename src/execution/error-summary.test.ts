@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { isSuccessfulRun, lastExceptionLine, summarizeRun } from "./error-summary.js";
+
+const base = { exitCode: 1, stdout: "", stderrTail: "", timedOut: false, oomKilled: false, timeoutMs: 5000, memoryBytes: 256 * 1024 * 1024 };
+
+describe("summarizeRun", () => {
+  it("takes the exception line of a traceback", () => {
+    const stderr = [
+      "Traceback (most recent call last):",
+      '  File "/sandbox/skill.py", line 3, in <module>',
+      "    print(int(args['value']))",
+      "ValueError: invalid literal for int() with base 10: 'x'",
+      "",
+    ].join("\n");
+    expect(summarizeRun({ ...base, stderrTail: stderr })).toBe("ValueError: invalid literal for int() with base 10: 'x'");
+  });
+
+  it("uses the last traceback of a chain and the first line of a multi-line message", () => {
+    const stderr = [
+      "Traceback (most recent call last):",
+      '  File "x.py", line 1, in <module>',
+      "KeyError: 'a'",
+      "",
+      "During handling of the above exception, another exception occurred:",
+      "",
+      "Traceback (most recent call last):",
+      '  File "x.py", line 3, in <module>',
+      "RuntimeError: first line",
+      "second line",
+    ].join("\n");
+    expect(summarizeRun({ ...base, stderrTail: stderr })).toBe("RuntimeError: first line");
+  });
+
+  it("names timeouts, OOM kills and empty output", () => {
+    expect(summarizeRun({ ...base, exitCode: 137, timedOut: true })).toBe("timed out after 5000 ms");
+    expect(summarizeRun({ ...base, exitCode: 137, oomKilled: true })).toBe("killed: out of memory (limit 256 MiB)");
+    expect(summarizeRun({ ...base, exitCode: 0, stdout: " \n" })).toBe("exited 0 but printed nothing");
+    expect(summarizeRun({ ...base, exitCode: 0, stdout: "ok\n" })).toBe("");
+  });
+
+  it("falls back to the last stderr line, the signal, or the exit code", () => {
+    expect(summarizeRun({ ...base, exitCode: 2, stderrTail: "usage: x\nerror: bad flag\n" })).toBe("error: bad flag");
+    expect(summarizeRun({ ...base, exitCode: 139 })).toBe("killed by SIGSEGV");
+    expect(summarizeRun({ ...base, exitCode: 3 })).toBe("exited with code 3");
+  });
+
+  it("keeps the summary to one bounded line", () => {
+    const summary = summarizeRun({ ...base, stderrTail: `Traceback (most recent call last):\nValueError: ${"x".repeat(1000)}` });
+    expect(summary.length).toBeLessThanOrEqual(300);
+    expect(summary).not.toContain("\n");
+  });
+});
+
+describe("isSuccessfulRun", () => {
+  it("needs exit code 0 and something printed", () => {
+    expect(isSuccessfulRun(0, "1")).toBe(true);
+    expect(isSuccessfulRun(0, "")).toBe(false);
+    expect(isSuccessfulRun(1, "output")).toBe(false);
+  });
+});
+
+describe("lastExceptionLine", () => {
+  it("returns the last non-empty line without a traceback", () => {
+    expect(lastExceptionLine("a\nb\n\n")).toBe("b");
+    expect(lastExceptionLine("")).toBe("");
+  });
+});

@@ -1,0 +1,74 @@
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { RunDirectories, SKILL_FILE_NAME } from "./run-directories.js";
+
+describe("RunDirectories: host-side handling never follows links planted by sandboxed code", () => {
+  let root: string;
+  let runs: RunDirectories;
+  let sentinelDir: string;
+  let sentinel: string;
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), "run-dirs-test-"));
+    runs = new RunDirectories(path.join(root, "sandbox"));
+    sentinelDir = path.join(root, "host-secrets");
+    await mkdir(sentinelDir);
+    sentinel = path.join(sentinelDir, "secret.txt");
+    await writeFile(sentinel, "do not touch", { mode: 0o600 });
+  });
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("creates a fresh, writable run directory holding only a read-only skill file", async () => {
+    const dir = await runs.create("run-1", "print(1)");
+    expect(await readFile(path.join(dir, SKILL_FILE_NAME), "utf8")).toBe("print(1)");
+    expect((await stat(dir)).mode & 0o777).toBe(0o777);
+    expect((await stat(path.join(dir, SKILL_FILE_NAME))).mode & 0o777).toBe(0o444);
+    expect((await stat(runs.runsDir)).mode & 0o777).toBe(0o700);
+  });
+
+  it("refuses to reuse a run id", async () => {
+    await runs.create("run-1", "print(1)");
+    await expect(runs.create("run-1", "print(2)")).rejects.toMatchObject({ code: "EEXIST" });
+  });
+
+  it("refuses a run directory that is a planted symlink", async () => {
+    await mkdir(runs.runsDir, { recursive: true });
+    await symlink(sentinelDir, runs.pathOf("run-2"));
+    await expect(runs.create("run-2", "print(1)")).rejects.toMatchObject({ code: "EEXIST" });
+    expect(await runs.exists("run-2")).toBe(false);
+    expect(await readFile(sentinel, "utf8")).toBe("do not touch");
+  });
+
+  it("removes links, link farms and locked directories without touching their targets", async () => {
+    const dir = await runs.create("run-3", "print(1)");
+    await symlink(sentinel, path.join(dir, "file-link"));
+    await symlink(sentinelDir, path.join(dir, "dir-link"));
+    await symlink("/etc/passwd", path.join(dir, "passwd-link"));
+    await mkdir(path.join(dir, "locked"));
+    await symlink(sentinel, path.join(dir, "locked", "inner-link"));
+    await chmod(path.join(dir, "locked"), 0o000);
+
+    await runs.remove("run-3");
+
+    await expect(lstat(dir)).rejects.toMatchObject({ code: "ENOENT" });
+    expect(await readFile(sentinel, "utf8")).toBe("do not touch");
+    expect((await stat(sentinel)).mode & 0o777).toBe(0o600);
+    expect((await stat(sentinelDir)).isDirectory()).toBe(true);
+    expect((await readFile("/etc/passwd", "utf8")).length).toBeGreaterThan(0);
+  });
+
+  it("recreates runs/ after the whole sandbox dir was wiped", async () => {
+    await runs.create("run-4", "print(1)");
+    await rm(path.join(root, "sandbox"), { recursive: true, force: true });
+    await runs.create("run-5", "print(1)");
+    expect(await runs.exists("run-5")).toBe(true);
+  });
+
+  it("rejects run ids that could escape runs/", () => {
+    for (const id of ["../x", "a/b", "", ".hidden"]) expect(() => runs.pathOf(id)).toThrow(/invalid run id/);
+  });
+});

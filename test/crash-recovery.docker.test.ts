@@ -1,0 +1,86 @@
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, describe, expect, it } from "vitest";
+import { contentHash } from "../src/control/content-hash.js";
+import { instanceTagOf } from "../src/app.js";
+import { connect, containersOf, makeDirs } from "./support/test-engine.js";
+import { spawnService } from "./support/service-process.js";
+
+const skillCode = (label: string, sleepSeconds: number) => `import json, sys, time
+time.sleep(${sleepSeconds})
+print(json.dumps({"label": "${label}"}))
+`;
+
+/** Registry (through the API) and canonical directory describe exactly the same skills. */
+async function expectRegistryAndStoreAgree(port: number, home: string): Promise<string[]> {
+  const client = connect(port);
+  try {
+    const { skills } = await client.list();
+    const directory = path.join(home, "memory", "acquired_skills");
+    const files = (await readdir(directory)).filter((f) => f.endsWith(".py")).map((f) => f.slice(0, -3)).sort();
+    expect(files).toEqual(skills.map((s) => s.name));
+    for (const skill of skills) {
+      const code = await readFile(path.join(directory, `${skill.name}.py`), "utf8");
+      expect(contentHash(code)).toBe(skill.contentHash);
+      const versions = (await readdir(path.join(directory, ".versions", skill.name))).sort();
+      expect(versions).toEqual(Array.from({ length: skill.version }, (_, i) => `${i + 1}.py`).sort());
+      expect((await client.get(skill.name)).code).toBe(code);
+    }
+    const mirror = JSON.parse(await readFile(path.join(directory, "skills_registry.json"), "utf8")) as {
+      skills: Array<{ name: string; content_hash: string }>;
+    };
+    expect(mirror.skills.map((s) => [s.name, s.content_hash])).toEqual(skills.map((s) => [s.name, s.contentHash]));
+    expect((await readdir(directory)).filter((f) => f.startsWith(".tmp-"))).toEqual([]);
+    return skills.map((s) => s.name);
+  } finally {
+    client.close();
+  }
+}
+
+describe("killing the service during a registration loses nothing and leaves nothing behind", () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups) await cleanup();
+  });
+
+  it("after SIGKILL at several points of a registration, a restart agrees with itself and reaps orphans", async () => {
+    const dirs = await makeDirs();
+    const env = { SKILL_ENGINE_HOME: dirs.home, SKILL_ENGINE_SANDBOX_DIR: dirs.sandboxDir };
+    const instanceTag = instanceTagOf(dirs.home);
+
+    let service = await spawnService(env);
+    cleanups.push(() => service.kill());
+    const setup = connect(service.port);
+    await setup.register({ name: "survivor", code: skillCode("v1", 0) });
+    setup.close();
+
+    // Kill points spread over the registration: during the test run (container alive), and
+    // around the end of the test run, where the version file, row and canonical file are written.
+    const killDelaysMs = [600, 150, 300, 450, 700, 900];
+    for (const [round, delayMs] of killDelaysMs.entries()) {
+      const client = connect(service.port);
+      const pending = client
+        .register({ name: round % 2 === 0 ? "survivor" : `newcomer_${round}`, code: skillCode(`round${round}`, 0.4) })
+        .then(() => "registered", () => "failed");
+      await sleep(delayMs);
+      await service.kill("SIGKILL");
+      await pending;
+      client.close();
+
+      service = await spawnService(env);
+      // The restarted process reaped what the dead one left: containers and run directories.
+      expect(await containersOf(instanceTag)).toEqual([]);
+      const runs = await readdir(path.join(dirs.sandboxDir, "runs")).catch(() => []);
+      expect(runs).toEqual([]);
+      const names = await expectRegistryAndStoreAgree(service.port, dirs.home);
+      expect(names).toContain("survivor");
+
+      const check = connect(service.port);
+      const invoked = await check.invoke("survivor");
+      expect(invoked.result?.success).toBe(true);
+      check.close();
+    }
+    await service.kill("SIGTERM");
+  });
+});

@@ -1,0 +1,88 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { status } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+
+const SLEEPER = `import json, sys, time
+args = json.loads(sys.argv[1])
+time.sleep(args.get("sleep", 0))
+print("slept", args.get("sleep", 0))
+`;
+
+/** Polls until the engine reports no container of this instance (removal is asynchronous to the RPC answer). */
+async function expectNoContainers(instanceTag: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if ((await containersOf(instanceTag)).length === 0) return;
+    await sleep(100);
+  }
+  expect(await containersOf(instanceTag)).toEqual([]);
+}
+
+async function waitForContainer(instanceTag: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await containersOf(instanceTag)).length > 0) return;
+    await sleep(25);
+  }
+  throw new Error("no sandbox container appeared");
+}
+
+describe("deadlines, cancellation and shutdown reach the container", () => {
+  let engine: TestEngine;
+  beforeAll(async () => {
+    engine = await startTestEngine({ env: { SKILL_ENGINE_TIMEOUT_MS: "30000" } });
+    await engine.client.register({ name: "sleeper", code: SLEEPER });
+  });
+  afterAll(async () => {
+    await engine.dispose();
+  });
+
+  it("a call whose deadline passes answers DEADLINE_EXCEEDED and its container is removed", async () => {
+    const error = await rpcError(engine.client.invoke("sleeper", '{"sleep": 20}', 1_500));
+    expect(error.code).toBe(status.DEADLINE_EXCEEDED);
+    await expectNoContainers(engine.instanceTag);
+    const { skill } = await engine.client.get("sleeper");
+    expect(skill?.failureCount).toBe(0);
+  });
+
+  it("a client that cancels stops its run and its container", async () => {
+    const call = engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 20}' }, () => undefined);
+    await waitForContainer(engine.instanceTag);
+    call.cancel();
+    await expectNoContainers(engine.instanceTag);
+    expect((await engine.client.invoke("sleeper", '{"sleep": 0}')).result?.success).toBe(true);
+  });
+
+  it("a full queue answers RESOURCE_EXHAUSTED with a message that says so", async () => {
+    const small = await startTestEngine({
+      env: { SKILL_ENGINE_MAX_CONCURRENT_RUNS: "1", SKILL_ENGINE_MAX_QUEUED_RUNS: "1" },
+    });
+    try {
+      await small.client.register({ name: "sleeper", code: SLEEPER });
+      const first = small.client.invoke("sleeper", '{"sleep": 2}');
+      await waitForContainer(small.instanceTag);
+      const second = small.client.invoke("sleeper", '{"sleep": 0}');
+      await sleep(300); // let the second call reach the queue before the third
+      const third = await rpcError(small.client.invoke("sleeper", '{"sleep": 0}'));
+      expect(third.code).toBe(status.RESOURCE_EXHAUSTED);
+      expect(third.details).toMatch(/queue is full/);
+      expect((await first).result?.success).toBe(true);
+      expect((await second).result?.success).toBe(true);
+    } finally {
+      await small.dispose();
+    }
+  });
+
+  it("shutting the service down stops runs in flight with UNAVAILABLE and leaves no container", async () => {
+    const doomed = await startTestEngine();
+    await doomed.client.register({ name: "sleeper", code: SLEEPER });
+    const client = connect(doomed.app.port);
+    const inFlight = rpcError(client.invoke("sleeper", '{"sleep": 30}'));
+    await waitForContainer(doomed.instanceTag);
+    await doomed.stop();
+    const error = await inFlight;
+    expect(error.code).toBe(status.UNAVAILABLE);
+    client.close();
+    await expectNoContainers(doomed.instanceTag);
+    await doomed.dispose();
+  });
+});

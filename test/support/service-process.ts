@@ -1,0 +1,56 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** The service as its own OS process (`src/main.ts` through tsx), so a test can SIGKILL it. */
+export interface ServiceProcess {
+  readonly port: number;
+  readonly child: ChildProcess;
+  /** JSON log lines seen so far. */
+  readonly logs: Array<Record<string, unknown>>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, SKILL_ENGINE_PORT: "0", SKILL_ENGINE_LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start in time; stderr:\n${stderr}`)), 60_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code} before listening; stderr:\n${stderr}`));
+    });
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        if (typeof entry.port === "number" && String(entry.msg).startsWith("skill engine listening")) {
+          clearTimeout(timer);
+          resolve(entry.port);
+        }
+      } catch {
+        // not a log line
+      }
+    });
+  });
+  return {
+    port,
+    child,
+    logs,
+    async kill(signal = "SIGKILL") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
