@@ -288,7 +288,7 @@ if mode == "spawn_bomb":
     }
   });
 
-  it("summarizes a multi-line traceback as its exception line, even after megabytes of stderr", async () => {
+  it("summarizes a multi-line traceback as its exception line (even after megabytes of stderr), a crash by its signal", async () => {
     await engine.client.register({
       name: "raiser",
       code: hostileSkill(`def load(key):
@@ -305,7 +305,10 @@ if mode == "raise":
     configure("missing")
 if mode == "noisy_raise":
     sys.stderr.write("noise line\\n" * 500_000)
-    configure("missing")`),
+    configure("missing")
+if mode == "segfault":
+    import signal
+    os.kill(os.getpid(), signal.SIGSEGV)`),
       testPayload: OK_PAYLOAD,
     });
 
@@ -330,28 +333,35 @@ if mode == "noisy_raise":
       stderrTruncated: true,
       errorSummary: "RuntimeError: could not load config: 'missing'",
     });
+
+    // No traceback at all: the summary names the signal (the init process reports 128 + signo).
+    const crashed = await invokeHostile("raiser", { mode: "segfault" });
+    expect(crashed).toMatchObject({ exitCode: 139, success: false, oomKilled: false, timedOut: false, errorSummary: "killed by SIGSEGV" });
     await expectHealthyAndClean();
   });
 
-  it("stops a single file at the file-size limit and /tmp at the tmpfs size", async () => {
+  it("stops one file at the file-size limit (EFBIG) and /tmp at the tmpfs size (ENOSPC)", async () => {
     await engine.client.register({
       name: "disk_filler",
       code: hostileSkill(`import errno
-def fill(path, total_mb):
+def fill(paths, mb_each):
     written = 0
     try:
-        with open(path, "wb") as f:
-            for _ in range(total_mb):
-                f.write(b"x" * (1 << 20))
-                f.flush()
-                written += 1 << 20
+        for path in paths:
+            with open(path, "wb") as f:
+                for _ in range(mb_each):
+                    f.write(b"x" * (1 << 20))
+                    f.flush()
+                    written += 1 << 20
     except OSError as e:
         return {"error": errno.errorcode.get(e.errno, str(e.errno)), "written": written}
     return {"error": None, "written": written}
 if mode == "fill":
     print(json.dumps({
-        "sandbox_file": fill("/sandbox/big", 4 * args["max_file_mb"]),
-        "tmp_file": fill("/tmp/big", 4 * args["tmpfs_mb"]),
+        # One file four times the file-size limit.
+        "sandbox_file": fill(["/sandbox/big"], 4 * args["max_file_mb"]),
+        # Many 1 MiB files, four times the tmpfs size in total.
+        "tmp_files": fill([f"/tmp/part{i}" for i in range(4 * args["tmpfs_mb"])], 1),
     }))
     sys.exit(0)`),
       testPayload: OK_PAYLOAD,
@@ -361,9 +371,10 @@ if mode == "fill":
     const report = JSON.parse(result.stdout) as Record<string, { error: string | null; written: number }>;
     // RLIMIT_FSIZE: Python ignores SIGXFSZ, so the write fails with EFBIG at exactly the limit.
     expect(report.sandbox_file).toEqual({ error: "EFBIG", written: MAX_FILE_MB * 1024 * 1024 });
-    // The tmpfs fills up (the file-size limit applies there too; whichever is smaller wins).
-    expect(report.tmp_file?.error).toMatch(/^(ENOSPC|EFBIG)$/);
-    expect(report.tmp_file?.written).toBeLessThanOrEqual(Math.min(TMPFS_MB, MAX_FILE_MB) * 1024 * 1024);
+    // The tmpfs fills up: ENOSPC at (at most) its configured size.
+    expect(report.tmp_files?.error).toBe("ENOSPC");
+    expect(report.tmp_files?.written).toBeGreaterThan(0);
+    expect(report.tmp_files?.written).toBeLessThanOrEqual(TMPFS_MB * 1024 * 1024);
     await expectHealthyAndClean();
   });
 
