@@ -26,6 +26,8 @@ async function main(): Promise<void> {
       },
     );
   };
+  // A bug in one request must not take every other caller down with it: log loudly, keep serving.
+  process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled promise rejection"));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 }

@@ -280,6 +280,9 @@ report(results)`,
 
     expect(report.exec["/tmp"]).toBe("PermissionError"); // noexec tmpfs
     expect(report.exec["/dev/shm"]).toBe("PermissionError"); // noexec by default
+    // Not asserted: report.exec["/sandbox"] is "ok" today. The run dir is a plain bind mount
+    // (no noexec), so a skill can still drop and run a binary there; /tmp's noexec alone does
+    // not prevent that.
 
     expect(report.ids).toEqual({ uid: 10001, euid: 10001, gid: 10001, groups: [10001] });
     expect(report.setuid0).toBe("PermissionError");

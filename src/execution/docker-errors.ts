@@ -3,6 +3,8 @@ import { InternalError, SandboxUnavailableError, SkillEngineError } from "../err
 interface DockerishError {
   statusCode?: number;
   code?: string;
+  /** Set on filesystem errors (our own run-directory work), never on engine errors. */
+  path?: string;
   message?: string;
   json?: { message?: string } | null;
 }
@@ -30,6 +32,9 @@ export function fromDockerError(error: unknown, context: { image: string; action
   if (error instanceof SkillEngineError) return error;
   const e = error as DockerishError;
   const detail = detailOf(e);
+  if (typeof e?.path === "string") {
+    return new InternalError(`could not ${context.action}: ${detail}`, { cause: error });
+  }
   if (e?.code && CONNECTION_CODES.has(e.code)) {
     return new SandboxUnavailableError(
       `the Docker engine cannot be reached (${e.code}) while trying to ${context.action}; ` +

@@ -3,7 +3,7 @@ import { performance } from "node:perf_hooks";
 import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
-import { RunCancelledError, SandboxUnavailableError } from "../errors.js";
+import { RunCancelledError, SandboxUnavailableError, SkillEngineError } from "../errors.js";
 import { CappedOutput } from "./capped-output.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
@@ -172,7 +172,11 @@ export class DockerSandboxRunner implements SandboxRunner {
       const outputDone = new Promise<void>((resolve) => {
         attached.once("end", resolve);
         attached.once("close", resolve);
-        attached.once("error", () => resolve());
+        // A broken attach stream only loses output; it must never surface as an unhandled error.
+        attached.on("error", (error) => {
+          log.warn({ err: error }, "attach stream failed");
+          resolve();
+        });
       });
 
       const started = performance.now();
@@ -217,6 +221,9 @@ export class DockerSandboxRunner implements SandboxRunner {
       };
       log.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
       return result;
+    } catch (error) {
+      if (error instanceof RunDirectoryVanishedError || error instanceof SkillEngineError) throw error;
+      throw fromDockerError(error, { image: this.options.image, action: "run a sandbox container" });
     } finally {
       // Container first: once it is gone nothing can plant links in the run directory.
       if (container) await this.removeContainer(container);

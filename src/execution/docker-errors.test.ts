@@ -1,0 +1,39 @@
+import { status } from "@grpc/grpc-js";
+import { describe, expect, it } from "vitest";
+import { InvalidArgumentError } from "../errors.js";
+import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
+
+const context = { image: "skill-engine-sandbox:latest", action: "start a sandbox container" };
+
+describe("fromDockerError", () => {
+  it("maps an unreachable engine to UNAVAILABLE with what to do", () => {
+    const error = fromDockerError(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED", syscall: "connect" }), context);
+    expect(error.code).toBe(status.UNAVAILABLE);
+    expect(error.message).toMatch(/cannot be reached.*npm run setup/);
+  });
+
+  it("maps a missing sandbox image to UNAVAILABLE naming the image", () => {
+    const error = fromDockerError({ statusCode: 404, json: { message: "No such image: skill-engine-sandbox:latest" } }, context);
+    expect(error.code).toBe(status.UNAVAILABLE);
+    expect(error.message).toContain("skill-engine-sandbox:latest is missing");
+  });
+
+  it("keeps filesystem errors apart from engine errors", () => {
+    const error = fromDockerError(Object.assign(new Error("EACCES: permission denied, mkdir '/x'"), { code: "EACCES", path: "/x" }), context);
+    expect(error.code).toBe(status.INTERNAL);
+  });
+
+  it("passes service errors through untouched", () => {
+    const original = new InvalidArgumentError("payload", "bad");
+    expect(fromDockerError(original, context)).toBe(original);
+  });
+});
+
+describe("isAlreadyGone", () => {
+  it("treats already removed or already stopped containers as success", () => {
+    expect(isAlreadyGone({ statusCode: 404 })).toBe(true);
+    expect(isAlreadyGone({ statusCode: 409, json: { message: "removal of container x is already in progress" } })).toBe(true);
+    expect(isAlreadyGone({ statusCode: 409, json: { message: "Container x is not running" } })).toBe(true);
+    expect(isAlreadyGone({ statusCode: 500 })).toBe(false);
+  });
+});
