@@ -7,7 +7,7 @@ import { RunCancelledError, SandboxUnavailableError, SkillEngineError } from "..
 import { CappedOutput } from "./capped-output.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
-import { CONTAINER_WORKDIR, RunDirectories, SKILL_FILE_NAME } from "./run-directories.js";
+import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR, RunDirectories, SKILL_FILE_NAME } from "./run-directories.js";
 import { cancellationOf, RunQueue } from "./run-queue.js";
 import type {
   EngineHealth,
@@ -190,6 +190,8 @@ export class DockerSandboxRunner implements SandboxRunner {
       await Promise.race([outputDone, delay(OUTPUT_DRAIN_MS)]);
       attached.destroy();
       const state = await container.inspect().then((info) => info.State);
+      // The engine flags an OOM kill of any process in the container, a child's included: it is
+      // reported, but the run's success stays the seed's rule (exit 0 and something printed).
       const oomKilled = !timedOut && Boolean(state.OOMKilled);
       const stdoutText = stdout.text();
       const errorSummary = summarizeRun({
@@ -201,7 +203,7 @@ export class DockerSandboxRunner implements SandboxRunner {
         timeoutMs: limits.timeoutMs,
         memoryBytes: limits.memoryBytes,
       });
-      const success = !timedOut && !oomKilled && isSuccessfulRun(exitCode, stdoutText);
+      const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
       if (!success && !(await this.runDirectories.exists(runId))) {
         throw new SandboxUnavailableError(
           "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
@@ -286,9 +288,9 @@ export class DockerSandboxRunner implements SandboxRunner {
     const { image, runtime, instanceTag, limits } = this.options;
     return {
       Image: image,
-      Cmd: ["python3", `${CONTAINER_WORKDIR}/${SKILL_FILE_NAME}`, request.payload],
+      Cmd: ["python3", `${CONTAINER_CODE_DIR}/${SKILL_FILE_NAME}`, request.payload],
       User: SANDBOX_USER,
-      WorkingDir: CONTAINER_WORKDIR,
+      WorkingDir: CONTAINER_SCRATCH_DIR,
       Env: ["HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "LANG=C.UTF-8"],
       Labels: {
         [LABEL_MANAGED]: "true",
@@ -313,8 +315,10 @@ export class DockerSandboxRunner implements SandboxRunner {
         Memory: limits.memoryBytes,
         MemorySwap: limits.memoryBytes,
         NanoCpus: Math.round(limits.cpus * 1e9),
-        Tmpfs: { "/tmp": `rw,nosuid,nodev,noexec,size=${limits.tmpfsBytes}` },
-        Mounts: [{ Type: "bind", Source: runDir, Target: CONTAINER_WORKDIR, ReadOnly: false }],
+        Tmpfs: { [CONTAINER_SCRATCH_DIR]: `rw,nosuid,nodev,noexec,size=${limits.tmpfsBytes},mode=1777` },
+        // Read-only: nothing a skill writes ever reaches the host disk (no disk filling, no planted
+        // links); its scratch space is the working directory on the size-capped /tmp tmpfs.
+        Mounts: [{ Type: "bind", Source: runDir, Target: CONTAINER_CODE_DIR, ReadOnly: true }],
         Ulimits: [
           { Name: "nofile", Soft: 256, Hard: 256 },
           { Name: "fsize", Soft: limits.maxFileBytes, Hard: limits.maxFileBytes },

@@ -36,6 +36,8 @@ describe("summarizeRun", () => {
     expect(summarizeRun({ ...base, exitCode: 137, oomKilled: true })).toBe("killed: out of memory (limit 256 MiB)");
     expect(summarizeRun({ ...base, exitCode: 0, stdout: " \n" })).toBe("exited 0 but printed nothing");
     expect(summarizeRun({ ...base, exitCode: 0, stdout: "ok\n" })).toBe("");
+    // A child OOM-killed while the skill itself still succeeded is not the run's failure.
+    expect(summarizeRun({ ...base, exitCode: 0, stdout: "ok\n", oomKilled: true })).toBe("");
   });
 
   it("falls back to the last stderr line, the signal, or the exit code", () => {

@@ -30,12 +30,11 @@ export function isSuccessfulRun(exitCode: number, stdout: string): boolean {
  */
 export function summarizeRun(outcome: RunOutcome): string {
   if (outcome.timedOut) return `timed out after ${outcome.timeoutMs} ms`;
+  if (isSuccessfulRun(outcome.exitCode, outcome.stdout)) return "";
   if (outcome.oomKilled) {
     return `killed: out of memory (limit ${Math.round(outcome.memoryBytes / (1024 * 1024))} MiB)`;
   }
-  if (outcome.exitCode === 0) {
-    return isSuccessfulRun(outcome.exitCode, outcome.stdout) ? "" : "exited 0 but printed nothing";
-  }
+  if (outcome.exitCode === 0) return "exited 0 but printed nothing";
   const fromStderr = lastExceptionLine(outcome.stderrTail);
   if (fromStderr) return clip(fromStderr);
   if (outcome.exitCode > 128 && outcome.exitCode - 128 in SIGNAL_NAMES) {

@@ -22,10 +22,10 @@ describe("RunDirectories: host-side handling never follows links planted by sand
     await rm(root, { recursive: true, force: true });
   });
 
-  it("creates a fresh, writable run directory holding only a read-only skill file", async () => {
+  it("creates a fresh run directory holding only a read-only skill file", async () => {
     const dir = await runs.create("run-1", "print(1)");
     expect(await readFile(path.join(dir, SKILL_FILE_NAME), "utf8")).toBe("print(1)");
-    expect((await stat(dir)).mode & 0o777).toBe(0o777);
+    expect((await stat(dir)).mode & 0o777).toBe(0o755);
     expect((await stat(path.join(dir, SKILL_FILE_NAME))).mode & 0o777).toBe(0o444);
     expect((await stat(runs.runsDir)).mode & 0o777).toBe(0o700);
   });

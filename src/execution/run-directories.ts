@@ -2,18 +2,21 @@ import { constants as fsConstants } from "node:fs";
 import { lstat, mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
 
-/** Where the skill file sits inside the container: `python3 /sandbox/skill.py <payload>`. */
-export const CONTAINER_WORKDIR = "/sandbox";
+/** Where the run directory appears inside the container, read-only: `python3 /sandbox/skill.py <payload>`. */
+export const CONTAINER_CODE_DIR = "/sandbox";
+/** The skill's working directory and only writable place: a size-capped, noexec tmpfs. */
+export const CONTAINER_SCRATCH_DIR = "/tmp";
 export const SKILL_FILE_NAME = "skill.py";
 
 /**
  * Host-side handling of per-run directories under `<sandboxDir>/runs/<run-id>/`.
  *
- * Sandboxed code can write anything into its own run directory, symlinks included, so every
- * host-side operation here refuses to follow links (the CVE-2024-28185/28189 class): files are
- * created with O_CREAT|O_EXCL|O_NOFOLLOW before any container exists, permissions are set on a
- * descriptor opened with O_NOFOLLOW, nothing is ever chowned, and removal happens only after the
- * container is gone, with a walk that unlinks links instead of following them.
+ * The directory is mounted read-only, so sandboxed code cannot plant anything in it. Every
+ * host-side operation still refuses to follow links, as defence in depth against the
+ * CVE-2024-28185/28189 class (and against a mount made writable by mistake): files are created
+ * with O_CREAT|O_EXCL|O_NOFOLLOW before any container exists, permissions are set on a descriptor
+ * opened with O_NOFOLLOW, nothing is ever chowned, and removal happens only after the container is
+ * gone, with a walk that unlinks links instead of following them.
  */
 export class RunDirectories {
   readonly runsDir: string;
@@ -36,8 +39,8 @@ export class RunDirectories {
     // 0700: no other host user can reach run directories; the engine binds them as root.
     await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
     await mkdir(runDir, { mode: 0o700 });
-    // The sandbox user (an unprivileged uid inside the container) needs to write scratch files.
-    await chmodNoFollow(runDir, 0o777);
+    // The sandbox user (an unprivileged uid inside the container) only needs to read the skill.
+    await chmodNoFollow(runDir, 0o755);
     const file = await open(
       path.join(runDir, SKILL_FILE_NAME),
       fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW,

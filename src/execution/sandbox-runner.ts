@@ -15,9 +15,9 @@ export interface SandboxLimits {
   readonly pidsLimit: number;
   /** Bytes of stdout and of stderr kept each; the rest is dropped and flagged as truncated. */
   readonly outputLimitBytes: number;
-  /** Size of the tmpfs mounted on /tmp. */
+  /** Size of the tmpfs on /tmp, the skill's working directory and its only writable place. */
   readonly tmpfsBytes: number;
-  /** Largest file the skill may write (RLIMIT_FSIZE), so scratch files cannot fill the host disk. */
+  /** Largest single file the skill may write (RLIMIT_FSIZE): a runaway write fails fast with EFBIG. */
   readonly maxFileBytes: number;
 }
 
