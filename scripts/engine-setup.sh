@@ -200,7 +200,9 @@ start_local_dockerd() {
   # setsid + nohup: new session, no controlling terminal, immune to SIGHUP, so
   # the daemon outlives the npm/CI shell that ran this script. stdin from
   # /dev/null and all output to the log so no pipe of the caller stays open.
-  setsid nohup dockerd >>"${DOCKERD_LOG}" 2>&1 </dev/null &
+  # 9>&-: do not hand our run lock (fd 9, see bottom) to the long-lived daemon,
+  # or the lock would stay held until dockerd exits.
+  setsid nohup dockerd >>"${DOCKERD_LOG}" 2>&1 </dev/null 9>&- &
   local started=$!
   disown "${started}" 2>/dev/null || true
   wait_for_engine "${started}"
