@@ -20,10 +20,20 @@ export interface CallContext {
   readonly signal?: AbortSignal;
 }
 
+/** A content-guard finding that did not block the registration. */
+export interface IntakeWarning {
+  readonly ruleId: string;
+  readonly category: string;
+  readonly severity: string;
+  readonly message: string;
+  readonly line: number;
+}
+
 export interface RegistrationResult {
   readonly skill: SkillRecord;
   readonly test: ExecutionResult;
   readonly normalizations: string[];
+  readonly warnings: IntakeWarning[];
 }
 
 export interface InvocationResult {
@@ -84,7 +94,7 @@ export class SkillService {
       return committed;
     });
     this.logger.info({ skill: skill.name, version: skill.version, caller: context.caller }, "skill registered");
-    return { skill, test, normalizations: [] };
+    return { skill, test, normalizations: [], warnings: [] };
   }
 
   async invoke(name: string, payloadText: string, context: CallContext): Promise<InvocationResult> {

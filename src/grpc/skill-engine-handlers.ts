@@ -26,6 +26,7 @@ export function skillEngineHandlers(service: SkillService, logger: Logger): Skil
           skill: toSkillMessage(registered.skill),
           test: toExecutionResultMessage(registered.test),
           normalizations: registered.normalizations,
+          warnings: registered.warnings.map((w) => ({ ...w })),
         };
       } finally {
         dispose();

@@ -118,8 +118,26 @@ export interface RegisterSkillResponse {
   test:
     | ExecutionResult
     | undefined;
-  /** What intake changed in the submitted code before testing it. */
+  /**
+   * What intake changed in the submitted code before testing it (e.g. "stripped a CDATA
+   * envelope"), so the calling agent can learn to send clean code.
+   */
   normalizations: string[];
+  /** Content-guard findings of "caution" severity: accepted, but worth a look. */
+  warnings: GuardFinding[];
+}
+
+/**
+ * One match of a content-guard rule. "dangerous" findings reject a registration
+ * (INVALID_ARGUMENT naming the rule); "caution" findings are reported here.
+ */
+export interface GuardFinding {
+  ruleId: string;
+  category: string;
+  severity: string;
+  message: string;
+  /** 1-based line of the normalized code. */
+  line: number;
 }
 
 export interface InvokeSkillRequest {
@@ -818,7 +836,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
 };
 
 function createBaseRegisterSkillResponse(): RegisterSkillResponse {
-  return { skill: undefined, test: undefined, normalizations: [] };
+  return { skill: undefined, test: undefined, normalizations: [], warnings: [] };
 }
 
 export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
@@ -831,6 +849,9 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     }
     for (const v of message.normalizations) {
       writer.uint32(26).string(v!);
+    }
+    for (const v of message.warnings) {
+      GuardFinding.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -872,6 +893,14 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
             message.normalizations.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.warnings.push(GuardFinding.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -891,6 +920,9 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
       normalizations: globalThis.Array.isArray(object?.normalizations)
         ? object.normalizations.map((e: any) => globalThis.String(e))
         : [],
+      warnings: globalThis.Array.isArray(object?.warnings)
+        ? object.warnings.map((e: any) => GuardFinding.fromJSON(e))
+        : [],
     };
   },
 
@@ -905,6 +937,9 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     if (message.normalizations?.length) {
       obj.normalizations = message.normalizations;
     }
+    if (message.warnings?.length) {
+      obj.warnings = message.warnings.map((e) => GuardFinding.toJSON(e));
+    }
     return obj;
   },
 
@@ -918,6 +953,144 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
       ? ExecutionResult.fromPartial(object.test)
       : undefined;
     message.normalizations = object.normalizations?.map((e) => e) || [];
+    message.warnings = object.warnings?.map((e) => GuardFinding.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGuardFinding(): GuardFinding {
+  return { ruleId: "", category: "", severity: "", message: "", line: 0 };
+}
+
+export const GuardFinding: MessageFns<GuardFinding> = {
+  encode(message: GuardFinding, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.ruleId !== "") {
+      writer.uint32(10).string(message.ruleId);
+    }
+    if (message.category !== "") {
+      writer.uint32(18).string(message.category);
+    }
+    if (message.severity !== "") {
+      writer.uint32(26).string(message.severity);
+    }
+    if (message.message !== "") {
+      writer.uint32(34).string(message.message);
+    }
+    if (message.line !== 0) {
+      writer.uint32(40).uint32(message.line);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GuardFinding {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGuardFinding();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.ruleId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.severity = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.line = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GuardFinding {
+    return {
+      ruleId: isSet(object.ruleId)
+        ? globalThis.String(object.ruleId)
+        : isSet(object.rule_id)
+        ? globalThis.String(object.rule_id)
+        : "",
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      severity: isSet(object.severity) ? globalThis.String(object.severity) : "",
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      line: isSet(object.line) ? globalThis.Number(object.line) : 0,
+    };
+  },
+
+  toJSON(message: GuardFinding): unknown {
+    const obj: any = {};
+    if (message.ruleId !== "") {
+      obj.ruleId = message.ruleId;
+    }
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.severity !== "") {
+      obj.severity = message.severity;
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.line !== 0) {
+      obj.line = Math.round(message.line);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GuardFinding>): GuardFinding {
+    return GuardFinding.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GuardFinding>): GuardFinding {
+    const message = createBaseGuardFinding();
+    message.ruleId = object.ruleId ?? "";
+    message.category = object.category ?? "";
+    message.severity = object.severity ?? "";
+    message.message = object.message ?? "";
+    message.line = object.line ?? 0;
     return message;
   },
 };
