@@ -20,6 +20,8 @@ import type {
 /** Labels every sandbox container carries, so a restarted service can find and reap its orphans. */
 export const LABEL_MANAGED = "io.skill-engine.managed";
 export const LABEL_INSTANCE = "io.skill-engine.instance";
+/** Random per process: orphans are containers of this instance from any OTHER process. */
+export const LABEL_BOOT = "io.skill-engine.boot";
 export const LABEL_RUN_ID = "io.skill-engine.run-id";
 export const LABEL_SKILL = "io.skill-engine.skill";
 export const LABEL_PURPOSE = "io.skill-engine.purpose";
@@ -62,6 +64,8 @@ export class DockerSandboxRunner implements SandboxRunner {
   private readonly queue: RunQueue;
   private readonly shutdown = new AbortController();
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Prefix of this process's run ids and value of its boot label, so reaping never hits its own runs. */
+  private readonly bootId = randomUUID().slice(0, 8);
 
   constructor(private readonly options: DockerSandboxRunnerOptions) {
     this.runDirectories = new RunDirectories(options.sandboxDir);
@@ -101,6 +105,7 @@ export class DockerSandboxRunner implements SandboxRunner {
         filters: { label: [`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${instanceTag}`] },
       });
       for (const orphan of orphans) {
+        if (orphan.Labels?.[LABEL_BOOT] === this.bootId) continue;
         logger.info({ containerId: orphan.Id, labels: orphan.Labels }, "removing orphaned sandbox container");
         await this.removeContainer(docker.getContainer(orphan.Id));
         containers++;
@@ -108,7 +113,8 @@ export class DockerSandboxRunner implements SandboxRunner {
     } catch (error) {
       throw fromDockerError(error, { image, action: "list orphaned containers" });
     }
-    const leftovers = await this.runDirectories.list(`${instanceTag}-`);
+    const ours = `${instanceTag}-${this.bootId}-`;
+    const leftovers = (await this.runDirectories.list(`${instanceTag}-`)).filter((runId) => !runId.startsWith(ours));
     for (const runId of leftovers) await this.runDirectories.remove(runId);
     return { containers, runDirectories: leftovers.length };
   }
@@ -152,7 +158,7 @@ export class DockerSandboxRunner implements SandboxRunner {
   private async runOnce(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
     const { docker, logger, limits, instanceTag } = this.options;
     if (signal.aborted) throw cancellationOf(signal);
-    const runId = `${instanceTag}-${randomUUID()}`;
+    const runId = `${instanceTag}-${this.bootId}-${randomUUID()}`;
     const log = logger.child({ runId, skill: request.skillName, purpose: request.purpose });
     const stdout = new CappedOutput(limits.outputLimitBytes);
     const stderr = new CappedOutput(limits.outputLimitBytes);
@@ -295,6 +301,7 @@ export class DockerSandboxRunner implements SandboxRunner {
       Labels: {
         [LABEL_MANAGED]: "true",
         [LABEL_INSTANCE]: instanceTag,
+        [LABEL_BOOT]: this.bootId,
         [LABEL_RUN_ID]: runId,
         [LABEL_SKILL]: request.skillName,
         [LABEL_PURPOSE]: request.purpose,

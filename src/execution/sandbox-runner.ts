@@ -66,7 +66,10 @@ export interface EngineHealth {
 export interface SandboxRunner {
   run(request: SandboxRunRequest): Promise<ExecutionResult>;
   health(): Promise<EngineHealth>;
-  /** Removes containers and run directories that a previous, crashed process left behind. */
+  /**
+   * Removes containers and run directories that a previous, crashed process of the same instance
+   * left behind. Never touches this process's own runs, so it is safe at any time.
+   */
   reapOrphans(): Promise<{ containers: number; runDirectories: number }>;
   /** Stops every run in flight, removes its container, and refuses new runs. */
   close(): Promise<void>;
