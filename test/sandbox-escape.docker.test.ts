@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/skill_engine.js";
+import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
 import { containersOf, docker, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /**
@@ -15,8 +16,12 @@ import { containersOf, docker, startTestEngine, type TestEngine } from "./suppor
 
 const OK_PAYLOAD = '{"mode": "ok"}';
 
-/** Python helper every probe uses: `attempt(fn)` → "ok" or the exception's class name. */
-const PRELUDE = `import json, os, sys
+/**
+ * Python helpers every probe uses: `attempt(fn)` → "ok" or the exception's class name;
+ * `errno_of(fn)` → "ok" or the errno's name ("EROFS", "EACCES", …); `hold(tag)` (see
+ * invokeHolding) names the process `tag` and waits until the host sends SIGUSR1.
+ */
+const PRELUDE = `import errno, json, os, sys
 args = json.loads(sys.argv[1])
 mode = args.get("mode")
 
@@ -26,6 +31,30 @@ def attempt(fn):
         return "ok"
     except BaseException as e:
         return type(e).__name__
+
+def errno_of(fn):
+    try:
+        fn()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, type(e).__name__)
+
+def hold(tag):
+    import ctypes, signal
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    ctypes.CDLL(None).prctl(15, tag.encode(), 0, 0, 0)  # PR_SET_NAME: /proc/<pid>/comm on the host
+    signal.sigwait({signal.SIGUSR1})
+
+def mount_of(path):
+    # /proc/self/mountinfo: id parent dev root mountpoint options [tags] - fstype source superoptions
+    found = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == path:
+                sep = fields.index("-")
+                found = {"options": fields[5].split(","), "fstype": fields[sep + 1], "super": fields[sep + 3].split(",")}
+    return found
 
 def report(results):
     print(json.dumps(results))
@@ -53,6 +82,34 @@ async function processesWith(marker: string): Promise<number[]> {
       if (cmdline.includes(marker)) found.push(Number(entry));
     } catch {
       // The process exited while we looked.
+    }
+  }
+  return found;
+}
+
+/** Processes on this host named `name` (/proc/<pid>/comm, which a process may set for itself). */
+async function processesNamed(name: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if ((await readFile(path.join("/proc", entry, "comm"), "utf8")).trim() === name) found.push(Number(entry));
+    } catch {
+      // The process exited while we looked.
+    }
+  }
+  return found;
+}
+
+/** Every entry under `dir` on the host (links not followed), as relative path → size in bytes. */
+async function entriesUnder(dir: string): Promise<Record<string, number>> {
+  const found: Record<string, number> = {};
+  for (const name of await readdir(dir)) {
+    const full = path.join(dir, name);
+    const info = await lstat(full);
+    found[name] = info.isDirectory() ? 0 : info.size;
+    if (info.isDirectory()) {
+      for (const [inner, size] of Object.entries(await entriesUnder(full))) found[path.join(name, inner)] = size;
     }
   }
   return found;
@@ -121,6 +178,45 @@ describe("sandbox escape attempts through a real server and real containers", ()
   async function attack(name: string, payload: Record<string, unknown> = {}): Promise<{ result: ExecutionResult; report: any }> {
     const { result } = await engine.client.invoke(name, JSON.stringify({ mode: "attack", ...payload }));
     if (!result) throw new Error("InvokeSkill returned no result");
+    return checkedReport(name, result);
+  }
+
+  /**
+   * Like attack(), for a skill that ends in `hold(args["tag"])`: `whileHeld` runs on the host while
+   * the skill waits there with its container running, then SIGUSR1 (forwarded to the skill by the
+   * container's init) lets it finish. No clock: the host waits for the process to take its name.
+   */
+  async function attackHolding(
+    name: string,
+    payload: Record<string, unknown>,
+    whileHeld: () => Promise<void>,
+  ): Promise<{ result: ExecutionResult; report: any }> {
+    const tag = `held-${randomUUID().slice(0, 8)}`;
+    let settled = false;
+    const call = engine.client.invoke(name, JSON.stringify({ mode: "attack", ...payload, tag }));
+    call.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    try {
+      while (!settled && (await processesNamed(tag)).length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      if (settled) throw new Error(`${name} finished without holding: ${JSON.stringify((await call).result)}`);
+      await whileHeld();
+    } finally {
+      for (const info of await containersOf(engine.instanceTag)) {
+        if (info.Labels[LABEL_SKILL] !== name) continue;
+        await docker
+          .getContainer(info.Id)
+          .kill({ signal: "SIGUSR1" })
+          .catch(() => undefined); // already gone
+      }
+    }
+    const { result } = await call;
+    if (!result) throw new Error("InvokeSkill returned no result");
+    return checkedReport(name, result);
+  }
+
+  function checkedReport(name: string, result: ExecutionResult): { result: ExecutionResult; report: any } {
     if (process.env.SANDBOX_TEST_VERBOSE) console.log(name, JSON.stringify(result, null, 1));
     expect(result, result.stderr).toMatchObject({ exitCode: 0, success: true, timedOut: false, oomKilled: false });
     return { result, report: JSON.parse(result.stdout) };
@@ -229,22 +325,39 @@ report(results)`,
     await expectNothingLeft();
   });
 
-  it("cannot write outside its run dir, cannot exec from /tmp, runs as uid 10001 without capabilities", async () => {
+  it("cannot write outside its working dir /tmp nor to its read-only run dir, cannot exec from /tmp, runs as uid 10001 without caps", async () => {
     await registerProbe(
       "fs_probe",
-      `import shutil, subprocess
+      `import shutil, stat, subprocess
 def write(path):
     with open(path, "w") as f:
         f.write("pwned")
-results = {"write": {}, "exec": {}, "ids": {}, "status": {}}
-for d in ["/", "/etc", "/usr", "/usr/lib", "/bin", "/root", "/var", "/sandbox/..", "/sandbox/../etc"]:
+results = {"write": {}, "sandbox": {}, "exec": {}, "ids": {}, "status": {}}
+for d in ["/", "/etc", "/usr", "/usr/lib", "/bin", "/root", "/var", "/sandbox", "/sandbox/..", "/sandbox/../etc"]:
     results["write"][d] = attempt(lambda: write(os.path.join(d, "planted")))
 results["write"]["/etc/passwd"] = attempt(lambda: open("/etc/passwd", "a").write("x"))
 results["write"]["/proc/sys/kernel/hostname"] = attempt(lambda: open("/proc/sys/kernel/hostname", "w").write("x"))
 results["write"]["/sandbox/skill.py"] = attempt(lambda: open("/sandbox/skill.py", "a").write("x"))
 results["write"]["mkdir /opt/x"] = attempt(lambda: os.mkdir("/opt/x"))
-results["write"]["/tmp"] = attempt(lambda: write("/tmp/scratch"))
-results["write"]["/sandbox"] = attempt(lambda: write("/sandbox/scratch"))
+
+# The run directory is a read-only mount: every kind of change is refused.
+results["sandbox"]["create file"] = errno_of(lambda: write("/sandbox/scratch"))
+results["sandbox"]["truncate skill.py"] = errno_of(lambda: open("/sandbox/skill.py", "w").close())
+results["sandbox"]["append skill.py"] = errno_of(lambda: open("/sandbox/skill.py", "a").close())
+results["sandbox"]["remove skill.py"] = errno_of(lambda: os.remove("/sandbox/skill.py"))
+results["sandbox"]["chmod skill.py"] = errno_of(lambda: os.chmod("/sandbox/skill.py", 0o777))
+results["sandbox"]["mkdir"] = errno_of(lambda: os.mkdir("/sandbox/dir"))
+results["sandbox"]["chmod dir"] = errno_of(lambda: os.chmod("/sandbox", 0o777))
+results["sandbox"]["copy binary"] = errno_of(lambda: shutil.copy("/bin/true", "/sandbox/true-copy"))
+results["sandbox_listing"] = sorted(os.listdir("/sandbox"))
+
+# The working directory is /tmp, the one writable place.
+results["cwd"] = os.getcwd()
+results["relative write"] = attempt(lambda: write("scratch.txt"))
+results["relative lands in /tmp"] = os.path.isfile("/tmp/scratch.txt")
+results["write /tmp"] = attempt(lambda: write("/tmp/scratch"))
+results["tmp_mode"] = oct(stat.S_IMODE(os.stat("/tmp").st_mode))
+results["mounts"] = {p: mount_of(p) for p in ["/", "/sandbox", "/tmp"]}
 
 def exec_copy(where):
     target = os.path.join(where, "true-copy")
@@ -257,7 +370,7 @@ results["exec"]["/sandbox"] = attempt(lambda: exec_copy("/sandbox"))
 
 results["ids"] = {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid(), "groups": os.getgroups()}
 results["setuid0"] = attempt(lambda: os.setuid(0))
-results["chown"] = attempt(lambda: os.chown("/sandbox/scratch", 0, 0))
+results["chown"] = attempt(lambda: os.chown("/tmp/scratch", 0, 0))
 with open("/proc/self/status") as f:
     for line in f:
         key, _, value = line.partition(":")
@@ -268,21 +381,45 @@ report(results)`,
     const { report } = await attack("fs_probe");
 
     for (const [target, outcome] of Object.entries(report.write as Record<string, string>)) {
-      if (target === "/tmp" || target === "/sandbox") expect(outcome, target).toBe("ok");
-      // EROFS (read-only root) surfaces as OSError, EACCES as PermissionError.
-      else expect(["OSError", "PermissionError"], `${target}: ${outcome}`).toContain(outcome);
+      // EROFS (read-only root or mount) surfaces as OSError, EACCES as PermissionError.
+      expect(["OSError", "PermissionError"], `${target}: ${outcome}`).toContain(outcome);
     }
-    // The root filesystem is read-only, not merely unwritable by this user.
+    // The root filesystem and the run directory are read-only, not merely unwritable by this user.
     expect(report.write["/"]).toBe("OSError");
     expect(report.write["/etc"]).toBe("OSError");
-    // The skill file is the engine's, read-only for the sandbox user.
+    expect(report.write["/sandbox"]).toBe("OSError");
+    // The skill file is the engine's, read-only for the sandbox user: for an open that does not
+    // truncate, the file's 0444 mode (EACCES) is checked before the read-only mount.
     expect(report.write["/sandbox/skill.py"]).toBe("PermissionError");
+    expect(report.sandbox).toEqual({
+      "create file": "EROFS",
+      "truncate skill.py": "EROFS",
+      "append skill.py": "EACCES",
+      "remove skill.py": "EROFS",
+      "chmod skill.py": "EROFS",
+      mkdir: "EROFS",
+      "chmod dir": "EROFS",
+      "copy binary": "EROFS",
+    });
+    expect(report.sandbox_listing).toEqual(["skill.py"]);
+
+    // Its working directory is /tmp, where (and only where) it can write.
+    expect(report.cwd).toBe("/tmp");
+    expect(report["relative write"]).toBe("ok");
+    expect(report["relative lands in /tmp"]).toBe(true);
+    expect(report["write /tmp"]).toBe("ok");
+    expect(report.tmp_mode).toBe("0o1777");
+    expect(report.mounts["/"].options).toContain("ro");
+    expect(report.mounts["/sandbox"].options).toContain("ro");
+    expect(report.mounts["/tmp"]).toMatchObject({ fstype: "tmpfs" });
+    expect(report.mounts["/tmp"].options).toEqual(expect.arrayContaining(["rw", "nosuid", "nodev", "noexec"]));
+    expect(report.mounts["/tmp"].super).toContain(`size=${engine.config.limits.tmpfsBytes / 1024}k`);
 
     expect(report.exec["/tmp"]).toBe("PermissionError"); // noexec tmpfs
     expect(report.exec["/dev/shm"]).toBe("PermissionError"); // noexec by default
-    // Not asserted: report.exec["/sandbox"] is "ok" today. The run dir is a plain bind mount
-    // (no noexec), so a skill can still drop and run a binary there; /tmp's noexec alone does
-    // not prevent that.
+    expect(report.exec["/sandbox"]).toBe("OSError"); // the copy itself fails: EROFS
+    // Not asserted: /dev/shm (the engine's default 64 MiB shm tmpfs, noexec) is writable too,
+    // outside SKILL_ENGINE_TMPFS_MB; like /tmp it is memory, never the host disk.
 
     expect(report.ids).toEqual({ uid: 10001, euid: 10001, gid: 10001, groups: [10001] });
     expect(report.setuid0).toBe("PermissionError");
@@ -315,13 +452,11 @@ report(results)`,
       if (sentinelDir) await rm(sentinelDir, { recursive: true, force: true });
     });
 
-    it("leaves the link targets on the host untouched and removes the whole run dir", async () => {
+    it("cannot plant anything in the read-only run dir; what it plants in /tmp never reaches the host", async () => {
       await registerProbe(
         "link_planter",
-        `import stat, time
-S = "/sandbox"
+        `import time
 sentinel, sentinel_dir = args["sentinel"], args["sentinelDir"]
-results = {}
 links = {
     "sentinel_link": sentinel,
     "passwd_link": "/etc/passwd",
@@ -330,12 +465,13 @@ links = {
     "up_link": "..",
     "etc_link": "/etc",
 }
-for name, target in links.items():
-    results["link " + name] = attempt(lambda: os.symlink(target, os.path.join(S, name)))
-# The run's own code file, swapped for a link to the host sentinel.
-results["swap skill.py"] = attempt(lambda: (os.remove(S + "/skill.py"), os.symlink(sentinel, S + "/skill.py")))
-# Hard to delete: nested dirs with links inside, then mode 000 from the bottom up.
-def locked():
+def swap(path):
+    # A code file swapped for a link to the host sentinel (in /tmp: a new link named skill.py).
+    if os.path.lexists(path):
+        os.remove(path)
+    os.symlink(sentinel, path)
+def locked(S):
+    # Hard to delete: nested dirs with links inside, then mode 000 from the bottom up.
     os.makedirs(S + "/locked/deeper/deepest")
     os.symlink(sentinel_dir, S + "/locked/deeper/deepest/dir_link")
     os.symlink(sentinel, S + "/locked/deeper/sentinel_link")
@@ -345,29 +481,40 @@ def locked():
     os.chmod(S + "/locked/deeper/deepest", 0)
     os.chmod(S + "/locked/deeper", 0)
     os.chmod(S + "/locked", 0)
-results["locked dirs"] = attempt(locked)
-results["fifo"] = attempt(lambda: os.mkfifo(S + "/fifo"))
-results["unreadable file"] = attempt(lambda: (open(S + "/unreadable", "w").close(), os.chmod(S + "/unreadable", 0)))
-# Writes through the links resolve inside the container, never on the host.
 def write_through(path):
     with open(path, "a") as f:
         f.write("pwned\\n")
-results["write sentinel_link"] = attempt(lambda: write_through(S + "/sentinel_link"))
-results["write passwd_link"] = attempt(lambda: write_through(S + "/passwd_link"))
-results["write dir_link/neighbour.txt"] = attempt(lambda: write_through(S + "/dir_link/neighbour.txt"))
-results["chmod dir_link"] = attempt(lambda: os.chmod(S + "/dir_link", 0o777))
-# A child that outlives the skill and keeps planting links while the engine cleans up.
+def plant_all(S):
+    results = {"plant": {}, "write": {}}
+    for name, target in links.items():
+        results["plant"]["link " + name] = errno_of(lambda: os.symlink(target, os.path.join(S, name)))
+    results["plant"]["swap skill.py"] = errno_of(lambda: swap(S + "/skill.py"))
+    results["plant"]["locked dirs"] = errno_of(lambda: locked(S))
+    results["plant"]["fifo"] = errno_of(lambda: os.mkfifo(S + "/fifo"))
+    results["plant"]["unreadable file"] = errno_of(lambda: (open(S + "/unreadable", "w").close(), os.chmod(S + "/unreadable", 0)))
+    # Writes through the links resolve inside the container, never on the host.
+    results["write"]["sentinel_link"] = errno_of(lambda: write_through(S + "/sentinel_link"))
+    results["write"]["passwd_link"] = errno_of(lambda: write_through(S + "/passwd_link"))
+    results["write"]["dir_link/neighbour.txt"] = errno_of(lambda: write_through(S + "/dir_link/neighbour.txt"))
+    results["write"]["chmod dir_link"] = errno_of(lambda: os.chmod(S + "/dir_link", 0o777))
+    results["entries"] = sorted(os.listdir(S))
+    return results
+results = {"sandbox": plant_all("/sandbox"), "tmp": plant_all("/tmp")}
+results["tmp_fstype"] = mount_of("/tmp")["fstype"]
+# A child that outlives the skill and keeps planting links in both places while the engine cleans up.
 pid = os.fork()
 if pid == 0:
     os.setsid()
     for i in range(600):
-        try:
-            os.symlink(sentinel_dir, f"{S}/late_link_{i}")
-        except OSError:
-            pass
+        for S in ("/sandbox", "/tmp"):
+            try:
+                os.symlink(sentinel_dir, f"{S}/late_link_{i}")
+            except OSError:
+                pass
         time.sleep(0.05)
     os._exit(0)
-results["entries"] = sorted(os.listdir(S))
+# Everything is planted and the child is running: the host looks at its disk now.
+hold(args["tag"])
 report(results)`,
       );
 
@@ -378,25 +525,47 @@ report(results)`,
         passwd: await snapshotFile("/etc/passwd"),
         etc: await snapshotDir("/etc"),
       };
+      const code = (await engine.client.get("link_planter")).code;
       const nonce = `planter-${randomUUID()}`;
-      const { report } = await attack("link_planter", { sentinel, sentinelDir, nonce });
+      let duringRun: Record<string, number> = {};
+      const { report } = await attackHolding("link_planter", { sentinel, sentinelDir, nonce }, async () => {
+        // Mid-run, with everything planted in /tmp: the host holds only the run's own code file.
+        duringRun = await entriesUnder(engine.sandboxDir);
+        expect(await snapshotDir(sentinelDir)).toEqual(before.sentinelDir);
+      });
+      const runDirs = Object.keys(duringRun).filter((entry) => path.dirname(entry) === "runs");
+      expect(runDirs).toHaveLength(1);
+      expect(duringRun).toEqual({
+        runs: 0,
+        [`${runDirs[0]}`]: 0,
+        [`${runDirs[0]}/skill.py`]: Buffer.byteLength(code),
+      });
 
-      // Every plant succeeded inside the container: the test would prove nothing otherwise.
-      for (const key of Object.keys(report).filter((k) => k.startsWith("link ") || k === "swap skill.py" || k === "locked dirs")) {
-        expect(report[key], key).toBe("ok");
-      }
-      expect(report.fifo).toBe("ok");
-      expect(report["unreadable file"]).toBe("ok");
-      expect(report.entries).toEqual(
-        expect.arrayContaining(["sentinel_link", "passwd_link", "dir_link", "locked", "fifo", "skill.py"]),
+      // The run dir is a read-only mount: every plant fails, so there is no link to write through
+      // (writing creates a file there: EROFS; the links' paths do not exist: ENOENT).
+      for (const [key, outcome] of Object.entries(report.sandbox.plant)) expect(outcome, `/sandbox ${key}`).toBe("EROFS");
+      expect(report.sandbox.write).toEqual({
+        sentinel_link: "EROFS",
+        passwd_link: "EROFS",
+        "dir_link/neighbour.txt": "ENOENT",
+        "chmod dir_link": "ENOENT",
+      });
+      expect(report.sandbox.entries).toEqual(["skill.py"]);
+
+      // In /tmp every plant succeeds (the test would prove nothing otherwise)…
+      for (const [key, outcome] of Object.entries(report.tmp.plant)) expect(outcome, `/tmp ${key}`).toBe("ok");
+      expect(report.tmp.entries).toEqual(
+        expect.arrayContaining(["sentinel_link", "passwd_link", "dir_link", "locked", "fifo", "skill.py", "unreadable"]),
       );
-      // …and every write through a link failed, since the targets do not exist in the container
+      // …and every write through a link fails, since the targets do not exist in the container
       // or sit on its read-only root.
-      expect(report["write sentinel_link"]).toBe("FileNotFoundError");
+      expect(report.tmp.write["sentinel_link"]).toBe("ENOENT");
       // EACCES (root's file) is checked before EROFS (read-only root) for existing files.
-      expect(["OSError", "PermissionError"]).toContain(report["write passwd_link"]);
-      expect(report["write dir_link/neighbour.txt"]).toBe("FileNotFoundError");
-      expect(report["chmod dir_link"]).toBe("FileNotFoundError");
+      expect(["EROFS", "EACCES"]).toContain(report.tmp.write["passwd_link"]);
+      expect(report.tmp.write["dir_link/neighbour.txt"]).toBe("ENOENT");
+      expect(report.tmp.write["chmod dir_link"]).toBe("ENOENT");
+      // /tmp is a tmpfs: memory of the container, gone with it.
+      expect(report.tmp_fstype).toBe("tmpfs");
 
       // Nothing on the host changed.
       expect(await snapshotFile(sentinel)).toEqual(before.sentinel);
@@ -418,45 +587,61 @@ report(results)`,
   it("cannot alter its canonical code or later runs by rewriting /sandbox/skill.py or planting modules", async () => {
     const name = "self_rewriter";
     const code = `${PRELUDE}
+import subprocess
 EVIL = 'print("{\\\\"tampered\\\\": true}")\\n'
+def child_json():
+    # A fresh interpreter in the working directory: '' (the cwd, /tmp) leads its sys.path.
+    child = subprocess.run([sys.executable, "-c", "import json; print(json.__file__)"], capture_output=True, text=True)
+    return child.stdout
 if mode == "attack":
     results = {}
     def overwrite():
         with open("/sandbox/skill.py", "w") as f:
             f.write(EVIL)
-    results["overwrite in place"] = attempt(overwrite)
+    results["overwrite in place"] = errno_of(overwrite)
     def replace():
         os.remove("/sandbox/skill.py")
         with open("/sandbox/skill.py", "w") as f:
             f.write(EVIL)
-    results["unlink and recreate"] = attempt(replace)
+    results["unlink and recreate"] = errno_of(replace)
+    results["rename over"] = errno_of(lambda: os.rename("/sandbox/skill.py", "/sandbox/old.py"))
     results["skill.py now"] = open("/sandbox/skill.py").read()
-    # Shadow a stdlib module for later runs: next to the script, in the user site, in the stdlib.
+    # Shadow a stdlib module for later runs: next to the script, in the working directory, in the
+    # user site (HOME is /tmp), in the stdlib.
     def plant(path):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write("print('tampered')\\n")
-    results["plant /sandbox/json.py"] = attempt(lambda: plant("/sandbox/json.py"))
+    results["plant /sandbox/json.py"] = errno_of(lambda: plant("/sandbox/json.py"))
+    results["plant json.py in cwd"] = attempt(lambda: plant(os.path.join(os.getcwd(), "json.py")))
     site = f"/tmp/.local/lib/python{sys.version_info[0]}.{sys.version_info[1]}/site-packages/usercustomize.py"
     results["plant usercustomize"] = attempt(lambda: plant(site))
     results["plant sitecustomize"] = attempt(lambda: plant(os.path.join(os.path.dirname(os.__file__), "sitecustomize.py")))
     results["patch json/__init__.py"] = attempt(lambda: open(json.__file__, "a").write("print('tampered')\\n"))
+    # The plants in /tmp do work within this run: a new interpreter here picks both up.
+    results["child json now"] = child_json()
     report(results)
-print(json.dumps({"original": True, "tmp": sorted(os.listdir("/tmp")), "sandbox": sorted(os.listdir("/sandbox"))}))
+print(json.dumps({"original": True, "tmp": sorted(os.listdir("/tmp")), "sandbox": sorted(os.listdir("/sandbox")), "child_json": child_json()}))
 `;
     const registered = await engine.client.register({ name, code, testPayload: OK_PAYLOAD });
     const hash = registered.skill?.contentHash;
     const canonicalPath = path.join(engine.home, "memory", "acquired_skills", `${name}.py`);
 
     const { report } = await attack(name);
-    // The engine's file is read-only to the sandbox user; the run dir is the skill's own scratch
-    // space, so replacing the file there only affects the (already running) current run.
-    expect(report["overwrite in place"]).toBe("PermissionError");
-    expect(["ok", "PermissionError"]).toContain(report["unlink and recreate"]);
-    expect(report["plant /sandbox/json.py"]).toBe("ok");
+    // The run dir is a read-only mount: the file cannot be rewritten, replaced or moved, and
+    // nothing can be planted next to it.
+    expect(report["overwrite in place"]).toBe("EROFS");
+    expect(report["unlink and recreate"]).toBe("EROFS");
+    expect(report["rename over"]).toBe("EROFS");
+    expect(report["skill.py now"]).toBe(code);
+    expect(report["plant /sandbox/json.py"]).toBe("EROFS");
+    // The working directory and the user site are the skill's own scratch space (/tmp)…
+    expect(report["plant json.py in cwd"]).toBe("ok");
     expect(report["plant usercustomize"]).toBe("ok");
     expect(["OSError", "PermissionError"]).toContain(report["plant sitecustomize"]);
     expect(["OSError", "PermissionError"]).toContain(report["patch json/__init__.py"]);
+    // …where the plants are live for the rest of this run (usercustomize and json.py each print).
+    expect(report["child json now"]).toBe("tampered\ntampered\n/tmp/json.py\n");
 
     // Canonical copy, registry and GetSkill are unchanged…
     const got = await engine.client.get(name);
@@ -465,10 +650,13 @@ print(json.dumps({"original": True, "tmp": sorted(os.listdir("/tmp")), "sandbox"
     expect(got.skill?.version).toBe(1);
     expect(await readFile(canonicalPath, "utf8")).toBe(code);
 
-    // …and the next run starts from a fresh run dir and a fresh /tmp, with the original code.
+    // …and the next run starts from a fresh run dir and a fresh /tmp, with the original code and
+    // the stdlib's json.
     const next = await engine.client.invoke(name, OK_PAYLOAD);
     expect(next.result).toMatchObject({ success: true, exitCode: 0, stderr: "" });
-    expect(JSON.parse(next.result?.stdout ?? "")).toEqual({ original: true, tmp: [], sandbox: ["skill.py"] });
+    const nextReport = JSON.parse(next.result?.stdout ?? "");
+    expect(nextReport).toMatchObject({ original: true, tmp: [], sandbox: ["skill.py"] });
+    expect(nextReport.child_json).toMatch(/^\/usr\/.*\/json\/__init__\.py\n$/);
     await expectNothingLeft();
   });
 

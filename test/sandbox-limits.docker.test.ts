@@ -1,12 +1,13 @@
 import { randomUUID } from "node:crypto";
-import { readdir, readFile } from "node:fs/promises";
+import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { credentials, loadPackageDefinition, status } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/skill_engine.js";
-import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
+import { containersOf, docker, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /**
  * Resource limits of the sandbox, exercised end to end: a real server, real containers, and
@@ -19,7 +20,9 @@ const TIMEOUT_MS = 2_000;
 const MEMORY_MB = 64;
 const PIDS_LIMIT = 32;
 const OUTPUT_LIMIT = 64 * 1024;
-const TMPFS_MB = 8;
+// The file-size limit is well below the tmpfs size, so one file hits EFBIG in /tmp before the tmpfs
+// fills; and the tmpfs is well below the memory limit, since its pages count against it.
+const TMPFS_MB = 16;
 const MAX_FILE_MB = 4;
 
 const OK_PAYLOAD = '{"mode": "ok"}';
@@ -44,6 +47,44 @@ async function processesWith(marker: string): Promise<number[]> {
       if (cmdline.includes(marker)) found.push(Number(entry));
     } catch {
       // The process exited while we looked.
+    }
+  }
+  return found;
+}
+
+/**
+ * Python: `hold(tag)` names the process `tag` (its /proc/<pid>/comm, visible on the host) and waits
+ * for SIGUSR1, so the host can look around while the skill's container is still running.
+ */
+const HOLD_PY = `def hold(tag):
+    import ctypes, signal
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    ctypes.CDLL(None).prctl(15, tag.encode(), 0, 0, 0)  # PR_SET_NAME
+    signal.sigwait({signal.SIGUSR1})`;
+
+/** Processes on this host named `name` (/proc/<pid>/comm, which a process may set for itself). */
+async function processesNamed(name: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if ((await readFile(path.join("/proc", entry, "comm"), "utf8")).trim() === name) found.push(Number(entry));
+    } catch {
+      // The process exited while we looked.
+    }
+  }
+  return found;
+}
+
+/** Every entry under `dir` on the host (links not followed), as relative path → size in bytes. */
+async function entriesUnder(dir: string): Promise<Record<string, number>> {
+  const found: Record<string, number> = {};
+  for (const name of await readdir(dir)) {
+    const full = path.join(dir, name);
+    const info = await lstat(full);
+    found[name] = info.isDirectory() ? 0 : info.size;
+    if (info.isDirectory()) {
+      for (const [inner, size] of Object.entries(await entriesUnder(full))) found[path.join(name, inner)] = size;
     }
   }
   return found;
@@ -108,6 +149,39 @@ describe("sandbox resource limits through a real server and real containers", ()
       console.log(name, JSON.stringify(payload), JSON.stringify({ ...flags, stdout: stdout.slice(0, 200), stderr: stderr.slice(-300) }));
     }
     return result;
+  }
+
+  /**
+   * Invokes a skill that ends in `hold(payload.tag)` and runs `whileHeld` on the host while the
+   * skill waits there with its container running; then SIGUSR1 (forwarded to the skill by the
+   * container's init) lets it finish. No clock: the host waits for the process to take its name.
+   */
+  async function invokeHolding(
+    name: string,
+    payload: Record<string, unknown>,
+    whileHeld: () => Promise<void>,
+  ): Promise<ExecutionResult> {
+    const tag = `held-${randomUUID().slice(0, 8)}`;
+    let settled = false;
+    const call = invokeHostile(name, { ...payload, tag });
+    call.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    try {
+      while (!settled && (await processesNamed(tag)).length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      if (settled) throw new Error(`${name} finished without holding: ${JSON.stringify(await call)}`);
+      await whileHeld();
+    } finally {
+      for (const info of await containersOf(engine.instanceTag)) {
+        if (info.Labels[LABEL_SKILL] !== name) continue;
+        await docker
+          .getContainer(info.Id)
+          .kill({ signal: "SIGUSR1" })
+          .catch(() => undefined); // already gone
+      }
+    }
+    return call;
   }
 
   it("rejects a skill that prints nothing (or only whitespace) at registration, persisting nothing", async () => {
@@ -185,6 +259,33 @@ if mode == "many_blocks":
       // The kernel killed it: Python never got to raise MemoryError.
       expect(result.stderr, mode).not.toContain("MemoryError");
     }
+    await expectHealthyAndClean();
+  });
+
+  it("keeps a run whose child was OOM-killed a success when the skill itself exits 0 with output (oomKilled still set)", async () => {
+    await engine.client.register({
+      name: "child_hog",
+      code: hostileSkill(`import subprocess
+if mode == "child_oom":
+    # The child writes 1 GiB; the kernel OOM-kills it (the biggest process in the container), the
+    # skill notices and carries on with a result of its own.
+    child = subprocess.run([sys.executable, "-c", "block = b'x' * (1 << 30)"], capture_output=True, text=True)
+    print(json.dumps({"child_returncode": child.returncode, "child_memory_error": "MemoryError" in child.stderr}))
+    sys.exit(0)`),
+      testPayload: OK_PAYLOAD,
+    });
+    const result = await invokeHostile("child_hog", { mode: "child_oom" });
+    expect(result).toMatchObject({
+      exitCode: 0,
+      success: true,
+      timedOut: false,
+      // The engine reports an OOM kill of any process in the container: kept as information.
+      oomKilled: true,
+      errorSummary: "",
+    });
+    // SIGKILL from the kernel, not a MemoryError the child could have handled.
+    expect(JSON.parse(result.stdout)).toEqual({ child_returncode: -9, child_memory_error: false });
+    expect((await engine.client.get("child_hog")).skill).toMatchObject({ usageCount: 1, failureCount: 0 });
     await expectHealthyAndClean();
   });
 
@@ -340,10 +441,9 @@ if mode == "segfault":
     await expectHealthyAndClean();
   });
 
-  it("stops one file at the file-size limit (EFBIG) and /tmp at the tmpfs size (ENOSPC)", async () => {
-    await engine.client.register({
-      name: "disk_filler",
-      code: hostileSkill(`import errno
+  it("stops one file at the file-size limit (EFBIG) and /tmp at the tmpfs size (ENOSPC); nothing reaches the host disk", async () => {
+    const code = hostileSkill(`import errno
+${HOLD_PY}
 def fill(paths, mb_each):
     written = 0
     try:
@@ -356,25 +456,44 @@ def fill(paths, mb_each):
     except OSError as e:
         return {"error": errno.errorcode.get(e.errno, str(e.errno)), "written": written}
     return {"error": None, "written": written}
-if mode == "fill":
-    print(json.dumps({
-        # One file four times the file-size limit.
-        "sandbox_file": fill(["/sandbox/big"], 4 * args["max_file_mb"]),
-        # Many 1 MiB files, four times the tmpfs size in total.
-        "tmp_files": fill([f"/tmp/part{i}" for i in range(4 * args["tmpfs_mb"])], 1),
-    }))
-    sys.exit(0)`),
-      testPayload: OK_PAYLOAD,
+if mode == "one_file":
+    # One file four times the file-size limit, in the working directory (/tmp).
+    big = fill(["big"], 4 * args["max_file_mb"])
+    print(json.dumps({"cwd": os.getcwd(), "big": big, "size": os.path.getsize("/tmp/big")}))
+    sys.exit(0)
+if mode == "many_files":
+    # Many 1 MiB files, four times the tmpfs size in total; then the host looks at its disk.
+    files = fill([f"part{i}" for i in range(4 * args["tmpfs_mb"])], 1)
+    usage = os.statvfs("/tmp")
+    report = {"files": files, "tmp_used": (usage.f_blocks - usage.f_bfree) * usage.f_frsize, "tmp_free": usage.f_bavail * usage.f_frsize}
+    hold(args["tag"])
+    print(json.dumps(report))
+    sys.exit(0)`);
+    await engine.client.register({ name: "disk_filler", code, testPayload: OK_PAYLOAD });
+    const MiB = 1024 * 1024;
+
+    const one = await invokeHostile("disk_filler", { mode: "one_file", max_file_mb: MAX_FILE_MB });
+    expect(one).toMatchObject({ exitCode: 0, success: true });
+    // RLIMIT_FSIZE: Python ignores SIGXFSZ, so the write fails with EFBIG at exactly the limit,
+    // with room left on the tmpfs.
+    expect(JSON.parse(one.stdout)).toEqual({ cwd: "/tmp", big: { error: "EFBIG", written: MAX_FILE_MB * MiB }, size: MAX_FILE_MB * MiB });
+
+    let duringRun: Record<string, number> = {};
+    const many = await invokeHolding("disk_filler", { mode: "many_files", tmpfs_mb: TMPFS_MB }, async () => {
+      // /tmp is full now, and on the host the run still holds nothing but its code.
+      duringRun = await entriesUnder(engine.sandboxDir);
     });
-    const result = await invokeHostile("disk_filler", { mode: "fill", max_file_mb: MAX_FILE_MB, tmpfs_mb: TMPFS_MB });
-    expect(result).toMatchObject({ exitCode: 0, success: true });
-    const report = JSON.parse(result.stdout) as Record<string, { error: string | null; written: number }>;
-    // RLIMIT_FSIZE: Python ignores SIGXFSZ, so the write fails with EFBIG at exactly the limit.
-    expect(report.sandbox_file).toEqual({ error: "EFBIG", written: MAX_FILE_MB * 1024 * 1024 });
-    // The tmpfs fills up: ENOSPC at (at most) its configured size.
-    expect(report.tmp_files?.error).toBe("ENOSPC");
-    expect(report.tmp_files?.written).toBeGreaterThan(0);
-    expect(report.tmp_files?.written).toBeLessThanOrEqual(TMPFS_MB * 1024 * 1024);
+    expect(many).toMatchObject({ exitCode: 0, success: true, oomKilled: false });
+    const report = JSON.parse(many.stdout) as { files: { error: string | null; written: number }; tmp_used: number; tmp_free: number };
+    // The tmpfs fills up: ENOSPC at its configured size, far below the four times attempted.
+    expect(report.files.error).toBe("ENOSPC");
+    expect(report.files.written).toBeGreaterThanOrEqual((TMPFS_MB - 1) * MiB);
+    expect(report.files.written).toBeLessThanOrEqual(TMPFS_MB * MiB);
+    expect(report.tmp_used).toBeLessThanOrEqual(TMPFS_MB * MiB);
+    expect(report.tmp_free).toBe(0);
+    const runDirs = Object.keys(duringRun).filter((entry) => path.dirname(entry) === "runs");
+    expect(runDirs).toHaveLength(1);
+    expect(duringRun).toEqual({ runs: 0, [`${runDirs[0]}`]: 0, [`${runDirs[0]}/skill.py`]: Buffer.byteLength(code) });
     await expectHealthyAndClean();
   });
 

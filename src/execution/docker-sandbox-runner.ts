@@ -323,6 +323,8 @@ export class DockerSandboxRunner implements SandboxRunner {
         MemorySwap: limits.memoryBytes,
         NanoCpus: Math.round(limits.cpus * 1e9),
         Tmpfs: { [CONTAINER_SCRATCH_DIR]: `rw,nosuid,nodev,noexec,size=${limits.tmpfsBytes},mode=1777` },
+        // /dev/shm is the other in-memory writable place (multiprocessing needs it); same cap.
+        ShmSize: limits.tmpfsBytes,
         // Read-only: nothing a skill writes ever reaches the host disk (no disk filling, no planted
         // links); its scratch space is the working directory on the size-capped /tmp tmpfs.
         Mounts: [{ Type: "bind", Source: runDir, Target: CONTAINER_CODE_DIR, ReadOnly: true }],

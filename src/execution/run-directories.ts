@@ -4,7 +4,7 @@ import path from "node:path";
 
 /** Where the run directory appears inside the container, read-only: `python3 /sandbox/skill.py <payload>`. */
 export const CONTAINER_CODE_DIR = "/sandbox";
-/** The skill's working directory and only writable place: a size-capped, noexec tmpfs. */
+/** The skill's working directory: a size-capped, noexec tmpfs (with /dev/shm, its only writable places). */
 export const CONTAINER_SCRATCH_DIR = "/tmp";
 export const SKILL_FILE_NAME = "skill.py";
 

@@ -15,7 +15,7 @@ export interface SandboxLimits {
   readonly pidsLimit: number;
   /** Bytes of stdout and of stderr kept each; the rest is dropped and flagged as truncated. */
   readonly outputLimitBytes: number;
-  /** Size of the tmpfs on /tmp, the skill's working directory and its only writable place. */
+  /** Size of the tmpfs on /tmp (the skill's working directory) and of /dev/shm: its only writable places. */
   readonly tmpfsBytes: number;
   /** Largest single file the skill may write (RLIMIT_FSIZE): a runaway write fails fast with EFBIG. */
   readonly maxFileBytes: number;
