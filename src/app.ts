@@ -5,6 +5,8 @@ import Docker from "dockerode";
 import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
 import { CanonicalStore, MirrorWriter, reconcile, type ReconcileReport, SkillRegistry, SkillService } from "./control/index.js";
+import { CPythonSyntaxChecker } from "./control/intake/python-syntax.js";
+import { NormalizingGuardedIntake } from "./control/skill-code-intake.js";
 import { DockerSandboxRunner } from "./execution/index.js";
 import { startGrpcServer } from "./grpc/index.js";
 
@@ -26,7 +28,12 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   await mkdir(config.home, { recursive: true, mode: 0o700 });
   await mkdir(config.sandboxDir, { recursive: true, mode: 0o700 });
 
-  const registry = SkillRegistry.open(path.join(config.home, "registry.db"));
+  const checker = new CPythonSyntaxChecker({ pythonPath: config.pythonPath, logger: logger.child({ component: "python-parser" }) });
+  await assertParserWorks(checker, config.pythonPath);
+  const intake = new NormalizingGuardedIntake(checker, config.contentGuard);
+  if (config.contentGuard === "warn") logger.warn("content guard in warn mode: dangerous code is reported, not rejected");
+
+  const registry = SkillRegistry.open(path.join(config.home, "registry.db"), config.healthPolicy);
   const store = new CanonicalStore(config.home);
   await store.init();
   const reconcileReport = await reconcile(registry, store, logger);
@@ -44,7 +51,15 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     maxConcurrentRuns: config.maxConcurrentRuns,
     maxQueuedRuns: config.maxQueuedRuns,
   });
-  const service = new SkillService(registry, store, runner, mirror, logger.child({ component: "control" }));
+  const service = new SkillService({
+    registry,
+    store,
+    runner,
+    mirror,
+    intake,
+    policy: config.healthPolicy,
+    logger: logger.child({ component: "control" }),
+  });
   const server = await startGrpcServer({ host: config.host, port: config.port, service, logger });
 
   let orphansReaped = false;
@@ -67,6 +82,16 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   }, ENGINE_PROBE_INTERVAL_MS);
   probe.unref();
 
+  const sweep =
+    config.retireSweepMinutes > 0
+      ? setInterval(() => {
+          service
+            .retireDegraded(false, { caller: "retire-sweep" })
+            .catch((error: unknown) => logger.error({ err: error }, "retirement sweep failed"));
+        }, config.retireSweepMinutes * 60_000)
+      : undefined;
+  sweep?.unref();
+
   logger.info(
     { host: config.host, port: server.port, home: config.home, sandboxDir: config.sandboxDir, image: config.image },
     `skill engine listening on ${config.host}:${server.port}`,
@@ -79,17 +104,35 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     close() {
       closing ??= (async () => {
         clearInterval(probe);
+        if (sweep) clearInterval(sweep);
         server.setServing(false);
         // Stop the runs first so calls in flight end (with UNAVAILABLE) instead of holding shutdown.
         await runner.close();
         await server.close();
         await mirror.close();
+        await intake.close();
         registry.close();
         logger.info("skill engine stopped");
       })();
       return closing;
     },
   };
+}
+
+/** Fails start-up with what to do when the intake parser cannot run. */
+async function assertParserWorks(checker: CPythonSyntaxChecker, pythonPath: string): Promise<void> {
+  try {
+    const verdict = await checker.check("pass\n");
+    if (verdict.ok) return;
+    throw new Error(verdict.message);
+  } catch (error) {
+    await checker.close().catch(() => undefined);
+    throw new Error(
+      `the intake parser (${pythonPath}) does not work: ${error instanceof Error ? error.message : String(error)}; ` +
+        "install Debian's python3 (apt-get install python3) or set SKILL_ENGINE_PYTHON",
+      { cause: error },
+    );
+  }
 }
 
 /** A short, stable id for this home directory: labels containers and prefixes run ids. */

@@ -164,7 +164,9 @@ describe("sandbox escape attempts through a real server and real containers", ()
   let engine: TestEngine;
 
   beforeAll(async () => {
-    engine = await startTestEngine();
+    // The content guard would reject most of these skills; the point here is that the sandbox
+    // contains them even when the guard is not there to help.
+    engine = await startTestEngine({ env: { SKILL_ENGINE_CONTENT_GUARD: "warn" } });
   });
   afterAll(async () => {
     await engine?.dispose();

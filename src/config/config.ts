@@ -1,6 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import type { HealthPolicy } from "../control/index.js";
 import type { SandboxLimits } from "../execution/index.js";
 
 /** The service's whole configuration, read once at start-up by the composition root. */
@@ -24,6 +25,23 @@ export interface SkillEngineConfig {
   readonly maxConcurrentRuns: number;
   /** Runs allowed to wait; past that, RESOURCE_EXHAUSTED. @default 64 (SKILL_ENGINE_MAX_QUEUED_RUNS) */
   readonly maxQueuedRuns: number;
+  /** Debian's CPython, whose parser gates intake (never runs skill code). @default "/usr/bin/python3" (SKILL_ENGINE_PYTHON) */
+  readonly pythonPath: string;
+  /**
+   * Lifecycle thresholds (seed 000 streak and retirement rule, seed 004 rolling window).
+   * @default 3 failures → degraded (SKILL_ENGINE_DEGRADE_AFTER_FAILURES); window 20 (SKILL_ENGINE_WINDOW_SIZE),
+   * judged once it holds 20 samples (SKILL_ENGINE_WINDOW_MIN_SAMPLES); warning below 0.4 (SKILL_ENGINE_WARN_BELOW);
+   * deprecated below 0.3 (SKILL_ENGINE_DEPRECATE_BELOW); retire at failure_count ≥ 3 (SKILL_ENGINE_RETIRE_AT_FAILURES)
+   * or ≥ 5 (SKILL_ENGINE_RETIRE_AT_FAILURES_LOW_USAGE) with usage_count < 10 (SKILL_ENGINE_LOW_USAGE_BELOW)
+   */
+  readonly healthPolicy: HealthPolicy;
+  /**
+   * "enforce" rejects code that trips a dangerous content-guard rule; "warn" reports it as a
+   * warning instead (test suites that exercise the sandbox with hostile code). @default "enforce" (SKILL_ENGINE_CONTENT_GUARD)
+   */
+  readonly contentGuard: "enforce" | "warn";
+  /** Minutes between automatic RetireDegradedSkills sweeps; 0 turns the sweep off. @default 0 (SKILL_ENGINE_RETIRE_SWEEP_MINUTES) */
+  readonly retireSweepMinutes: number;
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -60,6 +78,17 @@ const schema = z.object({
   SKILL_ENGINE_MAX_FILE_MB: integer(1, 4096).default(16),
   SKILL_ENGINE_MAX_CONCURRENT_RUNS: integer(1, 256).default(4),
   SKILL_ENGINE_MAX_QUEUED_RUNS: integer(0, 100_000).default(64),
+  SKILL_ENGINE_PYTHON: z.string().startsWith("/", "must be an absolute path to a python3 interpreter").default("/usr/bin/python3"),
+  SKILL_ENGINE_DEGRADE_AFTER_FAILURES: integer(1, 1000).default(3),
+  SKILL_ENGINE_WINDOW_SIZE: integer(1, 10_000).default(20),
+  SKILL_ENGINE_WINDOW_MIN_SAMPLES: integer(1, 10_000).optional(),
+  SKILL_ENGINE_WARN_BELOW: z.coerce.number().min(0).max(1).default(0.4),
+  SKILL_ENGINE_DEPRECATE_BELOW: z.coerce.number().min(0).max(1).default(0.3),
+  SKILL_ENGINE_RETIRE_AT_FAILURES: integer(1, 1000).default(3),
+  SKILL_ENGINE_RETIRE_AT_FAILURES_LOW_USAGE: integer(1, 1000).default(5),
+  SKILL_ENGINE_LOW_USAGE_BELOW: integer(0, 1_000_000).default(10),
+  SKILL_ENGINE_CONTENT_GUARD: z.enum(["enforce", "warn"]).default("enforce"),
+  SKILL_ENGINE_RETIRE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -84,6 +113,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
         "the canonical store must stay outside everything a container can see",
     );
   }
+  const minWindowSamples = v.SKILL_ENGINE_WINDOW_MIN_SAMPLES ?? v.SKILL_ENGINE_WINDOW_SIZE;
+  if (minWindowSamples > v.SKILL_ENGINE_WINDOW_SIZE) {
+    problems.push(`SKILL_ENGINE_WINDOW_MIN_SAMPLES (${minWindowSamples}) cannot exceed SKILL_ENGINE_WINDOW_SIZE (${v.SKILL_ENGINE_WINDOW_SIZE})`);
+  }
+  if (v.SKILL_ENGINE_DEPRECATE_BELOW > v.SKILL_ENGINE_WARN_BELOW) {
+    problems.push("SKILL_ENGINE_DEPRECATE_BELOW cannot exceed SKILL_ENGINE_WARN_BELOW: a skill is warned about before it is deprecated");
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     host: v.SKILL_ENGINE_HOST,
@@ -104,6 +140,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     },
     maxConcurrentRuns: v.SKILL_ENGINE_MAX_CONCURRENT_RUNS,
     maxQueuedRuns: v.SKILL_ENGINE_MAX_QUEUED_RUNS,
+    pythonPath: v.SKILL_ENGINE_PYTHON,
+    healthPolicy: {
+      degradeAfterConsecutiveFailures: v.SKILL_ENGINE_DEGRADE_AFTER_FAILURES,
+      windowSize: v.SKILL_ENGINE_WINDOW_SIZE,
+      minWindowSamples,
+      warnBelow: v.SKILL_ENGINE_WARN_BELOW,
+      deprecateBelow: v.SKILL_ENGINE_DEPRECATE_BELOW,
+      retireAtFailures: v.SKILL_ENGINE_RETIRE_AT_FAILURES,
+      retireAtFailuresWithLowUsage: v.SKILL_ENGINE_RETIRE_AT_FAILURES_LOW_USAGE,
+      lowUsageBelow: v.SKILL_ENGINE_LOW_USAGE_BELOW,
+    },
+    contentGuard: v.SKILL_ENGINE_CONTENT_GUARD,
+    retireSweepMinutes: v.SKILL_ENGINE_RETIRE_SWEEP_MINUTES,
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };
 }

@@ -1,33 +1,31 @@
-import { mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
 import path from "node:path";
-import { TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+import { fsyncDirectory, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+import type { SkillStatus } from "./skill-health.js";
 
 const VERSIONS_DIR = ".versions";
 const ORPHANS_DIR = ".orphans";
 export const MIRROR_FILE = "skills_registry.json";
 
-/** One skill as recorded in `skills_registry.json`, the mirror that lets the directory alone rebuild the registry. */
-export interface MirrorEntry {
-  readonly name: string;
-  readonly description: string;
-  readonly parameters_schema: unknown;
-  readonly status: string;
-  readonly version: number;
-  readonly content_hash: string;
-  readonly usage_count: number;
-  readonly failure_count: number;
-  readonly created_at: string;
-  readonly updated_at: string;
-  readonly last_invoked_at: string | null;
+/** Where a skill's files live: the active directory, `retired/`, or `.trash/` (soft delete). */
+export type StoreLocation = "active" | "retired" | "trash";
+export const STORE_LOCATIONS: readonly StoreLocation[] = ["active", "retired", "trash"];
+
+export function locationOf(status: SkillStatus): StoreLocation {
+  if (status === "retired") return "retired";
+  if (status === "deleted") return "trash";
+  return "active";
 }
 
 /**
  * The canonical copies of skill code, under `$SKILL_ENGINE_HOME/memory/acquired_skills/`. This
- * directory is never mounted into a container; every write is atomic.
+ * directory is never mounted into a container; every write is atomic, every move a rename.
  *
- * - `<name>.py`                the active version
- * - `.versions/<name>/<n>.py`  immutable history, written before the registry commits a version
- * - `skills_registry.json`     mirror of the registry
+ * - `<name>.py`                        the active version of a live skill
+ * - `.versions/<name>/<n>.py`          immutable history, written before the registry commits a version
+ * - `retired/<name>.py`, `retired/.versions/<name>/`   retired skills, restorable
+ * - `.trash/<name>.py`, `.trash/.versions/<name>/`     deleted skills, restorable
+ * - `skills_registry.json`             mirror of the registry, enough to rebuild it
  */
 export class CanonicalStore {
   readonly directory: string;
@@ -37,54 +35,99 @@ export class CanonicalStore {
   }
 
   async init(): Promise<void> {
-    await mkdir(path.join(this.directory, VERSIONS_DIR), { recursive: true, mode: 0o700 });
+    for (const location of STORE_LOCATIONS) {
+      await mkdir(path.join(this.dirOf(location), VERSIONS_DIR), { recursive: true, mode: 0o700 });
+    }
   }
 
-  activePath(name: string): string {
-    return path.join(this.directory, `${name}.py`);
+  dirOf(location: StoreLocation): string {
+    if (location === "retired") return path.join(this.directory, "retired");
+    if (location === "trash") return path.join(this.directory, ".trash");
+    return this.directory;
   }
 
-  versionPath(name: string, version: number): string {
-    return path.join(this.directory, VERSIONS_DIR, name, `${version}.py`);
+  activePath(name: string, location: StoreLocation = "active"): string {
+    return path.join(this.dirOf(location), `${name}.py`);
+  }
+
+  versionsDir(name: string, location: StoreLocation = "active"): string {
+    return path.join(this.dirOf(location), VERSIONS_DIR, name);
+  }
+
+  versionPath(name: string, version: number, location: StoreLocation = "active"): string {
+    return path.join(this.versionsDir(name, location), `${version}.py`);
   }
 
   async writeVersion(name: string, version: number, code: string): Promise<void> {
-    await mkdir(path.join(this.directory, VERSIONS_DIR, name), { recursive: true, mode: 0o700 });
+    await mkdir(this.versionsDir(name), { recursive: true, mode: 0o700 });
     await writeFileAtomic(this.versionPath(name, version), code);
   }
 
-  async writeActive(name: string, code: string): Promise<void> {
-    await writeFileAtomic(this.activePath(name), code);
+  async writeActive(name: string, code: string, location: StoreLocation = "active"): Promise<void> {
+    await writeFileAtomic(this.activePath(name, location), code);
   }
 
   /** The active code, or undefined when the file is missing. */
-  async readActive(name: string): Promise<string | undefined> {
-    return readIfExists(this.activePath(name));
+  async readActive(name: string, location: StoreLocation = "active"): Promise<string | undefined> {
+    return readIfExists(this.activePath(name, location));
   }
 
-  async readVersion(name: string, version: number): Promise<string | undefined> {
-    return readIfExists(this.versionPath(name, version));
+  async readVersion(name: string, version: number, location: StoreLocation = "active"): Promise<string | undefined> {
+    return readIfExists(this.versionPath(name, version, location));
   }
 
-  async writeMirror(entries: readonly MirrorEntry[]): Promise<void> {
-    const document = { format: 1, skills: entries };
+  async writeMirror(document: unknown): Promise<void> {
     await writeFileAtomic(path.join(this.directory, MIRROR_FILE), `${JSON.stringify(document, null, 2)}\n`);
   }
 
-  /** Names that have an active `<name>.py`. */
-  async activeNames(): Promise<string[]> {
-    const entries = await readdir(this.directory, { withFileTypes: true });
+  async readMirror(): Promise<unknown> {
+    const text = await readIfExists(path.join(this.directory, MIRROR_FILE));
+    return text === undefined ? undefined : (JSON.parse(text) as unknown);
+  }
+
+  /** Locations that hold any file of `name` (active file or history). */
+  async locationsOf(name: string): Promise<StoreLocation[]> {
+    const found: StoreLocation[] = [];
+    for (const location of STORE_LOCATIONS) {
+      if ((await exists(this.activePath(name, location))) || (await exists(this.versionsDir(name, location)))) {
+        found.push(location);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Moves a skill's active file and history from one location to another, each with one rename.
+   * Anything already at the destination is moved aside first, so nothing is ever overwritten.
+   */
+  async moveSkill(name: string, from: StoreLocation, to: StoreLocation, now: Date): Promise<void> {
+    if (from === to) return;
+    await mkdir(path.join(this.dirOf(to), VERSIONS_DIR), { recursive: true, mode: 0o700 });
+    for (const [source, target] of [
+      [this.activePath(name, from), this.activePath(name, to)],
+      [this.versionsDir(name, from), this.versionsDir(name, to)],
+    ] as const) {
+      if (!(await exists(source))) continue;
+      if (await exists(target)) await this.moveAside(target, now);
+      await rename(source, target);
+      await fsyncDirectory(path.dirname(target));
+    }
+  }
+
+  /** Names that have a `<name>.py` in a location. */
+  async activeNames(location: StoreLocation = "active"): Promise<string[]> {
+    const entries = await readdir(this.dirOf(location), { withFileTypes: true }).catch(() => []);
     return entries
       .filter((e) => e.isFile() && e.name.endsWith(".py") && !e.name.startsWith("."))
       .map((e) => e.name.slice(0, -".py".length))
       .sort();
   }
 
-  /** Every `(name, version)` pair under `.versions/`. */
-  async versionFiles(): Promise<Array<{ name: string; version: number }>> {
-    const root = path.join(this.directory, VERSIONS_DIR);
+  /** Every `(name, version)` pair under a location's `.versions/`. */
+  async versionFiles(location: StoreLocation = "active"): Promise<Array<{ name: string; version: number }>> {
+    const root = path.join(this.dirOf(location), VERSIONS_DIR);
     const found: Array<{ name: string; version: number }> = [];
-    for (const skillDir of await readdir(root, { withFileTypes: true })) {
+    for (const skillDir of await readdir(root, { withFileTypes: true }).catch(() => [])) {
       if (!skillDir.isDirectory()) continue;
       for (const file of await readdir(path.join(root, skillDir.name))) {
         const match = /^(\d+)\.py$/.exec(file);
@@ -94,34 +137,52 @@ export class CanonicalStore {
     return found;
   }
 
-  async removeVersion(name: string, version: number): Promise<void> {
-    await unlink(this.versionPath(name, version)).catch(ignoreMissing);
+  async removeVersion(name: string, version: number, location: StoreLocation = "active"): Promise<void> {
+    await unlink(this.versionPath(name, version, location)).catch(ignoreMissing);
   }
 
   /** Moves an active file the registry does not know into `.orphans/`, so nothing is destroyed. */
-  async moveOrphanAside(name: string, now: Date): Promise<string> {
-    const orphans = path.join(this.directory, ORPHANS_DIR);
-    await mkdir(orphans, { recursive: true, mode: 0o700 });
-    const destination = path.join(orphans, `${name}.${now.toISOString().replace(/[:.]/g, "-")}.py`);
-    await rename(this.activePath(name), destination);
-    return destination;
+  async moveOrphanAside(name: string, now: Date, location: StoreLocation = "active"): Promise<string> {
+    return this.moveAside(this.activePath(name, location), now);
   }
 
   /** Deletes temp files of atomic writes that a crash interrupted. Returns how many. */
   async removeStaleTempFiles(): Promise<number> {
     let removed = 0;
-    const directories = [this.directory, path.join(this.directory, VERSIONS_DIR)];
-    for (const entry of await readdir(path.join(this.directory, VERSIONS_DIR), { withFileTypes: true })) {
-      if (entry.isDirectory()) directories.push(path.join(this.directory, VERSIONS_DIR, entry.name));
+    const directories: string[] = [];
+    for (const location of STORE_LOCATIONS) {
+      const base = this.dirOf(location);
+      directories.push(base, path.join(base, VERSIONS_DIR));
+      for (const entry of await readdir(path.join(base, VERSIONS_DIR), { withFileTypes: true }).catch(() => [])) {
+        if (entry.isDirectory()) directories.push(path.join(base, VERSIONS_DIR, entry.name));
+      }
     }
     for (const directory of directories) {
-      for (const file of await readdir(directory)) {
+      for (const file of await readdir(directory).catch(() => [])) {
         if (!file.startsWith(TEMP_FILE_PREFIX)) continue;
         await unlink(path.join(directory, file)).catch(ignoreMissing);
         removed++;
       }
     }
     return removed;
+  }
+
+  private async moveAside(target: string, now: Date): Promise<string> {
+    const orphans = path.join(this.directory, ORPHANS_DIR);
+    await mkdir(orphans, { recursive: true, mode: 0o700 });
+    const relative = path.relative(this.directory, target).replace(/[\\/]/g, "__");
+    const destination = path.join(orphans, `${relative}.${now.toISOString().replace(/[:.]/g, "-")}`);
+    await rename(target, destination);
+    return destination;
+  }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch {
+    return false;
   }
 }
 

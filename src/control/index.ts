@@ -1,13 +1,16 @@
-/** The control plane: intake, registry, canonical store, telemetry. The only way in. */
+/** The control plane: intake, registry, canonical store, lifecycle. The only way in. */
 export { CanonicalStore } from "./canonical-store.js";
+export type { CodeIntake, IntakeWarning, PreparedCode } from "./code-intake.js";
 export { MirrorWriter } from "./mirror-writer.js";
 export { reconcile, type ReconcileReport } from "./reconcile.js";
-export { SkillRegistry, type SkillRecord, type SkillStatus } from "./skill-registry.js";
+export { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "./skill-health.js";
+export { SkillRegistry, type SkillRecord, type SkillStatus, type VersionRecord } from "./skill-registry.js";
 export {
   SkillService,
   type CallContext,
   type InvocationResult,
   type RegistrationResult,
+  type SkillStats,
   type SkillWithCode,
 } from "./skill-service.js";
 export { LIMITS, SKILL_NAME_PATTERN } from "./request-validation.js";

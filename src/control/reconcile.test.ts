@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CanonicalStore } from "./canonical-store.js";
 import { contentHash } from "./content-hash.js";
 import { reconcile } from "./reconcile.js";
+import { DEFAULT_HEALTH_POLICY } from "./skill-health.js";
 import { SkillRegistry } from "./skill-registry.js";
 
 const logger = pino({ level: "silent" });
@@ -17,7 +18,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
 
   beforeEach(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "reconcile-test-"));
-    registry = SkillRegistry.open(path.join(root, "registry.db"));
+    registry = SkillRegistry.open(path.join(root, "registry.db"), DEFAULT_HEALTH_POLICY);
     store = new CanonicalStore(root);
     await store.init();
   });
@@ -30,7 +31,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
   async function registerFully(name: string, code: string): Promise<void> {
     const version = registry.nextVersion(name);
     await store.writeVersion(name, version, code);
-    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", contentHash: contentHash(code), at: new Date() });
+    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash(code), at: new Date() });
     await store.writeActive(name, code);
   }
 
@@ -54,7 +55,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     await registerFully("a", "print('v1')");
     const version = registry.nextVersion("a");
     await store.writeVersion("a", version, "print('v2')");
-    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", contentHash: contentHash("print('v2')"), at: new Date() });
+    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash("print('v2')"), at: new Date() });
     // crash here: <name>.py still holds v1
     const report = await reconcile(registry, store, logger);
     expect(report.restoredActive).toEqual(["a"]);
@@ -94,64 +95,11 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     await rm(store.versionPath("a", 1));
     expect((await reconcile(registry, store, logger)).unrecoverable).toEqual(["a"]);
 
-    const emptyRegistry = SkillRegistry.open(path.join(root, "lost.db"));
+    const emptyRegistry = SkillRegistry.open(path.join(root, "lost.db"), DEFAULT_HEALTH_POLICY);
     await writeFile(store.activePath("b"), "print('b')");
     const report = await reconcile(emptyRegistry, store, logger);
     emptyRegistry.close();
     expect(report.registryEmptyButStorePopulated).toBe(true);
     expect(await store.readActive("b")).toBe("print('b')");
-  });
-});
-
-describe("SkillRegistry (real SQLite file)", () => {
-  let root: string;
-  let registry: SkillRegistry;
-  beforeEach(async () => {
-    root = await mkdtemp(path.join(os.tmpdir(), "registry-test-"));
-    registry = SkillRegistry.open(path.join(root, "registry.db"));
-  });
-  afterEach(async () => {
-    registry.close();
-    await rm(root, { recursive: true, force: true });
-  });
-
-  const commit = (name: string, version: number) =>
-    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", contentHash: "h".repeat(64), at: new Date(1_000 * version) });
-  const outcome = (name: string, success: boolean) => ({
-    name,
-    version: 1,
-    at: new Date(),
-    success,
-    durationMs: 5,
-    exitCode: success ? 0 : 1,
-    timedOut: false,
-    oomKilled: false,
-    errorSummary: success ? "" : "ValueError: x",
-    caller: "local",
-  });
-
-  it("numbers versions and refuses a version number that was already taken", () => {
-    expect(registry.nextVersion("a")).toBe(1);
-    expect(commit("a", 1)).toMatchObject({ version: 1, status: "active", usageCount: 0, failureCount: 0 });
-    expect(registry.nextVersion("a")).toBe(2);
-    expect(() => commit("a", 1)).toThrow(/concurrent change/);
-    expect(commit("a", 2).createdAt.getTime()).toBe(1_000);
-  });
-
-  it("applies seed 000's counters: success bumps usage and resets failures; 3 failures in a row degrade", () => {
-    commit("a", 1);
-    registry.recordInvocation(outcome("a", true));
-    registry.recordInvocation(outcome("a", false));
-    expect(registry.recordInvocation(outcome("a", false))).toMatchObject({ status: "active", failureCount: 2, usageCount: 1 });
-    expect(registry.recordInvocation(outcome("a", false))).toMatchObject({ status: "degraded", failureCount: 3 });
-    expect(registry.recordInvocation(outcome("a", true))).toMatchObject({ status: "active", failureCount: 0, usageCount: 2 });
-    expect(registry.invocations("a").map((i) => i.success)).toEqual([true, false, false, false, true]);
-  });
-
-  it("persists across reopening the file", () => {
-    commit("a", 1);
-    registry.close();
-    registry = SkillRegistry.open(path.join(root, "registry.db"));
-    expect(registry.list().map((s) => s.name)).toEqual(["a"]);
   });
 });

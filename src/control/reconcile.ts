@@ -1,11 +1,13 @@
 import type { Logger } from "pino";
-import type { CanonicalStore } from "./canonical-store.js";
+import { type CanonicalStore, locationOf, STORE_LOCATIONS } from "./canonical-store.js";
 import { contentHash } from "./content-hash.js";
 import type { SkillRegistry } from "./skill-registry.js";
 
 /** What start-up reconciliation found and repaired. */
 export interface ReconcileReport {
-  /** Active files rewritten from `.versions/` because they were missing or did not match the registry. */
+  /** Skills whose files were in another location than their status says (a crash mid-move), moved. */
+  readonly relocated: string[];
+  /** Active files rewritten from history because they were missing or did not match the registry. */
   readonly restoredActive: string[];
   /** Active files the registry does not know, moved to `.orphans/`. */
   readonly orphansMovedAside: string[];
@@ -19,62 +21,67 @@ export interface ReconcileReport {
 }
 
 /**
- * Makes the canonical directory agree with the registry after a crash. Registration writes
- * `.versions/<name>/<n>.py`, then commits the row, then writes `<name>.py`; so a crash leaves
- * either an uncommitted version file (removed: the caller never got an answer) or a committed
- * row whose active file is stale (restored from the version file).
+ * Makes the canonical directory agree with the registry after a crash.
+ *
+ * Every change commits the registry first and moves or writes files after, except a new
+ * version's history file, which is written before its commit. So a crash leaves either an
+ * uncommitted version file (removed: the caller never got an answer), files still in the location
+ * of the previous status (moved), or a stale active file (restored from history).
  */
 export async function reconcile(registry: SkillRegistry, store: CanonicalStore, logger: Logger, now = new Date()): Promise<ReconcileReport> {
   const tempFilesRemoved = await store.removeStaleTempFiles();
-  const skills = registry.list();
-  const activeNames = await store.activeNames();
-  if (skills.length === 0 && activeNames.length > 0) {
-    logger.warn(
-      { skills: activeNames.length, directory: store.directory },
-      "the registry is empty but the canonical store holds skills; leaving them untouched for a rebuild",
-    );
-    return {
-      restoredActive: [],
-      orphansMovedAside: [],
-      uncommittedVersionsRemoved: [],
-      unrecoverable: [],
-      tempFilesRemoved,
-      registryEmptyButStorePopulated: true,
-    };
+  const skills = registry.list({ includeInactive: true });
+  if (skills.length === 0) {
+    const populated = (await Promise.all(STORE_LOCATIONS.map((l) => store.activeNames(l)))).some((names) => names.length > 0);
+    if (populated) {
+      logger.warn(
+        { directory: store.directory },
+        "the registry is empty but the canonical store holds skills; leaving them untouched (run the rebuild command)",
+      );
+      return emptyReport(tempFilesRemoved, true);
+    }
   }
 
-  const known = new Map(skills.map((s) => [s.name, s]));
+  const relocated: string[] = [];
   const restoredActive: string[] = [];
   const unrecoverable: string[] = [];
   for (const skill of skills) {
-    const active = await store.readActive(skill.name);
+    const expected = locationOf(skill.status);
+    for (const location of await store.locationsOf(skill.name)) {
+      if (location === expected) continue;
+      await store.moveSkill(skill.name, location, expected, now);
+      relocated.push(`${skill.name}: ${location} → ${expected}`);
+    }
+    const active = await store.readActive(skill.name, expected);
     if (active !== undefined && contentHash(active) === skill.contentHash) continue;
-    const fromHistory = await store.readVersion(skill.name, skill.version);
+    const fromHistory = await store.readVersion(skill.name, skill.version, expected);
     if (fromHistory !== undefined && contentHash(fromHistory) === skill.contentHash) {
-      await store.writeActive(skill.name, fromHistory);
+      await store.writeActive(skill.name, fromHistory, expected);
       restoredActive.push(skill.name);
     } else {
       unrecoverable.push(skill.name);
     }
   }
 
+  const known = new Map(skills.map((s) => [s.name, s]));
   const orphansMovedAside: string[] = [];
-  for (const name of activeNames) {
-    if (known.has(name)) continue;
-    const movedTo = await store.moveOrphanAside(name, now);
-    orphansMovedAside.push(movedTo);
-  }
-
   const uncommittedVersionsRemoved: string[] = [];
-  for (const { name, version } of await store.versionFiles()) {
-    const committedUpTo = known.get(name) ? registry.nextVersion(name) - 1 : 0;
-    if (version > committedUpTo) {
-      await store.removeVersion(name, version);
+  for (const location of STORE_LOCATIONS) {
+    for (const name of await store.activeNames(location)) {
+      const skill = known.get(name);
+      if (skill && locationOf(skill.status) === location) continue;
+      orphansMovedAside.push(await store.moveOrphanAside(name, now, location));
+    }
+    for (const { name, version } of await store.versionFiles(location)) {
+      const skill = known.get(name);
+      if (skill && version <= skill.latestVersion) continue;
+      await store.removeVersion(name, version, location);
       uncommittedVersionsRemoved.push(`${name}@${version}`);
     }
   }
 
-  const report = {
+  const report: ReconcileReport = {
+    relocated,
     restoredActive,
     orphansMovedAside,
     uncommittedVersionsRemoved,
@@ -83,9 +90,21 @@ export async function reconcile(registry: SkillRegistry, store: CanonicalStore, 
     registryEmptyButStorePopulated: false,
   };
   const repaired =
-    restoredActive.length + orphansMovedAside.length + uncommittedVersionsRemoved.length + tempFilesRemoved;
+    relocated.length + restoredActive.length + orphansMovedAside.length + uncommittedVersionsRemoved.length + tempFilesRemoved;
   if (unrecoverable.length > 0) logger.error({ unrecoverable }, "registered skills whose code is missing from the canonical store");
   if (repaired > 0) logger.warn(report, "reconciled the canonical store with the registry");
   else logger.info("registry and canonical store agree");
   return report;
+}
+
+function emptyReport(tempFilesRemoved: number, registryEmptyButStorePopulated: boolean): ReconcileReport {
+  return {
+    relocated: [],
+    restoredActive: [],
+    orphansMovedAside: [],
+    uncommittedVersionsRemoved: [],
+    unrecoverable: [],
+    tempFilesRemoved,
+    registryEmptyButStorePopulated,
+  };
 }

@@ -1,11 +1,12 @@
-import Database from "better-sqlite3";
 import { status } from "@grpc/grpc-js";
+import Database from "better-sqlite3";
 import { SkillEngineError } from "../errors.js";
+import { evaluateHealth, type HealthPolicy, type SkillStatus, type WindowStats } from "./skill-health.js";
 
-export type SkillStatus = "active" | "degraded";
+export type { SkillStatus } from "./skill-health.js";
 
-/** After this many consecutive failed invocations a skill is marked degraded (seed 000). */
-export const DEGRADE_AFTER_CONSECUTIVE_FAILURES = 3;
+/** How a version came to be. */
+export type VersionOrigin = "register" | "patch" | "migrate" | "rebuild";
 
 /** A registered skill as the registry (the source of truth) knows it. */
 export interface SkillRecord {
@@ -13,14 +14,42 @@ export interface SkillRecord {
   readonly description: string;
   /** JSON Schema, as the JSON text the caller sent. */
   readonly parametersSchema: string;
+  /** The payload the active version was proven with; patches re-run it. */
+  readonly testPayload: string;
   readonly status: SkillStatus;
+  /** Why the skill has its status (empty for a healthy active skill). */
+  readonly statusReason: string;
+  /** Low-reliability note from the rolling window (empty when there is none). */
+  readonly healthWarning: string;
+  /** The active version. */
   readonly version: number;
+  /** The highest version ever committed (≥ version after a rollback). */
+  readonly latestVersion: number;
   readonly contentHash: string;
+  /** Successful invocations (seed 000). */
   readonly usageCount: number;
+  /** Consecutive failed invocations since the last success (seed 000). */
   readonly failureCount: number;
+  /** Exempt from automatic deprecation and retirement (seed 004). */
+  readonly protected: boolean;
+  /** Created by the service itself (migration, pattern promotion) rather than by an agent. */
+  readonly autoCreated: boolean;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  readonly statusChangedAt: Date;
   readonly lastInvokedAt: Date | undefined;
+}
+
+/** One immutable version of a skill. */
+export interface VersionRecord {
+  readonly name: string;
+  readonly version: number;
+  readonly description: string;
+  readonly parametersSchema: string;
+  readonly testPayload: string;
+  readonly contentHash: string;
+  readonly origin: VersionOrigin;
+  readonly createdAt: Date;
 }
 
 export interface NewVersion {
@@ -28,7 +57,9 @@ export interface NewVersion {
   readonly version: number;
   readonly description: string;
   readonly parametersSchema: string;
+  readonly testPayload: string;
   readonly contentHash: string;
+  readonly origin: VersionOrigin;
   readonly at: Date;
 }
 
@@ -46,18 +77,61 @@ export interface InvocationOutcome {
   readonly caller: string;
 }
 
+/** Raw figures behind the stats RPC. */
+export interface UsageFigures {
+  readonly invocationsLast7Days: number;
+  readonly totalInvocations: number;
+  readonly totalSuccesses: number;
+  /** Durations of the most recent invocations of the active version. */
+  readonly recentDurationsMs: number[];
+  readonly window: WindowStats;
+}
+
+/** A whole skill as restored by a migration or a rebuild. */
+export interface ImportedSkill {
+  readonly name: string;
+  readonly status: SkillStatus;
+  readonly statusReason: string;
+  readonly activeVersion: number;
+  readonly usageCount: number;
+  readonly failureCount: number;
+  readonly protected: boolean;
+  readonly autoCreated: boolean;
+  readonly createdAt: Date;
+  readonly lastInvokedAt: Date | undefined;
+  readonly versions: readonly NewVersion[];
+}
+
 interface SkillRow {
   name: string;
   description: string;
   parameters_schema: string;
+  test_payload: string;
   status: string;
+  status_reason: string;
+  health_warning: string;
   version: number;
+  latest_version: number;
   content_hash: string;
   usage_count: number;
   failure_count: number;
+  protected: number;
+  auto_created: number;
   created_at: number;
   updated_at: number;
+  status_changed_at: number;
   last_invoked_at: number | null;
+}
+
+interface VersionRow {
+  name: string;
+  version: number;
+  description: string;
+  parameters_schema: string;
+  test_payload: string;
+  content_hash: string;
+  origin: string;
+  created_at: number;
 }
 
 const MIGRATIONS: readonly string[] = [
@@ -65,21 +139,29 @@ const MIGRATIONS: readonly string[] = [
      name TEXT PRIMARY KEY,
      description TEXT NOT NULL,
      parameters_schema TEXT NOT NULL,
-     status TEXT NOT NULL CHECK (status IN ('active', 'degraded')),
+     test_payload TEXT NOT NULL,
+     status TEXT NOT NULL CHECK (status IN ('active', 'degraded', 'deprecated', 'retired', 'deleted')),
+     status_reason TEXT NOT NULL DEFAULT '',
+     health_warning TEXT NOT NULL DEFAULT '',
      version INTEGER NOT NULL CHECK (version >= 1),
      content_hash TEXT NOT NULL,
      usage_count INTEGER NOT NULL DEFAULT 0,
      failure_count INTEGER NOT NULL DEFAULT 0,
+     protected INTEGER NOT NULL DEFAULT 0,
+     auto_created INTEGER NOT NULL DEFAULT 0,
      created_at INTEGER NOT NULL,
      updated_at INTEGER NOT NULL,
+     status_changed_at INTEGER NOT NULL,
      last_invoked_at INTEGER
    ) STRICT;
    CREATE TABLE skill_versions (
      name TEXT NOT NULL,
-     version INTEGER NOT NULL,
+     version INTEGER NOT NULL CHECK (version >= 1),
      description TEXT NOT NULL,
      parameters_schema TEXT NOT NULL,
+     test_payload TEXT NOT NULL,
      content_hash TEXT NOT NULL,
+     origin TEXT NOT NULL,
      created_at INTEGER NOT NULL,
      PRIMARY KEY (name, version)
    ) STRICT;
@@ -96,25 +178,34 @@ const MIGRATIONS: readonly string[] = [
      error_summary TEXT NOT NULL,
      caller TEXT NOT NULL
    ) STRICT;
-   CREATE INDEX invocations_by_skill ON invocations (skill_name, invoked_at);`,
+   CREATE INDEX invocations_by_skill ON invocations (skill_name, version, id);
+   CREATE INDEX invocations_by_time ON invocations (skill_name, invoked_at);`,
 ];
+
+const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version
+                      FROM skills s`;
+
+const RECENT_DURATIONS = 100;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The registry in SQLite (`registry.db`, WAL): skills, their version history and every
  * invocation's outcome. It is the source of truth; the canonical directory follows it.
  */
 export class SkillRegistry {
-  private constructor(private readonly db: Database.Database) {}
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly policy: HealthPolicy,
+  ) {}
 
-  static open(file: string): SkillRegistry {
+  static open(file: string, policy: HealthPolicy): SkillRegistry {
     try {
       const db = new Database(file);
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = FULL");
-      db.pragma("foreign_keys = ON");
       db.pragma("busy_timeout = 5000");
       migrate(db);
-      return new SkillRegistry(db);
+      return new SkillRegistry(db, policy);
     } catch (error) {
       throw fromSqliteError(error, `open the registry at ${file}`);
     }
@@ -122,14 +213,16 @@ export class SkillRegistry {
 
   get(name: string): SkillRecord | undefined {
     const row = this.guard("read a skill", () =>
-      this.db.prepare<[string], SkillRow>("SELECT * FROM skills WHERE name = ?").get(name),
+      this.db.prepare<[string], SkillRow>(`${SELECT_SKILL} WHERE s.name = ?`).get(name),
     );
     return row ? toRecord(row) : undefined;
   }
 
-  list(): SkillRecord[] {
+  /** Skills ordered by name; retired and deleted ones only when asked for. */
+  list(options: { includeInactive?: boolean } = {}): SkillRecord[] {
+    const where = options.includeInactive ? "" : "WHERE s.status NOT IN ('retired', 'deleted')";
     return this.guard("list skills", () =>
-      this.db.prepare<[], SkillRow>("SELECT * FROM skills ORDER BY name").all().map(toRecord),
+      this.db.prepare<[], SkillRow>(`${SELECT_SKILL} ${where} ORDER BY s.name`).all().map(toRecord),
     );
   }
 
@@ -137,7 +230,7 @@ export class SkillRegistry {
     return this.guard("count skills", () => this.db.prepare("SELECT 1 FROM skills LIMIT 1").get() === undefined);
   }
 
-  /** The number the next registration of `name` will get. */
+  /** The number the next version of `name` will get. */
   nextVersion(name: string): number {
     const row = this.guard("read the latest version", () =>
       this.db
@@ -147,35 +240,53 @@ export class SkillRegistry {
     return (row?.v ?? 0) + 1;
   }
 
-  /** Makes `version` the active one; fails if another writer already took that number. */
+  versions(name: string): VersionRecord[] {
+    return this.guard("list versions", () =>
+      this.db
+        .prepare<[string], VersionRow>("SELECT * FROM skill_versions WHERE name = ? ORDER BY version")
+        .all(name)
+        .map(toVersionRecord),
+    );
+  }
+
+  version(name: string, version: number): VersionRecord | undefined {
+    const row = this.guard("read a version", () =>
+      this.db.prepare<[string, number], VersionRow>("SELECT * FROM skill_versions WHERE name = ? AND version = ?").get(name, version),
+    );
+    return row ? toVersionRecord(row) : undefined;
+  }
+
+  /**
+   * Records a new version and makes it the active one, with a fresh health record (a new
+   * version gets a new chance). Fails if another writer already took that number.
+   */
   commitVersion(next: NewVersion): SkillRecord {
-    const at = next.at.getTime();
     return this.guard("commit a skill version", () =>
       this.db.transaction(() => {
+        this.insertVersion(next);
+        const at = next.at.getTime();
         this.db
           .prepare(
-            `INSERT INTO skill_versions (name, version, description, parameters_schema, content_hash, created_at)
-             VALUES (?, ?, ?, ?, ?, ?)`,
-          )
-          .run(next.name, next.version, next.description, next.parametersSchema, next.contentHash, at);
-        this.db
-          .prepare(
-            `INSERT INTO skills (name, description, parameters_schema, status, version, content_hash,
-                                 usage_count, failure_count, created_at, updated_at)
-             VALUES (@name, @description, @schema, 'active', @version, @hash, 0, 0, @at, @at)
+            `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason,
+                                 health_warning, version, content_hash, usage_count, failure_count,
+                                 created_at, updated_at, status_changed_at)
+             VALUES (@name, @description, @schema, @payload, 'active', '', '', @version, @hash, 0, 0, @at, @at, @at)
              ON CONFLICT (name) DO UPDATE SET
                description = excluded.description,
                parameters_schema = excluded.parameters_schema,
-               status = 'active',
+               test_payload = excluded.test_payload,
+               status = 'active', status_reason = '', health_warning = '',
                version = excluded.version,
                content_hash = excluded.content_hash,
                failure_count = 0,
-               updated_at = excluded.updated_at`,
+               updated_at = excluded.updated_at,
+               status_changed_at = excluded.status_changed_at`,
           )
           .run({
             name: next.name,
             description: next.description,
             schema: next.parametersSchema,
+            payload: next.testPayload,
             version: next.version,
             hash: next.contentHash,
             at,
@@ -185,7 +296,26 @@ export class SkillRegistry {
     );
   }
 
-  /** Records an invocation and updates the seed-000 counters; returns the updated skill. */
+  /** Makes an earlier (or later) committed version the active one again (rollback). */
+  activateVersion(name: string, version: number, at: Date): SkillRecord {
+    return this.guard("activate a version", () =>
+      this.db.transaction(() => {
+        const target = this.version(name, version);
+        if (!target) throw new SkillEngineError(status.NOT_FOUND, `skill "${name}" has no version ${version}`);
+        this.db
+          .prepare(
+            `UPDATE skills SET description = ?, parameters_schema = ?, test_payload = ?, version = ?, content_hash = ?,
+                               status = 'active', status_reason = '', failure_count = 0,
+                               updated_at = ?, status_changed_at = ?
+             WHERE name = ?`,
+          )
+          .run(target.description, target.parametersSchema, target.testPayload, version, target.contentHash, at.getTime(), at.getTime(), name);
+        return this.reevaluate(name, at);
+      })(),
+    );
+  }
+
+  /** Records an invocation, updates seed 000's counters and re-judges the skill's health. */
   recordInvocation(outcome: InvocationOutcome): SkillRecord | undefined {
     const at = outcome.at.getTime();
     return this.guard("record an invocation", () =>
@@ -208,29 +338,93 @@ export class SkillRegistry {
             outcome.errorSummary,
             outcome.caller,
           );
-        if (outcome.success) {
-          this.db
-            .prepare(
-              `UPDATE skills SET usage_count = usage_count + 1, failure_count = 0, status = 'active',
-                                 last_invoked_at = ?, updated_at = ? WHERE name = ?`,
-            )
-            .run(at, at, outcome.name);
-        } else {
-          this.db
-            .prepare(
-              `UPDATE skills SET failure_count = failure_count + 1,
-                                 status = CASE WHEN failure_count + 1 >= ? THEN 'degraded' ELSE status END,
-                                 last_invoked_at = ?, updated_at = ? WHERE name = ?`,
-            )
-            .run(DEGRADE_AFTER_CONSECUTIVE_FAILURES, at, at, outcome.name);
-        }
-        return this.get(outcome.name);
+        const counters = outcome.success
+          ? "usage_count = usage_count + 1, failure_count = 0"
+          : "failure_count = failure_count + 1";
+        this.db
+          .prepare(`UPDATE skills SET ${counters}, last_invoked_at = ?, updated_at = ? WHERE name = ?`)
+          .run(at, at, outcome.name);
+        return this.reevaluate(outcome.name, outcome.at);
       })(),
     );
   }
 
+  /** Sets a status that only an RPC decides (retired, deleted, or live again after a restore). */
+  setStatus(name: string, next: SkillStatus, reason: string, at: Date): SkillRecord {
+    return this.guard("change a skill's status", () =>
+      this.db.transaction(() => {
+        this.db
+          .prepare("UPDATE skills SET status = ?, status_reason = ?, updated_at = ?, status_changed_at = ? WHERE name = ?")
+          .run(next, reason, at.getTime(), at.getTime(), name);
+        return next === "retired" || next === "deleted" ? (this.get(name) as SkillRecord) : this.reevaluate(name, at);
+      })(),
+    );
+  }
+
+  /** Brings a retired or deleted skill back with a fresh failure count, then judges its health. */
+  restore(name: string, reason: string, at: Date): SkillRecord {
+    return this.guard("restore a skill", () =>
+      this.db.transaction(() => {
+        this.db
+          .prepare(
+            `UPDATE skills SET status = 'active', status_reason = ?, failure_count = 0,
+                               updated_at = ?, status_changed_at = ? WHERE name = ?`,
+          )
+          .run(reason, at.getTime(), at.getTime(), name);
+        return this.reevaluate(name, at);
+      })(),
+    );
+  }
+
+  /** Pins or unpins a skill; its health is re-judged at once (unpinning may deprecate it). */
+  setProtected(name: string, pinned: boolean, at: Date): SkillRecord {
+    return this.guard("pin a skill", () =>
+      this.db.transaction(() => {
+        this.db.prepare("UPDATE skills SET protected = ?, updated_at = ? WHERE name = ?").run(pinned ? 1 : 0, at.getTime(), name);
+        return this.reevaluate(name, at);
+      })(),
+    );
+  }
+
+  /** Outcomes of the most recent invocations of `version` (the rolling window). */
+  window(name: string, version: number): WindowStats {
+    const row = this.guard("read the rolling window", () =>
+      this.db
+        .prepare<[string, number, number], { samples: number; successes: number | null }>(
+          `SELECT COUNT(*) AS samples, SUM(success) AS successes FROM (
+             SELECT success FROM invocations WHERE skill_name = ? AND version = ? ORDER BY id DESC LIMIT ?)`,
+        )
+        .get(name, version, this.policy.windowSize),
+    );
+    return { samples: row?.samples ?? 0, successes: row?.successes ?? 0 };
+  }
+
+  usage(name: string, version: number, now: Date): UsageFigures {
+    return this.guard("read usage figures", () => {
+      const totals = this.db
+        .prepare<[number, string], { total: number; successes: number | null; recent: number | null }>(
+          `SELECT COUNT(*) AS total, SUM(success) AS successes, SUM(invoked_at >= ?) AS recent
+           FROM invocations WHERE skill_name = ?`,
+        )
+        .get(now.getTime() - 7 * DAY_MS, name);
+      const durations = this.db
+        .prepare<[string, number, number], { duration_ms: number }>(
+          "SELECT duration_ms FROM invocations WHERE skill_name = ? AND version = ? ORDER BY id DESC LIMIT ?",
+        )
+        .all(name, version, RECENT_DURATIONS)
+        .map((r) => r.duration_ms);
+      return {
+        invocationsLast7Days: totals?.recent ?? 0,
+        totalInvocations: totals?.total ?? 0,
+        totalSuccesses: totals?.successes ?? 0,
+        recentDurationsMs: durations,
+        window: this.window(name, version),
+      };
+    });
+  }
+
   /** Invocation rows of a skill, newest first. */
-  invocations(name: string, limit = 100): Array<InvocationOutcome> {
+  invocations(name: string, limit = 100): InvocationOutcome[] {
     return this.guard("read invocations", () =>
       this.db
         .prepare<[string, number], Record<string, number | string>>(
@@ -252,8 +446,81 @@ export class SkillRegistry {
     );
   }
 
+  /** Inserts a whole skill with its history (migration, rebuild); refuses an existing name. */
+  importSkill(skill: ImportedSkill): SkillRecord {
+    return this.guard("import a skill", () =>
+      this.db.transaction(() => {
+        for (const version of skill.versions) this.insertVersion(version);
+        const active = skill.versions.find((v) => v.version === skill.activeVersion);
+        if (!active) throw new SkillEngineError(status.INTERNAL, `import of "${skill.name}": active version ${skill.activeVersion} missing`);
+        const created = skill.createdAt.getTime();
+        const now = Date.now();
+        this.db
+          .prepare(
+            `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason, version,
+                                 content_hash, usage_count, failure_count, protected, auto_created,
+                                 created_at, updated_at, status_changed_at, last_invoked_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            skill.name,
+            active.description,
+            active.parametersSchema,
+            active.testPayload,
+            skill.status,
+            skill.statusReason,
+            skill.activeVersion,
+            active.contentHash,
+            skill.usageCount,
+            skill.failureCount,
+            skill.protected ? 1 : 0,
+            skill.autoCreated ? 1 : 0,
+            created,
+            now,
+            now,
+            skill.lastInvokedAt?.getTime() ?? null,
+          );
+        return this.get(skill.name) as SkillRecord;
+      })(),
+    );
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  private insertVersion(next: NewVersion): void {
+    this.db
+      .prepare(
+        `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(next.name, next.version, next.description, next.parametersSchema, next.testPayload, next.contentHash, next.origin, next.at.getTime());
+  }
+
+  /** Applies the health rules to the stored counters and window; call inside a transaction. */
+  private reevaluate(name: string, at: Date): SkillRecord {
+    const current = this.get(name);
+    if (!current) throw new SkillEngineError(status.NOT_FOUND, `no skill named "${name}" is registered`);
+    const verdict = evaluateHealth(
+      {
+        status: current.status,
+        protected: current.protected,
+        failureCount: current.failureCount,
+        window: this.window(name, current.version),
+      },
+      this.policy,
+    );
+    const changed = verdict.status !== current.status;
+    if (!changed && verdict.reason === current.statusReason && verdict.warning === current.healthWarning) return current;
+    this.db
+      .prepare(
+        `UPDATE skills SET status = ?, status_reason = ?, health_warning = ?,
+                           status_changed_at = CASE WHEN ? THEN ? ELSE status_changed_at END
+         WHERE name = ?`,
+      )
+      .run(verdict.status, verdict.reason, verdict.warning, changed ? 1 : 0, at.getTime(), name);
+    return this.get(name) as SkillRecord;
   }
 
   private guard<T>(action: string, work: () => T): T {
@@ -275,19 +542,43 @@ function migrate(db: Database.Database): void {
   }
 }
 
+const STATUSES: readonly SkillStatus[] = ["active", "degraded", "deprecated", "retired", "deleted"];
+
 function toRecord(row: SkillRow): SkillRecord {
   return {
     name: row.name,
     description: row.description,
     parametersSchema: row.parameters_schema,
-    status: row.status === "degraded" ? "degraded" : "active",
+    testPayload: row.test_payload,
+    status: STATUSES.find((s) => s === row.status) ?? "active",
+    statusReason: row.status_reason,
+    healthWarning: row.health_warning,
     version: row.version,
+    latestVersion: row.latest_version ?? row.version,
     contentHash: row.content_hash,
     usageCount: row.usage_count,
     failureCount: row.failure_count,
+    protected: row.protected === 1,
+    autoCreated: row.auto_created === 1,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    statusChangedAt: new Date(row.status_changed_at),
     lastInvokedAt: row.last_invoked_at === null ? undefined : new Date(row.last_invoked_at),
+  };
+}
+
+const ORIGINS: readonly VersionOrigin[] = ["register", "patch", "migrate", "rebuild"];
+
+function toVersionRecord(row: VersionRow): VersionRecord {
+  return {
+    name: row.name,
+    version: row.version,
+    description: row.description,
+    parametersSchema: row.parameters_schema,
+    testPayload: row.test_payload,
+    contentHash: row.content_hash,
+    origin: ORIGINS.find((o) => o === row.origin) ?? "register",
+    createdAt: new Date(row.created_at),
   };
 }
 

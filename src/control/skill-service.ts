@@ -1,7 +1,9 @@
+import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { InternalError, SkillNotFoundError, SkillTestFailedError } from "../errors.js";
+import { InternalError, InvalidArgumentError, SkillEngineError, SkillNotFoundError, SkillTestFailedError } from "../errors.js";
 import type { ExecutionResult, SandboxRunner } from "../execution/index.js";
-import type { CanonicalStore } from "./canonical-store.js";
+import { type CanonicalStore, locationOf } from "./canonical-store.js";
+import type { CodeIntake, IntakeWarning } from "./code-intake.js";
 import { contentHash } from "./content-hash.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import type { MirrorWriter } from "./mirror-writer.js";
@@ -12,7 +14,10 @@ import {
   validateRegistration,
   validateSkillName,
 } from "./request-validation.js";
-import type { SkillRecord, SkillRegistry } from "./skill-registry.js";
+import { type HealthPolicy, isLive, quantile, retirementReasons, windowRate } from "./skill-health.js";
+import type { SkillRecord, SkillRegistry, VersionOrigin, VersionRecord } from "./skill-registry.js";
+
+export type { IntakeWarning } from "./code-intake.js";
 
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
@@ -20,15 +25,7 @@ export interface CallContext {
   readonly signal?: AbortSignal;
 }
 
-/** A content-guard finding that did not block the registration. */
-export interface IntakeWarning {
-  readonly ruleId: string;
-  readonly category: string;
-  readonly severity: string;
-  readonly message: string;
-  readonly line: number;
-}
-
+/** The outcome of a gated change of code (registration or patch). */
 export interface RegistrationResult {
   readonly skill: SkillRecord;
   readonly test: ExecutionResult;
@@ -46,61 +43,201 @@ export interface SkillWithCode {
   readonly code: string;
 }
 
+export interface PatchInput {
+  readonly name: string;
+  readonly find: string;
+  readonly replace: string;
+  /** Empty reuses the active version's test payload. */
+  readonly testPayload: string;
+}
+
+/** Seed 004's scorer features plus duration percentiles. */
+export interface SkillStats {
+  readonly skill: SkillRecord;
+  readonly ageDays: number;
+  readonly successRate: number | undefined;
+  readonly invocationVelocity7d: number;
+  readonly p50DurationMs: number;
+  readonly p95DurationMs: number;
+  readonly windowSamples: number;
+  readonly windowSuccesses: number;
+  readonly totalInvocations: number;
+  readonly totalSuccesses: number;
+}
+
+export interface RetiredSkill {
+  readonly name: string;
+  readonly reasons: string[];
+}
+
+export interface SkillServiceDependencies {
+  readonly registry: SkillRegistry;
+  readonly store: CanonicalStore;
+  readonly runner: SandboxRunner;
+  readonly mirror: MirrorWriter;
+  readonly intake: CodeIntake;
+  readonly policy: HealthPolicy;
+  readonly logger: Logger;
+  readonly now?: () => Date;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /**
- * The control plane's use cases: intake (validate → TDD run → persist), invocation from the
- * canonical copy, and reads. It owns the ordering of writes that start-up reconciliation relies on.
+ * The control plane's use cases. Every change of code goes through the same gate (validate →
+ * intake → test run → commit); every change of a skill is serialized per name; the registry
+ * commits first and the files follow, which is the order start-up reconciliation relies on.
  */
 export class SkillService {
   private readonly perName = new KeyedMutex();
-  private readonly validators = new Map<string, { hash: string; version: number; validate: PayloadValidator }>();
+  private readonly validators = new Map<string, { key: string; validate: PayloadValidator }>();
+  private readonly registry: SkillRegistry;
+  private readonly store: CanonicalStore;
+  private readonly runner: SandboxRunner;
+  private readonly mirror: MirrorWriter;
+  private readonly intake: CodeIntake;
+  private readonly policy: HealthPolicy;
+  private readonly logger: Logger;
+  private readonly now: () => Date;
 
-  constructor(
-    private readonly registry: SkillRegistry,
-    private readonly store: CanonicalStore,
-    private readonly runner: SandboxRunner,
-    private readonly mirror: MirrorWriter,
-    private readonly logger: Logger,
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+  constructor(deps: SkillServiceDependencies) {
+    this.registry = deps.registry;
+    this.store = deps.store;
+    this.runner = deps.runner;
+    this.mirror = deps.mirror;
+    this.intake = deps.intake;
+    this.policy = deps.policy;
+    this.logger = deps.logger;
+    this.now = deps.now ?? (() => new Date());
+  }
 
   async register(input: RegistrationInput, context: CallContext): Promise<RegistrationResult> {
     const valid = validateRegistration(input);
-    const test = await this.runner.run({
-      code: valid.code,
-      payload: valid.validatePayload("test_payload", valid.testPayload),
-      purpose: "test",
-      skillName: valid.name,
-      ...(context.signal ? { signal: context.signal } : {}),
-    });
-    if (!test.success) {
-      this.logger.info({ skill: valid.name, cause: test.errorSummary, caller: context.caller }, "registration rejected by its test run");
-      throw new SkillTestFailedError(valid.name, test.errorSummary);
-    }
+    const prepared = await this.intake.prepare(valid.code);
+    const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const test = await this.testRun(valid.name, prepared.code, testPayload, context);
     // The test ran outside the lock so registrations of one name can test in parallel;
     // numbering and writes are serialized.
-    const skill = await this.perName.run(valid.name, async () => {
-      const version = this.registry.nextVersion(valid.name);
-      await this.store.writeVersion(valid.name, version, valid.code);
-      const committed = this.registry.commitVersion({
-        name: valid.name,
-        version,
-        description: valid.description,
-        parametersSchema: valid.parametersSchema,
-        contentHash: contentHash(valid.code),
-        at: this.now(),
-      });
-      await this.store.writeActive(valid.name, valid.code);
-      await this.mirror.flush();
-      return committed;
-    });
+    const skill = await this.perName.run(valid.name, () =>
+      this.commitNewVersion(valid.name, prepared.code, valid.description, valid.parametersSchema, testPayload, "register"),
+    );
     this.logger.info({ skill: skill.name, version: skill.version, caller: context.caller }, "skill registered");
-    return { skill, test, normalizations: [], warnings: [] };
+    return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
+  }
+
+  async patch(input: PatchInput, context: CallContext): Promise<RegistrationResult> {
+    const skill = this.liveSkill(input.name, "patch");
+    if (input.find === "") throw new InvalidArgumentError("find", "is required: the exact text to replace");
+    const current = await this.activeCode(skill);
+    const occurrences = current.split(input.find).length - 1;
+    if (occurrences === 0) {
+      throw new InvalidArgumentError("find", `does not occur in the active code of "${skill.name}" (v${skill.version})`);
+    }
+    if (occurrences > 1) {
+      throw new InvalidArgumentError("find", `occurs ${occurrences} times in the active code; include more context so it is unique`);
+    }
+    const at = current.indexOf(input.find);
+    const patched = current.slice(0, at) + input.replace + current.slice(at + input.find.length);
+    const validate = this.payloadValidatorFor(skill);
+    const testPayload = validate("test_payload", input.testPayload.trim() === "" ? skill.testPayload : input.testPayload);
+    const prepared = await this.intake.prepare(patched);
+    const test = await this.testRun(skill.name, prepared.code, testPayload, context);
+    const committed = await this.perName.run(skill.name, async () => {
+      const latest = this.registry.get(skill.name);
+      if (!latest || latest.version !== skill.version || !isLive(latest.status)) {
+        throw new SkillEngineError(
+          status.ABORTED,
+          `"${skill.name}" changed while the patch was being tested (v${skill.version} → v${latest?.version ?? "?"}); read it again and retry`,
+        );
+      }
+      return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch");
+    });
+    this.logger.info({ skill: committed.name, version: committed.version, caller: context.caller }, "skill patched");
+    return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
+  }
+
+  async rollback(name: string, version: number, context: CallContext): Promise<SkillRecord> {
+    validateSkillName(name);
+    if (!Number.isInteger(version) || version < 1) throw new InvalidArgumentError("version", "must be a version number ≥ 1");
+    return this.perName.run(name, async () => {
+      const skill = this.liveSkill(name, "roll back");
+      if (skill.version === version) throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is already at version ${version}`);
+      const target = this.registry.version(name, version);
+      if (!target) throw new SkillEngineError(status.NOT_FOUND, `"${name}" has no version ${version} (latest is ${skill.latestVersion})`);
+      const code = await this.store.readVersion(name, version);
+      if (code === undefined || contentHash(code) !== target.contentHash) {
+        throw new InternalError(`the history file of "${name}" v${version} is missing or altered`);
+      }
+      const rolledBack = this.registry.activateVersion(name, version, this.now());
+      await this.store.writeActive(name, code);
+      await this.mirror.flush();
+      this.logger.info({ skill: name, from: skill.version, to: version, caller: context.caller }, "skill rolled back");
+      return rolledBack;
+    });
+  }
+
+  async delete(name: string, context: CallContext): Promise<SkillRecord> {
+    validateSkillName(name);
+    return this.perName.run(name, async () => {
+      const skill = this.existingSkill(name);
+      if (skill.status === "deleted") throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is already deleted`);
+      const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller}`, this.now());
+      await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
+      await this.mirror.flush();
+      this.logger.info({ skill: name, caller: context.caller }, "skill deleted (soft)");
+      return deleted;
+    });
+  }
+
+  async restore(name: string, context: CallContext): Promise<SkillRecord> {
+    validateSkillName(name);
+    return this.perName.run(name, async () => {
+      const skill = this.existingSkill(name);
+      if (isLive(skill.status)) {
+        throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is ${skill.status}, not retired or deleted: nothing to restore`);
+      }
+      const restored = this.registry.restore(name, `restored by ${context.caller}`, this.now());
+      await this.store.moveSkill(name, locationOf(skill.status), "active", this.now());
+      await this.mirror.flush();
+      this.logger.info({ skill: name, from: skill.status, caller: context.caller }, "skill restored");
+      return restored;
+    });
+  }
+
+  async setProtected(name: string, pinned: boolean): Promise<SkillRecord> {
+    validateSkillName(name);
+    return this.perName.run(name, async () => {
+      this.existingSkill(name);
+      const updated = this.registry.setProtected(name, pinned, this.now());
+      await this.mirror.flush();
+      return updated;
+    });
+  }
+
+  /** Seed 000's retirement sweep; `dryRun` only reports. */
+  async retireDegraded(dryRun: boolean, context: CallContext): Promise<RetiredSkill[]> {
+    const retired: RetiredSkill[] = [];
+    for (const candidate of this.registry.list()) {
+      const outcome = await this.perName.run(candidate.name, async () => {
+        const skill = this.registry.get(candidate.name);
+        if (!skill) return undefined;
+        const reasons = retirementReasons(skill, this.policy);
+        if (reasons.length === 0) return undefined;
+        if (!dryRun) {
+          this.registry.setStatus(skill.name, "retired", reasons.join("; "), this.now());
+          await this.store.moveSkill(skill.name, locationOf(skill.status), "retired", this.now());
+          this.logger.warn({ skill: skill.name, reasons, caller: context.caller }, "skill retired");
+        }
+        return { name: skill.name, reasons };
+      });
+      if (outcome) retired.push(outcome);
+    }
+    if (retired.length > 0 && !dryRun) await this.mirror.flush();
+    return retired;
   }
 
   async invoke(name: string, payloadText: string, context: CallContext): Promise<InvocationResult> {
-    validateSkillName(name);
-    const skill = this.registry.get(name);
-    if (!skill) throw new SkillNotFoundError(name);
+    const skill = this.liveSkill(name, "invoke");
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
     const code = await this.activeCode(skill);
     const result = await this.runner.run({
@@ -110,7 +247,7 @@ export class SkillService {
       skillName: name,
       ...(context.signal ? { signal: context.signal } : {}),
     });
-    this.registry.recordInvocation({
+    const updated = this.registry.recordInvocation({
       name,
       version: skill.version,
       at: this.now(),
@@ -122,19 +259,120 @@ export class SkillService {
       errorSummary: result.errorSummary,
       caller: context.caller,
     });
-    this.mirror.schedule();
+    if (updated && updated.status !== skill.status) {
+      this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
+      await this.mirror.flush();
+    } else {
+      this.mirror.schedule();
+    }
     return { result, version: skill.version };
   }
 
   async get(name: string): Promise<SkillWithCode> {
-    validateSkillName(name);
-    const skill = this.registry.get(name);
-    if (!skill) throw new SkillNotFoundError(name);
+    const skill = this.existingSkill(name);
     return { skill, code: await this.activeCode(skill) };
   }
 
-  list(): SkillRecord[] {
-    return this.registry.list();
+  list(includeInactive = false): SkillRecord[] {
+    return this.registry.list({ includeInactive });
+  }
+
+  versions(name: string): { skill: SkillRecord; versions: VersionRecord[] } {
+    const skill = this.existingSkill(name);
+    return { skill, versions: this.registry.versions(name) };
+  }
+
+  stats(name: string): SkillStats {
+    const skill = this.existingSkill(name);
+    const now = this.now();
+    const usage = this.registry.usage(name, skill.version, now);
+    return {
+      skill,
+      ageDays: (now.getTime() - skill.createdAt.getTime()) / DAY_MS,
+      successRate: windowRate(usage.window, this.policy),
+      invocationVelocity7d: usage.invocationsLast7Days / 7,
+      p50DurationMs: quantile(usage.recentDurationsMs, 0.5) ?? 0,
+      p95DurationMs: quantile(usage.recentDurationsMs, 0.95) ?? 0,
+      windowSamples: usage.window.samples,
+      windowSuccesses: usage.window.successes,
+      totalInvocations: usage.totalInvocations,
+      totalSuccesses: usage.totalSuccesses,
+    };
+  }
+
+  async wipeSandbox(context: CallContext): Promise<number> {
+    const { removedRunDirectories } = await this.runner.wipe();
+    this.logger.warn({ removedRunDirectories, caller: context.caller }, "sandbox wiped by request");
+    return removedRunDirectories;
+  }
+
+  /** Runs the TDD gate: the code must exit 0 and print something on its test payload. */
+  private async testRun(name: string, code: string, payload: string, context: CallContext): Promise<ExecutionResult> {
+    const test = await this.runner.run({
+      code,
+      payload,
+      purpose: "test",
+      skillName: name,
+      ...(context.signal ? { signal: context.signal } : {}),
+    });
+    if (!test.success) {
+      this.logger.info({ skill: name, cause: test.errorSummary, caller: context.caller }, "code rejected by its test run");
+      throw new SkillTestFailedError(name, test.errorSummary);
+    }
+    return test;
+  }
+
+  /**
+   * Writes version n+1 and makes it active. Call under the name's lock. A retired or deleted
+   * skill's files come back to the active directory first, so its history stays in one place.
+   */
+  private async commitNewVersion(
+    name: string,
+    code: string,
+    description: string,
+    parametersSchema: string,
+    testPayload: string,
+    origin: VersionOrigin,
+  ): Promise<SkillRecord> {
+    const existing = this.registry.get(name);
+    if (existing && !isLive(existing.status)) {
+      await this.store.moveSkill(name, locationOf(existing.status), "active", this.now());
+    }
+    const version = this.registry.nextVersion(name);
+    await this.store.writeVersion(name, version, code);
+    const committed = this.registry.commitVersion({
+      name,
+      version,
+      description,
+      parametersSchema,
+      testPayload,
+      contentHash: contentHash(code),
+      origin,
+      at: this.now(),
+    });
+    await this.store.writeActive(name, code);
+    await this.mirror.flush();
+    return committed;
+  }
+
+  private existingSkill(name: string): SkillRecord {
+    validateSkillName(name);
+    const skill = this.registry.get(name);
+    if (!skill) throw new SkillNotFoundError(name);
+    return skill;
+  }
+
+  /** A skill that can run: retired and deleted ones answer FAILED_PRECONDITION with the way back. */
+  private liveSkill(name: string, action: string): SkillRecord {
+    const skill = this.existingSkill(name);
+    if (!isLive(skill.status)) {
+      const why = skill.statusReason ? ` (${skill.statusReason})` : "";
+      throw new SkillEngineError(
+        status.FAILED_PRECONDITION,
+        `cannot ${action} "${name}": it is ${skill.status}${why}; RestoreSkill brings it back`,
+      );
+    }
+    return skill;
   }
 
   /**
@@ -142,24 +380,26 @@ export class SkillService {
    * went missing or was altered on disk is restored from the immutable history.
    */
   private async activeCode(skill: SkillRecord): Promise<string> {
-    const active = await this.store.readActive(skill.name);
+    const location = locationOf(skill.status);
+    const active = await this.store.readActive(skill.name, location);
     if (active !== undefined && contentHash(active) === skill.contentHash) return active;
-    const fromHistory = await this.store.readVersion(skill.name, skill.version);
+    const fromHistory = await this.store.readVersion(skill.name, skill.version, location);
     if (fromHistory === undefined || contentHash(fromHistory) !== skill.contentHash) {
       throw new InternalError(
         `the canonical code of "${skill.name}" v${skill.version} is missing or altered and no intact copy exists in its history`,
       );
     }
     this.logger.warn({ skill: skill.name, version: skill.version }, "canonical file missing or altered; restored from history");
-    await this.perName.run(skill.name, () => this.store.writeActive(skill.name, fromHistory));
+    await this.store.writeActive(skill.name, fromHistory, location);
     return fromHistory;
   }
 
   private payloadValidatorFor(skill: SkillRecord): PayloadValidator {
+    const key = `${skill.version}:${skill.contentHash}`;
     const cached = this.validators.get(skill.name);
-    if (cached && cached.version === skill.version && cached.hash === skill.contentHash) return cached.validate;
+    if (cached?.key === key) return cached.validate;
     const validate = compileParametersSchema(skill.parametersSchema);
-    this.validators.set(skill.name, { hash: skill.contentHash, version: skill.version, validate });
+    this.validators.set(skill.name, { key, validate });
     return validate;
   }
 }

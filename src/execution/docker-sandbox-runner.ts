@@ -119,6 +119,12 @@ export class DockerSandboxRunner implements SandboxRunner {
     return { containers, runDirectories: leftovers.length };
   }
 
+  async wipe(): Promise<{ removedRunDirectories: number }> {
+    const removedRunDirectories = await this.runDirectories.wipe();
+    this.options.logger.warn({ removedRunDirectories }, "sandbox directory wiped");
+    return { removedRunDirectories };
+  }
+
   async close(): Promise<void> {
     this.shutdown.abort(new RunCancelledError("shutdown"));
     await Promise.allSettled([...this.inFlight]);

@@ -69,6 +69,14 @@ export class RunDirectories {
     await rm(this.pathOf(runId), { recursive: true, force: true, maxRetries: 2 });
   }
 
+  /** Removes `runs/` and everything in it; returns how many run directories it held. */
+  async wipe(): Promise<number> {
+    const count = (await this.list("")).length;
+    // Runs keep creating entries while we delete; retrying on ENOTEMPTY is what `rm -rf` users do.
+    await rm(this.runsDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 5 });
+    return count;
+  }
+
   /** Run ids under `runs/` that start with `prefix` (a previous process of this instance). */
   async list(prefix: string): Promise<string[]> {
     try {

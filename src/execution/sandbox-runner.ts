@@ -71,6 +71,11 @@ export interface SandboxRunner {
    * left behind. Never touches this process's own runs, so it is safe at any time.
    */
   reapOrphans(): Promise<{ containers: number; runDirectories: number }>;
+  /**
+   * Removes every run directory (what `rm -rf` of the sandbox dir does, as an RPC). Runs in
+   * flight that it cuts off fail with UNAVAILABLE; later runs recreate what they need.
+   */
+  wipe(): Promise<{ removedRunDirectories: number }>;
   /** Stops every run in flight, removes its container, and refuses new runs. */
   close(): Promise<void>;
 }

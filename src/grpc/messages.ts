@@ -1,14 +1,29 @@
-import type { SkillRecord } from "../control/index.js";
+import type { IntakeWarning, SkillRecord, SkillStats, SkillStatus as DomainStatus, VersionRecord } from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
-import { type ExecutionResult, type Skill, SkillStatus } from "../gen/skillengine/v1/skill_engine.js";
+import {
+  type ExecutionResult,
+  type GetSkillStatsResponse,
+  type GuardFinding,
+  type Skill,
+  SkillStatus,
+  type SkillVersion,
+} from "../gen/skillengine/v1/skill_engine.js";
 
 /** Domain → wire mapping; the gRPC layer holds no other logic. */
+const STATUS_TO_WIRE: Readonly<Record<DomainStatus, SkillStatus>> = {
+  active: SkillStatus.SKILL_STATUS_ACTIVE,
+  degraded: SkillStatus.SKILL_STATUS_DEGRADED,
+  deprecated: SkillStatus.SKILL_STATUS_DEPRECATED,
+  retired: SkillStatus.SKILL_STATUS_RETIRED,
+  deleted: SkillStatus.SKILL_STATUS_DELETED,
+};
+
 export function toSkillMessage(record: SkillRecord): Skill {
   return {
     name: record.name,
     description: record.description,
     parametersSchema: record.parametersSchema,
-    status: record.status === "degraded" ? SkillStatus.SKILL_STATUS_DEGRADED : SkillStatus.SKILL_STATUS_ACTIVE,
+    status: STATUS_TO_WIRE[record.status],
     version: record.version,
     contentHash: record.contentHash,
     usageCount: record.usageCount,
@@ -16,6 +31,48 @@ export function toSkillMessage(record: SkillRecord): Skill {
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
     lastInvokedAt: record.lastInvokedAt,
+    statusReason: record.statusReason,
+    warning: record.healthWarning,
+    protected: record.protected,
+    autoCreated: record.autoCreated,
+    latestVersion: record.latestVersion,
+    statusChangedAt: record.statusChangedAt,
+  };
+}
+
+export function toVersionMessage(version: VersionRecord, activeVersion: number): SkillVersion {
+  return {
+    version: version.version,
+    contentHash: version.contentHash,
+    description: version.description,
+    parametersSchema: version.parametersSchema,
+    testPayload: version.testPayload,
+    origin: version.origin,
+    createdAt: version.createdAt,
+    active: version.version === activeVersion,
+  };
+}
+
+export function toWarningMessage(warning: IntakeWarning): GuardFinding {
+  return { ...warning };
+}
+
+export function toStatsMessage(stats: SkillStats): GetSkillStatsResponse {
+  return {
+    name: stats.skill.name,
+    ageDays: stats.ageDays,
+    successRate: stats.successRate ?? 0,
+    hasSuccessRate: stats.successRate !== undefined,
+    invocationVelocity7d: stats.invocationVelocity7d,
+    version: stats.skill.version,
+    autoCreated: stats.skill.autoCreated,
+    p50DurationMs: stats.p50DurationMs,
+    p95DurationMs: stats.p95DurationMs,
+    windowSamples: stats.windowSamples,
+    windowSuccesses: stats.windowSuccesses,
+    totalInvocations: stats.totalInvocations,
+    totalSuccesses: stats.totalSuccesses,
+    skill: toSkillMessage(stats.skill),
   };
 }
 

@@ -1,46 +1,50 @@
-import { type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, Metadata, status } from "@grpc/grpc-js";
+import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { SkillService } from "../control/index.js";
+import type { CallContext, SkillService } from "../control/index.js";
 import { SkillEngineError } from "../errors.js";
 import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import { LOCAL_AGENT, signalOf } from "./call-context.js";
-import { toExecutionResultMessage, toSkillMessage } from "./messages.js";
+import { toExecutionResultMessage, toSkillMessage, toStatsMessage, toVersionMessage, toWarningMessage } from "./messages.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
 export function skillEngineHandlers(service: SkillService, logger: Logger): SkillEngineServer {
+  const caller = LOCAL_AGENT;
   return {
-    registerSkill: unary(logger, "RegisterSkill", async (request, call) => {
-      const { signal, dispose } = signalOf(call);
-      try {
-        const registered = await service.register(
-          {
-            name: request.name,
-            description: request.description,
-            parametersSchema: request.parametersSchema,
-            code: request.code,
-            testPayload: request.testPayload,
-          },
-          { caller: LOCAL_AGENT, signal },
-        );
-        return {
-          skill: toSkillMessage(registered.skill),
-          test: toExecutionResultMessage(registered.test),
-          normalizations: registered.normalizations,
-          warnings: registered.warnings.map((w) => ({ ...w })),
-        };
-      } finally {
-        dispose();
-      }
+    registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
+      const registered = await service.register(
+        {
+          name: request.name,
+          description: request.description,
+          parametersSchema: request.parametersSchema,
+          code: request.code,
+          testPayload: request.testPayload,
+        },
+        context,
+      );
+      return {
+        skill: toSkillMessage(registered.skill),
+        test: toExecutionResultMessage(registered.test),
+        normalizations: registered.normalizations,
+        warnings: registered.warnings.map(toWarningMessage),
+      };
     }),
 
-    invokeSkill: unary(logger, "InvokeSkill", async (request, call) => {
-      const { signal, dispose } = signalOf(call);
-      try {
-        const invoked = await service.invoke(request.name, request.payload, { caller: LOCAL_AGENT, signal });
-        return { result: toExecutionResultMessage(invoked.result), version: invoked.version };
-      } finally {
-        dispose();
-      }
+    patchSkill: unary(logger, "PatchSkill", async (request, context) => {
+      const patched = await service.patch(
+        { name: request.name, find: request.find, replace: request.replace, testPayload: request.testPayload },
+        context,
+      );
+      return {
+        skill: toSkillMessage(patched.skill),
+        test: toExecutionResultMessage(patched.test),
+        normalizations: patched.normalizations,
+        warnings: patched.warnings.map(toWarningMessage),
+      };
+    }),
+
+    invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {
+      const invoked = await service.invoke(request.name, request.payload, context);
+      return { result: toExecutionResultMessage(invoked.result), version: invoked.version };
     }),
 
     getSkill: unary(logger, "GetSkill", async (request) => {
@@ -48,25 +52,63 @@ export function skillEngineHandlers(service: SkillService, logger: Logger): Skil
       return { skill: toSkillMessage(found.skill), code: found.code };
     }),
 
-    listSkills: unary(logger, "ListSkills", async () => ({ skills: service.list().map(toSkillMessage) })),
-  };
-}
+    listSkills: unary(logger, "ListSkills", async (request) => ({
+      skills: service.list(request.includeInactive).map(toSkillMessage),
+    })),
 
-/**
- * Wraps a handler so every outcome reaches the client exactly once: a SkillEngineError becomes
- * its status and message; anything else is logged and answered INTERNAL without leaking details.
- */
-function unary<Req, Res>(
-  logger: Logger,
-  method: string,
-  handler: (request: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
-): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
-  return (call, callback) => {
-    handler(call.request, call).then(
-      (response) => callback(null, response),
-      (error: unknown) => callback(toServiceError(logger, method, error)),
-    );
+    listSkillVersions: unary(logger, "ListSkillVersions", async (request) => {
+      const { skill, versions } = service.versions(request.name);
+      return { versions: versions.map((v) => toVersionMessage(v, skill.version)) };
+    }),
+
+    getSkillStats: unary(logger, "GetSkillStats", async (request) => toStatsMessage(service.stats(request.name))),
+
+    rollbackSkill: unary(logger, "RollbackSkill", async (request, context) => ({
+      skill: toSkillMessage(await service.rollback(request.name, request.version, context)),
+    })),
+
+    deleteSkill: unary(logger, "DeleteSkill", async (request, context) => ({
+      skill: toSkillMessage(await service.delete(request.name, context)),
+    })),
+
+    restoreSkill: unary(logger, "RestoreSkill", async (request, context) => ({
+      skill: toSkillMessage(await service.restore(request.name, context)),
+    })),
+
+    setSkillProtected: unary(logger, "SetSkillProtected", async (request) => ({
+      skill: toSkillMessage(await service.setProtected(request.name, request.protected)),
+    })),
+
+    retireDegradedSkills: unary(logger, "RetireDegradedSkills", async (request, context) => ({
+      retired: (await service.retireDegraded(request.dryRun, context)).map((r) => ({ name: r.name, reasons: r.reasons })),
+      dryRun: request.dryRun,
+    })),
+
+    wipeSandbox: unary(logger, "WipeSandbox", async (_request, context) => ({
+      removedRunDirectories: await service.wipeSandbox(context),
+    })),
   };
+
+  /**
+   * Wraps a handler so every outcome reaches the client exactly once, with a call context whose
+   * signal fires on cancellation or deadline: a SkillEngineError becomes its status and message;
+   * anything else is logged and answered INTERNAL without leaking details.
+   */
+  function unary<Req, Res>(
+    log: Logger,
+    method: string,
+    handler: (request: Req, context: CallContext) => Promise<Res>,
+  ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
+    return (call, callback) => {
+      const { signal, dispose } = signalOf(call);
+      handler(call.request, { caller, signal })
+        .then(
+          (response) => callback(null, response),
+          (error: unknown) => callback(toServiceError(log, method, error)),
+        )
+        .finally(dispose);
+    };
+  }
 }
 
 function toServiceError(logger: Logger, method: string, error: unknown): ServerErrorResponse {

@@ -23,7 +23,7 @@ export interface TestClient {
   register(request: Partial<RegisterSkillRequest> & { name: string; code: string }, deadlineMs?: number): Promise<RegisterSkillResponse>;
   invoke(name: string, payload?: string, deadlineMs?: number): Promise<InvokeSkillResponse>;
   get(name: string): Promise<GetSkillResponse>;
-  list(): Promise<ListSkillsResponse>;
+  list(includeInactive?: boolean): Promise<ListSkillsResponse>;
   raw: SkillEngineClient;
   close(): void;
 }
@@ -110,7 +110,7 @@ export function connect(port: number): TestClient {
       ),
     invoke: (name, payload = "{}", ms) => call(raw.invokeSkill, { name, payload }, ms),
     get: (name) => call(raw.getSkill, { name }),
-    list: () => call(raw.listSkills, {}),
+    list: (includeInactive = false) => call(raw.listSkills, { includeInactive }),
     close: () => raw.close(),
   };
 }

@@ -26,8 +26,16 @@ export const protobufFileName = "skillengine/v1/skill_engine.proto";
 
 export enum SkillStatus {
   SKILL_STATUS_UNSPECIFIED = 0,
+  /** SKILL_STATUS_ACTIVE - Healthy, routed, invocable. */
   SKILL_STATUS_ACTIVE = 1,
+  /** SKILL_STATUS_DEGRADED - 3 consecutive failures (seed 000); a success makes it active again. Invocable. */
   SKILL_STATUS_DEGRADED = 2,
+  /** SKILL_STATUS_DEPRECATED - Success rate over the rolling window below the threshold (seed 004). Invocable, not routed. */
+  SKILL_STATUS_DEPRECATED = 3,
+  /** SKILL_STATUS_RETIRED - Retired by RetireDegradedSkills; files under retired/. Not invocable until restored. */
+  SKILL_STATUS_RETIRED = 4,
+  /** SKILL_STATUS_DELETED - Soft-deleted; files under .trash/. Not invocable until restored. */
+  SKILL_STATUS_DELETED = 5,
   UNRECOGNIZED = -1,
 }
 
@@ -42,6 +50,15 @@ export function skillStatusFromJSON(object: any): SkillStatus {
     case 2:
     case "SKILL_STATUS_DEGRADED":
       return SkillStatus.SKILL_STATUS_DEGRADED;
+    case 3:
+    case "SKILL_STATUS_DEPRECATED":
+      return SkillStatus.SKILL_STATUS_DEPRECATED;
+    case 4:
+    case "SKILL_STATUS_RETIRED":
+      return SkillStatus.SKILL_STATUS_RETIRED;
+    case 5:
+    case "SKILL_STATUS_DELETED":
+      return SkillStatus.SKILL_STATUS_DELETED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -57,6 +74,12 @@ export function skillStatusToJSON(object: SkillStatus): string {
       return "SKILL_STATUS_ACTIVE";
     case SkillStatus.SKILL_STATUS_DEGRADED:
       return "SKILL_STATUS_DEGRADED";
+    case SkillStatus.SKILL_STATUS_DEPRECATED:
+      return "SKILL_STATUS_DEPRECATED";
+    case SkillStatus.SKILL_STATUS_RETIRED:
+      return "SKILL_STATUS_RETIRED";
+    case SkillStatus.SKILL_STATUS_DELETED:
+      return "SKILL_STATUS_DELETED";
     case SkillStatus.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -80,7 +103,32 @@ export interface Skill {
     | Date
     | undefined;
   /** Unset until the first invocation. */
-  lastInvokedAt: Date | undefined;
+  lastInvokedAt:
+    | Date
+    | undefined;
+  /** Why the skill has its status (empty for a healthy active skill). */
+  statusReason: string;
+  /** Low-reliability note from the rolling window (empty when there is none). */
+  warning: string;
+  /** Exempt from automatic deprecation and retirement. */
+  protected: boolean;
+  /** Created by the service (e.g. legacy migration) rather than registered by an agent. */
+  autoCreated: boolean;
+  /** Highest version ever committed (greater than version after a rollback). */
+  latestVersion: number;
+  statusChangedAt: Date | undefined;
+}
+
+export interface SkillVersion {
+  version: number;
+  contentHash: string;
+  description: string;
+  parametersSchema: string;
+  testPayload: string;
+  /** register, patch, migrate or rebuild. */
+  origin: string;
+  createdAt: Date | undefined;
+  active: boolean;
 }
 
 export interface ExecutionResult {
@@ -167,10 +215,122 @@ export interface GetSkillResponse {
 }
 
 export interface ListSkillsRequest {
+  /** Also list retired and deleted skills. */
+  includeInactive: boolean;
 }
 
 export interface ListSkillsResponse {
   skills: Skill[];
+}
+
+export interface ListSkillVersionsRequest {
+  name: string;
+}
+
+export interface ListSkillVersionsResponse {
+  versions: SkillVersion[];
+}
+
+export interface GetSkillStatsRequest {
+  name: string;
+}
+
+export interface GetSkillStatsResponse {
+  name: string;
+  /** Seed 004's scorer features. */
+  ageDays: number;
+  /**
+   * Over the rolling window of the active version; unset (has_success_rate false) until the
+   * window has enough samples.
+   */
+  successRate: number;
+  hasSuccessRate: boolean;
+  /** Invocations per day over the last 7 days. */
+  invocationVelocity7d: number;
+  version: number;
+  autoCreated: boolean;
+  /** Duration percentiles over the most recent invocations of the active version. */
+  p50DurationMs: number;
+  p95DurationMs: number;
+  windowSamples: number;
+  windowSuccesses: number;
+  totalInvocations: number;
+  totalSuccesses: number;
+  skill: Skill | undefined;
+}
+
+export interface PatchSkillRequest {
+  name: string;
+  /** Exact text to find in the active code; it must occur exactly once. */
+  find: string;
+  replace: string;
+  /** Payload for the test run; empty reuses the active version's test payload. */
+  testPayload: string;
+}
+
+export interface PatchSkillResponse {
+  skill: Skill | undefined;
+  test: ExecutionResult | undefined;
+  normalizations: string[];
+  warnings: GuardFinding[];
+}
+
+export interface RollbackSkillRequest {
+  name: string;
+  version: number;
+}
+
+export interface RollbackSkillResponse {
+  skill: Skill | undefined;
+}
+
+export interface DeleteSkillRequest {
+  name: string;
+}
+
+export interface DeleteSkillResponse {
+  skill: Skill | undefined;
+}
+
+export interface RestoreSkillRequest {
+  name: string;
+}
+
+export interface RestoreSkillResponse {
+  skill: Skill | undefined;
+}
+
+export interface SetSkillProtectedRequest {
+  name: string;
+  protected: boolean;
+}
+
+export interface SetSkillProtectedResponse {
+  skill: Skill | undefined;
+}
+
+export interface RetireDegradedSkillsRequest {
+  /** Report what would be retired without retiring anything. */
+  dryRun: boolean;
+}
+
+export interface RetiredSkill {
+  name: string;
+  /** Which clauses of the rule matched. */
+  reasons: string[];
+}
+
+export interface RetireDegradedSkillsResponse {
+  retired: RetiredSkill[];
+  dryRun: boolean;
+}
+
+export interface WipeSandboxRequest {
+}
+
+export interface WipeSandboxResponse {
+  /** Run directories removed (each belonged to a run in flight or a crashed process). */
+  removedRunDirectories: number;
 }
 
 function createBaseSkill(): Skill {
@@ -186,6 +346,12 @@ function createBaseSkill(): Skill {
     createdAt: undefined,
     updatedAt: undefined,
     lastInvokedAt: undefined,
+    statusReason: "",
+    warning: "",
+    protected: false,
+    autoCreated: false,
+    latestVersion: 0,
+    statusChangedAt: undefined,
   };
 }
 
@@ -223,6 +389,24 @@ export const Skill: MessageFns<Skill> = {
     }
     if (message.lastInvokedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.lastInvokedAt), writer.uint32(90).fork()).join();
+    }
+    if (message.statusReason !== "") {
+      writer.uint32(98).string(message.statusReason);
+    }
+    if (message.warning !== "") {
+      writer.uint32(106).string(message.warning);
+    }
+    if (message.protected !== false) {
+      writer.uint32(112).bool(message.protected);
+    }
+    if (message.autoCreated !== false) {
+      writer.uint32(120).bool(message.autoCreated);
+    }
+    if (message.latestVersion !== 0) {
+      writer.uint32(128).uint32(message.latestVersion);
+    }
+    if (message.statusChangedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.statusChangedAt), writer.uint32(138).fork()).join();
     }
     return writer;
   },
@@ -328,6 +512,54 @@ export const Skill: MessageFns<Skill> = {
             message.lastInvokedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.statusReason = reader.string();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.warning = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.protected = reader.bool();
+            continue;
+          }
+          case 15: {
+            if (tag !== 120) {
+              break;
+            }
+
+            message.autoCreated = reader.bool();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.latestVersion = reader.uint32();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.statusChangedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -381,6 +613,28 @@ export const Skill: MessageFns<Skill> = {
         : isSet(object.last_invoked_at)
         ? fromJsonTimestamp(object.last_invoked_at)
         : undefined,
+      statusReason: isSet(object.statusReason)
+        ? globalThis.String(object.statusReason)
+        : isSet(object.status_reason)
+        ? globalThis.String(object.status_reason)
+        : "",
+      warning: isSet(object.warning) ? globalThis.String(object.warning) : "",
+      protected: isSet(object.protected) ? globalThis.Boolean(object.protected) : false,
+      autoCreated: isSet(object.autoCreated)
+        ? globalThis.Boolean(object.autoCreated)
+        : isSet(object.auto_created)
+        ? globalThis.Boolean(object.auto_created)
+        : false,
+      latestVersion: isSet(object.latestVersion)
+        ? globalThis.Number(object.latestVersion)
+        : isSet(object.latest_version)
+        ? globalThis.Number(object.latest_version)
+        : 0,
+      statusChangedAt: isSet(object.statusChangedAt)
+        ? fromJsonTimestamp(object.statusChangedAt)
+        : isSet(object.status_changed_at)
+        ? fromJsonTimestamp(object.status_changed_at)
+        : undefined,
     };
   },
 
@@ -419,6 +673,24 @@ export const Skill: MessageFns<Skill> = {
     if (message.lastInvokedAt !== undefined) {
       obj.lastInvokedAt = message.lastInvokedAt.toISOString();
     }
+    if (message.statusReason !== "") {
+      obj.statusReason = message.statusReason;
+    }
+    if (message.warning !== "") {
+      obj.warning = message.warning;
+    }
+    if (message.protected !== false) {
+      obj.protected = message.protected;
+    }
+    if (message.autoCreated !== false) {
+      obj.autoCreated = message.autoCreated;
+    }
+    if (message.latestVersion !== 0) {
+      obj.latestVersion = Math.round(message.latestVersion);
+    }
+    if (message.statusChangedAt !== undefined) {
+      obj.statusChangedAt = message.statusChangedAt.toISOString();
+    }
     return obj;
   },
 
@@ -438,6 +710,218 @@ export const Skill: MessageFns<Skill> = {
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
     message.lastInvokedAt = object.lastInvokedAt ?? undefined;
+    message.statusReason = object.statusReason ?? "";
+    message.warning = object.warning ?? "";
+    message.protected = object.protected ?? false;
+    message.autoCreated = object.autoCreated ?? false;
+    message.latestVersion = object.latestVersion ?? 0;
+    message.statusChangedAt = object.statusChangedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseSkillVersion(): SkillVersion {
+  return {
+    version: 0,
+    contentHash: "",
+    description: "",
+    parametersSchema: "",
+    testPayload: "",
+    origin: "",
+    createdAt: undefined,
+    active: false,
+  };
+}
+
+export const SkillVersion: MessageFns<SkillVersion> = {
+  encode(message: SkillVersion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== 0) {
+      writer.uint32(8).uint32(message.version);
+    }
+    if (message.contentHash !== "") {
+      writer.uint32(18).string(message.contentHash);
+    }
+    if (message.description !== "") {
+      writer.uint32(26).string(message.description);
+    }
+    if (message.parametersSchema !== "") {
+      writer.uint32(34).string(message.parametersSchema);
+    }
+    if (message.testPayload !== "") {
+      writer.uint32(42).string(message.testPayload);
+    }
+    if (message.origin !== "") {
+      writer.uint32(50).string(message.origin);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    if (message.active !== false) {
+      writer.uint32(64).bool(message.active);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SkillVersion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkillVersion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.contentHash = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.parametersSchema = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.testPayload = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.origin = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.active = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SkillVersion {
+    return {
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      contentHash: isSet(object.contentHash)
+        ? globalThis.String(object.contentHash)
+        : isSet(object.content_hash)
+        ? globalThis.String(object.content_hash)
+        : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      parametersSchema: isSet(object.parametersSchema)
+        ? globalThis.String(object.parametersSchema)
+        : isSet(object.parameters_schema)
+        ? globalThis.String(object.parameters_schema)
+        : "",
+      testPayload: isSet(object.testPayload)
+        ? globalThis.String(object.testPayload)
+        : isSet(object.test_payload)
+        ? globalThis.String(object.test_payload)
+        : "",
+      origin: isSet(object.origin) ? globalThis.String(object.origin) : "",
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+      active: isSet(object.active) ? globalThis.Boolean(object.active) : false,
+    };
+  },
+
+  toJSON(message: SkillVersion): unknown {
+    const obj: any = {};
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.contentHash !== "") {
+      obj.contentHash = message.contentHash;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.parametersSchema !== "") {
+      obj.parametersSchema = message.parametersSchema;
+    }
+    if (message.testPayload !== "") {
+      obj.testPayload = message.testPayload;
+    }
+    if (message.origin !== "") {
+      obj.origin = message.origin;
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    if (message.active !== false) {
+      obj.active = message.active;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SkillVersion>): SkillVersion {
+    return SkillVersion.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SkillVersion>): SkillVersion {
+    const message = createBaseSkillVersion();
+    message.version = object.version ?? 0;
+    message.contentHash = object.contentHash ?? "";
+    message.description = object.description ?? "";
+    message.parametersSchema = object.parametersSchema ?? "";
+    message.testPayload = object.testPayload ?? "";
+    message.origin = object.origin ?? "";
+    message.createdAt = object.createdAt ?? undefined;
+    message.active = object.active ?? false;
     return message;
   },
 };
@@ -1420,11 +1904,14 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
 };
 
 function createBaseListSkillsRequest(): ListSkillsRequest {
-  return {};
+  return { includeInactive: false };
 }
 
 export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
-  encode(_: ListSkillsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListSkillsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.includeInactive !== false) {
+      writer.uint32(8).bool(message.includeInactive);
+    }
     return writer;
   },
 
@@ -1441,6 +1928,14 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.includeInactive = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1453,20 +1948,30 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
     }
   },
 
-  fromJSON(_: any): ListSkillsRequest {
-    return {};
+  fromJSON(object: any): ListSkillsRequest {
+    return {
+      includeInactive: isSet(object.includeInactive)
+        ? globalThis.Boolean(object.includeInactive)
+        : isSet(object.include_inactive)
+        ? globalThis.Boolean(object.include_inactive)
+        : false,
+    };
   },
 
-  toJSON(_: ListSkillsRequest): unknown {
+  toJSON(message: ListSkillsRequest): unknown {
     const obj: any = {};
+    if (message.includeInactive !== false) {
+      obj.includeInactive = message.includeInactive;
+    }
     return obj;
   },
 
   create(base?: DeepPartial<ListSkillsRequest>): ListSkillsRequest {
     return ListSkillsRequest.fromPartial(base ?? {});
   },
-  fromPartial(_: DeepPartial<ListSkillsRequest>): ListSkillsRequest {
+  fromPartial(object: DeepPartial<ListSkillsRequest>): ListSkillsRequest {
     const message = createBaseListSkillsRequest();
+    message.includeInactive = object.includeInactive ?? false;
     return message;
   },
 };
@@ -1538,6 +2043,1737 @@ export const ListSkillsResponse: MessageFns<ListSkillsResponse> = {
   },
 };
 
+function createBaseListSkillVersionsRequest(): ListSkillVersionsRequest {
+  return { name: "" };
+}
+
+export const ListSkillVersionsRequest: MessageFns<ListSkillVersionsRequest> = {
+  encode(message: ListSkillVersionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSkillVersionsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSkillVersionsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSkillVersionsRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: ListSkillVersionsRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSkillVersionsRequest>): ListSkillVersionsRequest {
+    return ListSkillVersionsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSkillVersionsRequest>): ListSkillVersionsRequest {
+    const message = createBaseListSkillVersionsRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseListSkillVersionsResponse(): ListSkillVersionsResponse {
+  return { versions: [] };
+}
+
+export const ListSkillVersionsResponse: MessageFns<ListSkillVersionsResponse> = {
+  encode(message: ListSkillVersionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.versions) {
+      SkillVersion.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListSkillVersionsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListSkillVersionsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.versions.push(SkillVersion.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListSkillVersionsResponse {
+    return {
+      versions: globalThis.Array.isArray(object?.versions)
+        ? object.versions.map((e: any) => SkillVersion.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListSkillVersionsResponse): unknown {
+    const obj: any = {};
+    if (message.versions?.length) {
+      obj.versions = message.versions.map((e) => SkillVersion.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListSkillVersionsResponse>): ListSkillVersionsResponse {
+    return ListSkillVersionsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListSkillVersionsResponse>): ListSkillVersionsResponse {
+    const message = createBaseListSkillVersionsResponse();
+    message.versions = object.versions?.map((e) => SkillVersion.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseGetSkillStatsRequest(): GetSkillStatsRequest {
+  return { name: "" };
+}
+
+export const GetSkillStatsRequest: MessageFns<GetSkillStatsRequest> = {
+  encode(message: GetSkillStatsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSkillStatsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSkillStatsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSkillStatsRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: GetSkillStatsRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSkillStatsRequest>): GetSkillStatsRequest {
+    return GetSkillStatsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSkillStatsRequest>): GetSkillStatsRequest {
+    const message = createBaseGetSkillStatsRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseGetSkillStatsResponse(): GetSkillStatsResponse {
+  return {
+    name: "",
+    ageDays: 0,
+    successRate: 0,
+    hasSuccessRate: false,
+    invocationVelocity7d: 0,
+    version: 0,
+    autoCreated: false,
+    p50DurationMs: 0,
+    p95DurationMs: 0,
+    windowSamples: 0,
+    windowSuccesses: 0,
+    totalInvocations: 0,
+    totalSuccesses: 0,
+    skill: undefined,
+  };
+}
+
+export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
+  encode(message: GetSkillStatsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.ageDays !== 0) {
+      writer.uint32(17).double(message.ageDays);
+    }
+    if (message.successRate !== 0) {
+      writer.uint32(25).double(message.successRate);
+    }
+    if (message.hasSuccessRate !== false) {
+      writer.uint32(32).bool(message.hasSuccessRate);
+    }
+    if (message.invocationVelocity7d !== 0) {
+      writer.uint32(41).double(message.invocationVelocity7d);
+    }
+    if (message.version !== 0) {
+      writer.uint32(48).uint32(message.version);
+    }
+    if (message.autoCreated !== false) {
+      writer.uint32(56).bool(message.autoCreated);
+    }
+    if (message.p50DurationMs !== 0) {
+      writer.uint32(64).uint32(message.p50DurationMs);
+    }
+    if (message.p95DurationMs !== 0) {
+      writer.uint32(72).uint32(message.p95DurationMs);
+    }
+    if (message.windowSamples !== 0) {
+      writer.uint32(80).uint32(message.windowSamples);
+    }
+    if (message.windowSuccesses !== 0) {
+      writer.uint32(88).uint32(message.windowSuccesses);
+    }
+    if (message.totalInvocations !== 0) {
+      writer.uint32(96).uint64(message.totalInvocations);
+    }
+    if (message.totalSuccesses !== 0) {
+      writer.uint32(104).uint64(message.totalSuccesses);
+    }
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(114).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetSkillStatsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetSkillStatsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.ageDays = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.successRate = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.hasSuccessRate = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.invocationVelocity7d = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.autoCreated = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.p50DurationMs = reader.uint32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.p95DurationMs = reader.uint32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.windowSamples = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.windowSuccesses = reader.uint32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.totalInvocations = longToNumber(reader.uint64());
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.totalSuccesses = longToNumber(reader.uint64());
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetSkillStatsResponse {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      ageDays: isSet(object.ageDays)
+        ? globalThis.Number(object.ageDays)
+        : isSet(object.age_days)
+        ? globalThis.Number(object.age_days)
+        : 0,
+      successRate: isSet(object.successRate)
+        ? globalThis.Number(object.successRate)
+        : isSet(object.success_rate)
+        ? globalThis.Number(object.success_rate)
+        : 0,
+      hasSuccessRate: isSet(object.hasSuccessRate)
+        ? globalThis.Boolean(object.hasSuccessRate)
+        : isSet(object.has_success_rate)
+        ? globalThis.Boolean(object.has_success_rate)
+        : false,
+      invocationVelocity7d: isSet(object.invocationVelocity7d)
+        ? globalThis.Number(object.invocationVelocity7d)
+        : isSet(object.invocation_velocity_7d)
+        ? globalThis.Number(object.invocation_velocity_7d)
+        : 0,
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      autoCreated: isSet(object.autoCreated)
+        ? globalThis.Boolean(object.autoCreated)
+        : isSet(object.auto_created)
+        ? globalThis.Boolean(object.auto_created)
+        : false,
+      p50DurationMs: isSet(object.p50DurationMs)
+        ? globalThis.Number(object.p50DurationMs)
+        : isSet(object.p50_duration_ms)
+        ? globalThis.Number(object.p50_duration_ms)
+        : 0,
+      p95DurationMs: isSet(object.p95DurationMs)
+        ? globalThis.Number(object.p95DurationMs)
+        : isSet(object.p95_duration_ms)
+        ? globalThis.Number(object.p95_duration_ms)
+        : 0,
+      windowSamples: isSet(object.windowSamples)
+        ? globalThis.Number(object.windowSamples)
+        : isSet(object.window_samples)
+        ? globalThis.Number(object.window_samples)
+        : 0,
+      windowSuccesses: isSet(object.windowSuccesses)
+        ? globalThis.Number(object.windowSuccesses)
+        : isSet(object.window_successes)
+        ? globalThis.Number(object.window_successes)
+        : 0,
+      totalInvocations: isSet(object.totalInvocations)
+        ? globalThis.Number(object.totalInvocations)
+        : isSet(object.total_invocations)
+        ? globalThis.Number(object.total_invocations)
+        : 0,
+      totalSuccesses: isSet(object.totalSuccesses)
+        ? globalThis.Number(object.totalSuccesses)
+        : isSet(object.total_successes)
+        ? globalThis.Number(object.total_successes)
+        : 0,
+      skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
+    };
+  },
+
+  toJSON(message: GetSkillStatsResponse): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.ageDays !== 0) {
+      obj.ageDays = floatToJson(message.ageDays);
+    }
+    if (message.successRate !== 0) {
+      obj.successRate = floatToJson(message.successRate);
+    }
+    if (message.hasSuccessRate !== false) {
+      obj.hasSuccessRate = message.hasSuccessRate;
+    }
+    if (message.invocationVelocity7d !== 0) {
+      obj.invocationVelocity7d = floatToJson(message.invocationVelocity7d);
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.autoCreated !== false) {
+      obj.autoCreated = message.autoCreated;
+    }
+    if (message.p50DurationMs !== 0) {
+      obj.p50DurationMs = Math.round(message.p50DurationMs);
+    }
+    if (message.p95DurationMs !== 0) {
+      obj.p95DurationMs = Math.round(message.p95DurationMs);
+    }
+    if (message.windowSamples !== 0) {
+      obj.windowSamples = Math.round(message.windowSamples);
+    }
+    if (message.windowSuccesses !== 0) {
+      obj.windowSuccesses = Math.round(message.windowSuccesses);
+    }
+    if (message.totalInvocations !== 0) {
+      obj.totalInvocations = Math.round(message.totalInvocations);
+    }
+    if (message.totalSuccesses !== 0) {
+      obj.totalSuccesses = Math.round(message.totalSuccesses);
+    }
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetSkillStatsResponse>): GetSkillStatsResponse {
+    return GetSkillStatsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetSkillStatsResponse>): GetSkillStatsResponse {
+    const message = createBaseGetSkillStatsResponse();
+    message.name = object.name ?? "";
+    message.ageDays = object.ageDays ?? 0;
+    message.successRate = object.successRate ?? 0;
+    message.hasSuccessRate = object.hasSuccessRate ?? false;
+    message.invocationVelocity7d = object.invocationVelocity7d ?? 0;
+    message.version = object.version ?? 0;
+    message.autoCreated = object.autoCreated ?? false;
+    message.p50DurationMs = object.p50DurationMs ?? 0;
+    message.p95DurationMs = object.p95DurationMs ?? 0;
+    message.windowSamples = object.windowSamples ?? 0;
+    message.windowSuccesses = object.windowSuccesses ?? 0;
+    message.totalInvocations = object.totalInvocations ?? 0;
+    message.totalSuccesses = object.totalSuccesses ?? 0;
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBasePatchSkillRequest(): PatchSkillRequest {
+  return { name: "", find: "", replace: "", testPayload: "" };
+}
+
+export const PatchSkillRequest: MessageFns<PatchSkillRequest> = {
+  encode(message: PatchSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.find !== "") {
+      writer.uint32(18).string(message.find);
+    }
+    if (message.replace !== "") {
+      writer.uint32(26).string(message.replace);
+    }
+    if (message.testPayload !== "") {
+      writer.uint32(34).string(message.testPayload);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PatchSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePatchSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.find = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.replace = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.testPayload = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PatchSkillRequest {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      find: isSet(object.find) ? globalThis.String(object.find) : "",
+      replace: isSet(object.replace) ? globalThis.String(object.replace) : "",
+      testPayload: isSet(object.testPayload)
+        ? globalThis.String(object.testPayload)
+        : isSet(object.test_payload)
+        ? globalThis.String(object.test_payload)
+        : "",
+    };
+  },
+
+  toJSON(message: PatchSkillRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.find !== "") {
+      obj.find = message.find;
+    }
+    if (message.replace !== "") {
+      obj.replace = message.replace;
+    }
+    if (message.testPayload !== "") {
+      obj.testPayload = message.testPayload;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PatchSkillRequest>): PatchSkillRequest {
+    return PatchSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PatchSkillRequest>): PatchSkillRequest {
+    const message = createBasePatchSkillRequest();
+    message.name = object.name ?? "";
+    message.find = object.find ?? "";
+    message.replace = object.replace ?? "";
+    message.testPayload = object.testPayload ?? "";
+    return message;
+  },
+};
+
+function createBasePatchSkillResponse(): PatchSkillResponse {
+  return { skill: undefined, test: undefined, normalizations: [], warnings: [] };
+}
+
+export const PatchSkillResponse: MessageFns<PatchSkillResponse> = {
+  encode(message: PatchSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    if (message.test !== undefined) {
+      ExecutionResult.encode(message.test, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.normalizations) {
+      writer.uint32(26).string(v!);
+    }
+    for (const v of message.warnings) {
+      GuardFinding.encode(v!, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PatchSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePatchSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.test = ExecutionResult.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.normalizations.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.warnings.push(GuardFinding.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PatchSkillResponse {
+    return {
+      skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
+      test: isSet(object.test) ? ExecutionResult.fromJSON(object.test) : undefined,
+      normalizations: globalThis.Array.isArray(object?.normalizations)
+        ? object.normalizations.map((e: any) => globalThis.String(e))
+        : [],
+      warnings: globalThis.Array.isArray(object?.warnings)
+        ? object.warnings.map((e: any) => GuardFinding.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: PatchSkillResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    if (message.test !== undefined) {
+      obj.test = ExecutionResult.toJSON(message.test);
+    }
+    if (message.normalizations?.length) {
+      obj.normalizations = message.normalizations;
+    }
+    if (message.warnings?.length) {
+      obj.warnings = message.warnings.map((e) => GuardFinding.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<PatchSkillResponse>): PatchSkillResponse {
+    return PatchSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<PatchSkillResponse>): PatchSkillResponse {
+    const message = createBasePatchSkillResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    message.test = (object.test !== undefined && object.test !== null)
+      ? ExecutionResult.fromPartial(object.test)
+      : undefined;
+    message.normalizations = object.normalizations?.map((e) => e) || [];
+    message.warnings = object.warnings?.map((e) => GuardFinding.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseRollbackSkillRequest(): RollbackSkillRequest {
+  return { name: "", version: 0 };
+}
+
+export const RollbackSkillRequest: MessageFns<RollbackSkillRequest> = {
+  encode(message: RollbackSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.version !== 0) {
+      writer.uint32(16).uint32(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RollbackSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRollbackSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RollbackSkillRequest {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+    };
+  },
+
+  toJSON(message: RollbackSkillRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RollbackSkillRequest>): RollbackSkillRequest {
+    return RollbackSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RollbackSkillRequest>): RollbackSkillRequest {
+    const message = createBaseRollbackSkillRequest();
+    message.name = object.name ?? "";
+    message.version = object.version ?? 0;
+    return message;
+  },
+};
+
+function createBaseRollbackSkillResponse(): RollbackSkillResponse {
+  return { skill: undefined };
+}
+
+export const RollbackSkillResponse: MessageFns<RollbackSkillResponse> = {
+  encode(message: RollbackSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RollbackSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRollbackSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RollbackSkillResponse {
+    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+  },
+
+  toJSON(message: RollbackSkillResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RollbackSkillResponse>): RollbackSkillResponse {
+    return RollbackSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RollbackSkillResponse>): RollbackSkillResponse {
+    const message = createBaseRollbackSkillResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseDeleteSkillRequest(): DeleteSkillRequest {
+  return { name: "" };
+}
+
+export const DeleteSkillRequest: MessageFns<DeleteSkillRequest> = {
+  encode(message: DeleteSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteSkillRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: DeleteSkillRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteSkillRequest>): DeleteSkillRequest {
+    return DeleteSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSkillRequest>): DeleteSkillRequest {
+    const message = createBaseDeleteSkillRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteSkillResponse(): DeleteSkillResponse {
+  return { skill: undefined };
+}
+
+export const DeleteSkillResponse: MessageFns<DeleteSkillResponse> = {
+  encode(message: DeleteSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteSkillResponse {
+    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+  },
+
+  toJSON(message: DeleteSkillResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteSkillResponse>): DeleteSkillResponse {
+    return DeleteSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteSkillResponse>): DeleteSkillResponse {
+    const message = createBaseDeleteSkillResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseRestoreSkillRequest(): RestoreSkillRequest {
+  return { name: "" };
+}
+
+export const RestoreSkillRequest: MessageFns<RestoreSkillRequest> = {
+  encode(message: RestoreSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RestoreSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRestoreSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RestoreSkillRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: RestoreSkillRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RestoreSkillRequest>): RestoreSkillRequest {
+    return RestoreSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RestoreSkillRequest>): RestoreSkillRequest {
+    const message = createBaseRestoreSkillRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseRestoreSkillResponse(): RestoreSkillResponse {
+  return { skill: undefined };
+}
+
+export const RestoreSkillResponse: MessageFns<RestoreSkillResponse> = {
+  encode(message: RestoreSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RestoreSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRestoreSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RestoreSkillResponse {
+    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+  },
+
+  toJSON(message: RestoreSkillResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RestoreSkillResponse>): RestoreSkillResponse {
+    return RestoreSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RestoreSkillResponse>): RestoreSkillResponse {
+    const message = createBaseRestoreSkillResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseSetSkillProtectedRequest(): SetSkillProtectedRequest {
+  return { name: "", protected: false };
+}
+
+export const SetSkillProtectedRequest: MessageFns<SetSkillProtectedRequest> = {
+  encode(message: SetSkillProtectedRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.protected !== false) {
+      writer.uint32(16).bool(message.protected);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetSkillProtectedRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetSkillProtectedRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.protected = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetSkillProtectedRequest {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      protected: isSet(object.protected) ? globalThis.Boolean(object.protected) : false,
+    };
+  },
+
+  toJSON(message: SetSkillProtectedRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.protected !== false) {
+      obj.protected = message.protected;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetSkillProtectedRequest>): SetSkillProtectedRequest {
+    return SetSkillProtectedRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetSkillProtectedRequest>): SetSkillProtectedRequest {
+    const message = createBaseSetSkillProtectedRequest();
+    message.name = object.name ?? "";
+    message.protected = object.protected ?? false;
+    return message;
+  },
+};
+
+function createBaseSetSkillProtectedResponse(): SetSkillProtectedResponse {
+  return { skill: undefined };
+}
+
+export const SetSkillProtectedResponse: MessageFns<SetSkillProtectedResponse> = {
+  encode(message: SetSkillProtectedResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetSkillProtectedResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetSkillProtectedResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetSkillProtectedResponse {
+    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+  },
+
+  toJSON(message: SetSkillProtectedResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetSkillProtectedResponse>): SetSkillProtectedResponse {
+    return SetSkillProtectedResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetSkillProtectedResponse>): SetSkillProtectedResponse {
+    const message = createBaseSetSkillProtectedResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseRetireDegradedSkillsRequest(): RetireDegradedSkillsRequest {
+  return { dryRun: false };
+}
+
+export const RetireDegradedSkillsRequest: MessageFns<RetireDegradedSkillsRequest> = {
+  encode(message: RetireDegradedSkillsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.dryRun !== false) {
+      writer.uint32(8).bool(message.dryRun);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetireDegradedSkillsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetireDegradedSkillsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetireDegradedSkillsRequest {
+    return {
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+    };
+  },
+
+  toJSON(message: RetireDegradedSkillsRequest): unknown {
+    const obj: any = {};
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RetireDegradedSkillsRequest>): RetireDegradedSkillsRequest {
+    return RetireDegradedSkillsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RetireDegradedSkillsRequest>): RetireDegradedSkillsRequest {
+    const message = createBaseRetireDegradedSkillsRequest();
+    message.dryRun = object.dryRun ?? false;
+    return message;
+  },
+};
+
+function createBaseRetiredSkill(): RetiredSkill {
+  return { name: "", reasons: [] };
+}
+
+export const RetiredSkill: MessageFns<RetiredSkill> = {
+  encode(message: RetiredSkill, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    for (const v of message.reasons) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetiredSkill {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetiredSkill();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reasons.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetiredSkill {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      reasons: globalThis.Array.isArray(object?.reasons) ? object.reasons.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: RetiredSkill): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.reasons?.length) {
+      obj.reasons = message.reasons;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RetiredSkill>): RetiredSkill {
+    return RetiredSkill.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RetiredSkill>): RetiredSkill {
+    const message = createBaseRetiredSkill();
+    message.name = object.name ?? "";
+    message.reasons = object.reasons?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseRetireDegradedSkillsResponse(): RetireDegradedSkillsResponse {
+  return { retired: [], dryRun: false };
+}
+
+export const RetireDegradedSkillsResponse: MessageFns<RetireDegradedSkillsResponse> = {
+  encode(message: RetireDegradedSkillsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.retired) {
+      RetiredSkill.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.dryRun !== false) {
+      writer.uint32(16).bool(message.dryRun);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetireDegradedSkillsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetireDegradedSkillsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.retired.push(RetiredSkill.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.dryRun = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetireDegradedSkillsResponse {
+    return {
+      retired: globalThis.Array.isArray(object?.retired)
+        ? object.retired.map((e: any) => RetiredSkill.fromJSON(e))
+        : [],
+      dryRun: isSet(object.dryRun)
+        ? globalThis.Boolean(object.dryRun)
+        : isSet(object.dry_run)
+        ? globalThis.Boolean(object.dry_run)
+        : false,
+    };
+  },
+
+  toJSON(message: RetireDegradedSkillsResponse): unknown {
+    const obj: any = {};
+    if (message.retired?.length) {
+      obj.retired = message.retired.map((e) => RetiredSkill.toJSON(e));
+    }
+    if (message.dryRun !== false) {
+      obj.dryRun = message.dryRun;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RetireDegradedSkillsResponse>): RetireDegradedSkillsResponse {
+    return RetireDegradedSkillsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RetireDegradedSkillsResponse>): RetireDegradedSkillsResponse {
+    const message = createBaseRetireDegradedSkillsResponse();
+    message.retired = object.retired?.map((e) => RetiredSkill.fromPartial(e)) || [];
+    message.dryRun = object.dryRun ?? false;
+    return message;
+  },
+};
+
+function createBaseWipeSandboxRequest(): WipeSandboxRequest {
+  return {};
+}
+
+export const WipeSandboxRequest: MessageFns<WipeSandboxRequest> = {
+  encode(_: WipeSandboxRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WipeSandboxRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWipeSandboxRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): WipeSandboxRequest {
+    return {};
+  },
+
+  toJSON(_: WipeSandboxRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<WipeSandboxRequest>): WipeSandboxRequest {
+    return WipeSandboxRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<WipeSandboxRequest>): WipeSandboxRequest {
+    const message = createBaseWipeSandboxRequest();
+    return message;
+  },
+};
+
+function createBaseWipeSandboxResponse(): WipeSandboxResponse {
+  return { removedRunDirectories: 0 };
+}
+
+export const WipeSandboxResponse: MessageFns<WipeSandboxResponse> = {
+  encode(message: WipeSandboxResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.removedRunDirectories !== 0) {
+      writer.uint32(8).uint32(message.removedRunDirectories);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WipeSandboxResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWipeSandboxResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.removedRunDirectories = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WipeSandboxResponse {
+    return {
+      removedRunDirectories: isSet(object.removedRunDirectories)
+        ? globalThis.Number(object.removedRunDirectories)
+        : isSet(object.removed_run_directories)
+        ? globalThis.Number(object.removed_run_directories)
+        : 0,
+    };
+  },
+
+  toJSON(message: WipeSandboxResponse): unknown {
+    const obj: any = {};
+    if (message.removedRunDirectories !== 0) {
+      obj.removedRunDirectories = Math.round(message.removedRunDirectories);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WipeSandboxResponse>): WipeSandboxResponse {
+    return WipeSandboxResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WipeSandboxResponse>): WipeSandboxResponse {
+    const message = createBaseWipeSandboxResponse();
+    message.removedRunDirectories = object.removedRunDirectories ?? 0;
+    return message;
+  },
+};
+
 export type SkillEngineService = typeof SkillEngineService;
 export const SkillEngineService = {
   /**
@@ -1584,7 +3820,7 @@ export const SkillEngineService = {
     responseSerialize: (value: GetSkillResponse): Buffer => Buffer.from(GetSkillResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetSkillResponse => GetSkillResponse.decode(value),
   },
-  /** Metadata of every skill, ordered by name. */
+  /** Metadata of every skill, ordered by name (retired and deleted ones on request). */
   listSkills: {
     path: "/skillengine.v1.SkillEngine/ListSkills" as const,
     requestStream: false as const,
@@ -1593,6 +3829,116 @@ export const SkillEngineService = {
     requestDeserialize: (value: Buffer): ListSkillsRequest => ListSkillsRequest.decode(value),
     responseSerialize: (value: ListSkillsResponse): Buffer => Buffer.from(ListSkillsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListSkillsResponse => ListSkillsResponse.decode(value),
+  },
+  /** Every version of a skill, oldest first. */
+  listSkillVersions: {
+    path: "/skillengine.v1.SkillEngine/ListSkillVersions" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSkillVersionsRequest): Buffer =>
+      Buffer.from(ListSkillVersionsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSkillVersionsRequest => ListSkillVersionsRequest.decode(value),
+    responseSerialize: (value: ListSkillVersionsResponse): Buffer =>
+      Buffer.from(ListSkillVersionsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSkillVersionsResponse => ListSkillVersionsResponse.decode(value),
+  },
+  /** Seed 004's scorer features and duration percentiles of one skill. */
+  getSkillStats: {
+    path: "/skillengine.v1.SkillEngine/GetSkillStats" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSkillStatsRequest): Buffer => Buffer.from(GetSkillStatsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSkillStatsRequest => GetSkillStatsRequest.decode(value),
+    responseSerialize: (value: GetSkillStatsResponse): Buffer =>
+      Buffer.from(GetSkillStatsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSkillStatsResponse => GetSkillStatsResponse.decode(value),
+  },
+  /**
+   * Find/replace on the active code (the find text must occur exactly once); the result becomes
+   * a new version through the same intake and test gate as RegisterSkill.
+   *   INVALID_ARGUMENT find text missing or ambiguous; FAILED_PRECONDITION test failed or the
+   *   skill is retired/deleted; ABORTED the skill changed while the patch was being tested.
+   */
+  patchSkill: {
+    path: "/skillengine.v1.SkillEngine/PatchSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PatchSkillRequest): Buffer => Buffer.from(PatchSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PatchSkillRequest => PatchSkillRequest.decode(value),
+    responseSerialize: (value: PatchSkillResponse): Buffer => Buffer.from(PatchSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PatchSkillResponse => PatchSkillResponse.decode(value),
+  },
+  /** Makes an earlier version the active one again (history is never rewritten). */
+  rollbackSkill: {
+    path: "/skillengine.v1.SkillEngine/RollbackSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RollbackSkillRequest): Buffer => Buffer.from(RollbackSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RollbackSkillRequest => RollbackSkillRequest.decode(value),
+    responseSerialize: (value: RollbackSkillResponse): Buffer =>
+      Buffer.from(RollbackSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RollbackSkillResponse => RollbackSkillResponse.decode(value),
+  },
+  /** Soft delete: files move to .trash/, the skill can be restored with RestoreSkill. */
+  deleteSkill: {
+    path: "/skillengine.v1.SkillEngine/DeleteSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteSkillRequest): Buffer => Buffer.from(DeleteSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteSkillRequest => DeleteSkillRequest.decode(value),
+    responseSerialize: (value: DeleteSkillResponse): Buffer => Buffer.from(DeleteSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteSkillResponse => DeleteSkillResponse.decode(value),
+  },
+  /** Brings a retired or deleted skill back, with a fresh failure count. */
+  restoreSkill: {
+    path: "/skillengine.v1.SkillEngine/RestoreSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RestoreSkillRequest): Buffer => Buffer.from(RestoreSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RestoreSkillRequest => RestoreSkillRequest.decode(value),
+    responseSerialize: (value: RestoreSkillResponse): Buffer =>
+      Buffer.from(RestoreSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RestoreSkillResponse => RestoreSkillResponse.decode(value),
+  },
+  /** Pins (or unpins) a skill: protected skills are never deprecated or retired automatically. */
+  setSkillProtected: {
+    path: "/skillengine.v1.SkillEngine/SetSkillProtected" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetSkillProtectedRequest): Buffer =>
+      Buffer.from(SetSkillProtectedRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetSkillProtectedRequest => SetSkillProtectedRequest.decode(value),
+    responseSerialize: (value: SetSkillProtectedResponse): Buffer =>
+      Buffer.from(SetSkillProtectedResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetSkillProtectedResponse => SetSkillProtectedResponse.decode(value),
+  },
+  /**
+   * Retires every skill matching seed 000's rule: failure_count >= 3 OR
+   * (failure_count >= 5 AND usage_count < 10). Files move to retired/.
+   */
+  retireDegradedSkills: {
+    path: "/skillengine.v1.SkillEngine/RetireDegradedSkills" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RetireDegradedSkillsRequest): Buffer =>
+      Buffer.from(RetireDegradedSkillsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RetireDegradedSkillsRequest => RetireDegradedSkillsRequest.decode(value),
+    responseSerialize: (value: RetireDegradedSkillsResponse): Buffer =>
+      Buffer.from(RetireDegradedSkillsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RetireDegradedSkillsResponse => RetireDegradedSkillsResponse.decode(value),
+  },
+  /**
+   * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
+   * UNAVAILABLE.
+   */
+  wipeSandbox: {
+    path: "/skillengine.v1.SkillEngine/WipeSandbox" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WipeSandboxRequest): Buffer => Buffer.from(WipeSandboxRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WipeSandboxRequest => WipeSandboxRequest.decode(value),
+    responseSerialize: (value: WipeSandboxResponse): Buffer => Buffer.from(WipeSandboxResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WipeSandboxResponse => WipeSandboxResponse.decode(value),
   },
 } as const;
 
@@ -1616,8 +3962,37 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
   invokeSkill: handleUnaryCall<InvokeSkillRequest, InvokeSkillResponse>;
   /** Metadata and active code of one skill. NOT_FOUND for an unknown name. */
   getSkill: handleUnaryCall<GetSkillRequest, GetSkillResponse>;
-  /** Metadata of every skill, ordered by name. */
+  /** Metadata of every skill, ordered by name (retired and deleted ones on request). */
   listSkills: handleUnaryCall<ListSkillsRequest, ListSkillsResponse>;
+  /** Every version of a skill, oldest first. */
+  listSkillVersions: handleUnaryCall<ListSkillVersionsRequest, ListSkillVersionsResponse>;
+  /** Seed 004's scorer features and duration percentiles of one skill. */
+  getSkillStats: handleUnaryCall<GetSkillStatsRequest, GetSkillStatsResponse>;
+  /**
+   * Find/replace on the active code (the find text must occur exactly once); the result becomes
+   * a new version through the same intake and test gate as RegisterSkill.
+   *   INVALID_ARGUMENT find text missing or ambiguous; FAILED_PRECONDITION test failed or the
+   *   skill is retired/deleted; ABORTED the skill changed while the patch was being tested.
+   */
+  patchSkill: handleUnaryCall<PatchSkillRequest, PatchSkillResponse>;
+  /** Makes an earlier version the active one again (history is never rewritten). */
+  rollbackSkill: handleUnaryCall<RollbackSkillRequest, RollbackSkillResponse>;
+  /** Soft delete: files move to .trash/, the skill can be restored with RestoreSkill. */
+  deleteSkill: handleUnaryCall<DeleteSkillRequest, DeleteSkillResponse>;
+  /** Brings a retired or deleted skill back, with a fresh failure count. */
+  restoreSkill: handleUnaryCall<RestoreSkillRequest, RestoreSkillResponse>;
+  /** Pins (or unpins) a skill: protected skills are never deprecated or retired automatically. */
+  setSkillProtected: handleUnaryCall<SetSkillProtectedRequest, SetSkillProtectedResponse>;
+  /**
+   * Retires every skill matching seed 000's rule: failure_count >= 3 OR
+   * (failure_count >= 5 AND usage_count < 10). Files move to retired/.
+   */
+  retireDegradedSkills: handleUnaryCall<RetireDegradedSkillsRequest, RetireDegradedSkillsResponse>;
+  /**
+   * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
+   * UNAVAILABLE.
+   */
+  wipeSandbox: handleUnaryCall<WipeSandboxRequest, WipeSandboxResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -1682,7 +4057,7 @@ export interface SkillEngineClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetSkillResponse) => void,
   ): ClientUnaryCall;
-  /** Metadata of every skill, ordered by name. */
+  /** Metadata of every skill, ordered by name (retired and deleted ones on request). */
   listSkills(
     request: ListSkillsRequest,
     callback: (error: ServiceError | null, response: ListSkillsResponse) => void,
@@ -1698,6 +4073,161 @@ export interface SkillEngineClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListSkillsResponse) => void,
   ): ClientUnaryCall;
+  /** Every version of a skill, oldest first. */
+  listSkillVersions(
+    request: ListSkillVersionsRequest,
+    callback: (error: ServiceError | null, response: ListSkillVersionsResponse) => void,
+  ): ClientUnaryCall;
+  listSkillVersions(
+    request: ListSkillVersionsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSkillVersionsResponse) => void,
+  ): ClientUnaryCall;
+  listSkillVersions(
+    request: ListSkillVersionsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSkillVersionsResponse) => void,
+  ): ClientUnaryCall;
+  /** Seed 004's scorer features and duration percentiles of one skill. */
+  getSkillStats(
+    request: GetSkillStatsRequest,
+    callback: (error: ServiceError | null, response: GetSkillStatsResponse) => void,
+  ): ClientUnaryCall;
+  getSkillStats(
+    request: GetSkillStatsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSkillStatsResponse) => void,
+  ): ClientUnaryCall;
+  getSkillStats(
+    request: GetSkillStatsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSkillStatsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Find/replace on the active code (the find text must occur exactly once); the result becomes
+   * a new version through the same intake and test gate as RegisterSkill.
+   *   INVALID_ARGUMENT find text missing or ambiguous; FAILED_PRECONDITION test failed or the
+   *   skill is retired/deleted; ABORTED the skill changed while the patch was being tested.
+   */
+  patchSkill(
+    request: PatchSkillRequest,
+    callback: (error: ServiceError | null, response: PatchSkillResponse) => void,
+  ): ClientUnaryCall;
+  patchSkill(
+    request: PatchSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PatchSkillResponse) => void,
+  ): ClientUnaryCall;
+  patchSkill(
+    request: PatchSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PatchSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** Makes an earlier version the active one again (history is never rewritten). */
+  rollbackSkill(
+    request: RollbackSkillRequest,
+    callback: (error: ServiceError | null, response: RollbackSkillResponse) => void,
+  ): ClientUnaryCall;
+  rollbackSkill(
+    request: RollbackSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RollbackSkillResponse) => void,
+  ): ClientUnaryCall;
+  rollbackSkill(
+    request: RollbackSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RollbackSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** Soft delete: files move to .trash/, the skill can be restored with RestoreSkill. */
+  deleteSkill(
+    request: DeleteSkillRequest,
+    callback: (error: ServiceError | null, response: DeleteSkillResponse) => void,
+  ): ClientUnaryCall;
+  deleteSkill(
+    request: DeleteSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteSkillResponse) => void,
+  ): ClientUnaryCall;
+  deleteSkill(
+    request: DeleteSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** Brings a retired or deleted skill back, with a fresh failure count. */
+  restoreSkill(
+    request: RestoreSkillRequest,
+    callback: (error: ServiceError | null, response: RestoreSkillResponse) => void,
+  ): ClientUnaryCall;
+  restoreSkill(
+    request: RestoreSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RestoreSkillResponse) => void,
+  ): ClientUnaryCall;
+  restoreSkill(
+    request: RestoreSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RestoreSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** Pins (or unpins) a skill: protected skills are never deprecated or retired automatically. */
+  setSkillProtected(
+    request: SetSkillProtectedRequest,
+    callback: (error: ServiceError | null, response: SetSkillProtectedResponse) => void,
+  ): ClientUnaryCall;
+  setSkillProtected(
+    request: SetSkillProtectedRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetSkillProtectedResponse) => void,
+  ): ClientUnaryCall;
+  setSkillProtected(
+    request: SetSkillProtectedRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetSkillProtectedResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Retires every skill matching seed 000's rule: failure_count >= 3 OR
+   * (failure_count >= 5 AND usage_count < 10). Files move to retired/.
+   */
+  retireDegradedSkills(
+    request: RetireDegradedSkillsRequest,
+    callback: (error: ServiceError | null, response: RetireDegradedSkillsResponse) => void,
+  ): ClientUnaryCall;
+  retireDegradedSkills(
+    request: RetireDegradedSkillsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RetireDegradedSkillsResponse) => void,
+  ): ClientUnaryCall;
+  retireDegradedSkills(
+    request: RetireDegradedSkillsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RetireDegradedSkillsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
+   * UNAVAILABLE.
+   */
+  wipeSandbox(
+    request: WipeSandboxRequest,
+    callback: (error: ServiceError | null, response: WipeSandboxResponse) => void,
+  ): ClientUnaryCall;
+  wipeSandbox(
+    request: WipeSandboxRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WipeSandboxResponse) => void,
+  ): ClientUnaryCall;
+  wipeSandbox(
+    request: WipeSandboxRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WipeSandboxResponse) => void,
+  ): ClientUnaryCall;
 }
 
 export const SkillEngineClient = makeGenericClientConstructor(
@@ -1708,6 +4238,10 @@ export const SkillEngineClient = makeGenericClientConstructor(
   service: typeof SkillEngineService;
   serviceName: string;
 };
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 

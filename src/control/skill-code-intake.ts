@@ -1,0 +1,43 @@
+import type { CodeIntake, PreparedCode } from "./code-intake.js";
+import { GuardViolationError, scanSkillCode } from "./intake/content-guard.js";
+import { normalizeSkillCode } from "./intake/normalize-code.js";
+import type { PythonSyntaxChecker } from "./intake/python-syntax.js";
+
+/**
+ * Intake as the seeds describe it: normalize first (so entity-encoding cannot hide anything
+ * from the guard), then scan the whole normalized code. Nothing touches disk before this passes.
+ */
+/**
+ * `enforce` rejects code with a dangerous finding; `warn` only reports it (for operators and test
+ * suites that deliberately register hostile code to exercise the sandbox, the real boundary).
+ */
+export type ContentGuardMode = "enforce" | "warn";
+
+export class NormalizingGuardedIntake implements CodeIntake {
+  constructor(
+    private readonly checker: PythonSyntaxChecker,
+    private readonly guardMode: ContentGuardMode = "enforce",
+  ) {}
+
+  async prepare(rawCode: string): Promise<PreparedCode> {
+    const normalized = await normalizeSkillCode(rawCode, this.checker);
+    const report = scanSkillCode(normalized.code);
+    if (this.guardMode === "enforce" && report.dangerous.length > 0) throw new GuardViolationError(report);
+    const reported = this.guardMode === "enforce" ? report.cautions : report.findings;
+    return {
+      code: normalized.code,
+      normalizations: [...normalized.normalizations],
+      warnings: reported.map((finding) => ({
+        ruleId: finding.ruleId,
+        category: finding.category,
+        severity: finding.severity,
+        message: finding.message,
+        line: finding.line,
+      })),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.checker.close();
+  }
+}

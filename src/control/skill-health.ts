@@ -1,0 +1,139 @@
+/**
+ * The lifecycle rules of a skill, as pure functions of its counters and recent outcomes.
+ *
+ * Two specs are kept side by side under their own names:
+ * - seed 000 ("streak"): consecutive failures mark a skill `degraded`; a success clears it;
+ *   `RetireDegradedSkills` retires on `failure_count ≥ 3 OR (failure_count ≥ 5 AND usage_count < 10)`.
+ * - seed 004 ("window"): the success rate over the last N invocations of the active version;
+ *   below `warnBelow` the skill carries a warning, below `deprecateBelow` it is `deprecated`
+ *   (kept, invocable by name, not routed). A `protected` pin exempts it from deprecation and retirement.
+ */
+
+/** Every status a skill can have. */
+export type SkillStatus = "active" | "degraded" | "deprecated" | "retired" | "deleted";
+
+/** Statuses whose code lives in the active directory and that can be invoked. */
+export const LIVE_STATUSES: readonly SkillStatus[] = ["active", "degraded", "deprecated"];
+
+export function isLive(status: SkillStatus): boolean {
+  return LIVE_STATUSES.includes(status);
+}
+
+/** Thresholds of both rule sets; all configurable. */
+export interface HealthPolicy {
+  /** Seed 000: consecutive failures that mark a skill degraded. @default 3 */
+  readonly degradeAfterConsecutiveFailures: number;
+  /** Seed 004: invocations in the rolling window. @default 20 */
+  readonly windowSize: number;
+  /** Seed 004: invocations needed in the window before its rate is judged. @default 20 (the full window) */
+  readonly minWindowSamples: number;
+  /** Seed 004: success rate below which a skill carries a warning. @default 0.4 */
+  readonly warnBelow: number;
+  /** Seed 004: success rate below which a skill is deprecated. @default 0.3 */
+  readonly deprecateBelow: number;
+  /** Seed 000 retirement rule, first clause: failure_count ≥ this. @default 3 */
+  readonly retireAtFailures: number;
+  /** Seed 000 retirement rule, second clause: failure_count ≥ this … @default 5 */
+  readonly retireAtFailuresWithLowUsage: number;
+  /** … AND usage_count < this. @default 10 */
+  readonly lowUsageBelow: number;
+}
+
+export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
+  degradeAfterConsecutiveFailures: 3,
+  windowSize: 20,
+  minWindowSamples: 20,
+  warnBelow: 0.4,
+  deprecateBelow: 0.3,
+  retireAtFailures: 3,
+  retireAtFailuresWithLowUsage: 5,
+  lowUsageBelow: 10,
+};
+
+/** Outcomes of the most recent invocations of the active version. */
+export interface WindowStats {
+  readonly samples: number;
+  readonly successes: number;
+}
+
+/** The rate over the window, or undefined while it has too few samples to judge. */
+export function windowRate(window: WindowStats, policy: HealthPolicy): number | undefined {
+  if (window.samples === 0 || window.samples < policy.minWindowSamples) return undefined;
+  return window.successes / window.samples;
+}
+
+export interface HealthInput {
+  readonly status: SkillStatus;
+  readonly protected: boolean;
+  /** Consecutive failures since the last success (seed 000's failure_count). */
+  readonly failureCount: number;
+  readonly window: WindowStats;
+}
+
+export interface HealthVerdict {
+  readonly status: SkillStatus;
+  /** Why the skill has this status; empty for a healthy active skill. */
+  readonly reason: string;
+  /** Low-reliability note for callers and routing; empty when there is none. */
+  readonly warning: string;
+}
+
+/**
+ * The status a live skill should have now. Deprecation outranks degradation (it is the stronger
+ * signal); both are re-judged after every invocation, so a skill that recovers becomes active
+ * again. Retired and deleted skills only change through their RPCs.
+ */
+export function evaluateHealth(input: HealthInput, policy: HealthPolicy): HealthVerdict {
+  const rate = windowRate(input.window, policy);
+  const percent = rate === undefined ? "" : `${Math.round(rate * 100)}%`;
+  const over = `over the last ${input.window.samples} invocations`;
+  const warning =
+    rate !== undefined && rate < policy.warnBelow
+      ? `low reliability: success rate ${percent} ${over} is below ${Math.round(policy.warnBelow * 100)}%`
+      : "";
+  if (!isLive(input.status)) return { status: input.status, reason: "", warning };
+  if (rate !== undefined && rate < policy.deprecateBelow && !input.protected) {
+    return {
+      status: "deprecated",
+      reason: `success rate ${percent} ${over} is below ${Math.round(policy.deprecateBelow * 100)}%`,
+      warning,
+    };
+  }
+  if (input.failureCount >= policy.degradeAfterConsecutiveFailures) {
+    return { status: "degraded", reason: `${input.failureCount} consecutive failed invocations`, warning };
+  }
+  return { status: "active", reason: "", warning };
+}
+
+export interface RetirementInput {
+  readonly status: SkillStatus;
+  readonly protected: boolean;
+  readonly failureCount: number;
+  readonly usageCount: number;
+}
+
+/**
+ * Seed 000's retirement rule, clause by clause, so the caller can say why. Empty when the skill
+ * stays. Protected, retired and deleted skills are never retired.
+ */
+export function retirementReasons(input: RetirementInput, policy: HealthPolicy): string[] {
+  if (input.protected || !isLive(input.status)) return [];
+  const reasons: string[] = [];
+  if (input.failureCount >= policy.retireAtFailures) {
+    reasons.push(`failure_count ${input.failureCount} ≥ ${policy.retireAtFailures}`);
+  }
+  if (input.failureCount >= policy.retireAtFailuresWithLowUsage && input.usageCount < policy.lowUsageBelow) {
+    reasons.push(
+      `failure_count ${input.failureCount} ≥ ${policy.retireAtFailuresWithLowUsage} and usage_count ${input.usageCount} < ${policy.lowUsageBelow}`,
+    );
+  }
+  return reasons;
+}
+
+/** p-quantile (0..1) of a list of numbers by nearest rank; undefined for an empty list. */
+export function quantile(values: readonly number[], q: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[rank];
+}
