@@ -1,0 +1,604 @@
+import { decodeHTMLStrict } from "entities";
+import { InvalidArgumentError } from "../../errors.js";
+import type { PythonSyntaxChecker, SyntaxVerdict } from "./python-syntax.js";
+
+/** Skill code as it will be stored, and what was done to it on the way in. */
+export interface NormalizedCode {
+  readonly code: string;
+  /** One human-readable line per applied repair, for the calling agent to learn from. Empty for clean code. */
+  readonly normalizations: readonly string[];
+}
+
+/**
+ * Undoes what LLM tool-call parsers do to code: CDATA envelopes and leaked XML tags, HTML
+ * entities, markdown fences, JSON string escaping and literal `\n` escapes, and indentation
+ * common to every line, alone or combined. Every repair is gated by CPython's parser:
+ *
+ * - code that parses is returned unchanged, byte for byte (one parse). The one exception is an
+ *   inert program (see {@link SyntaxVerdict}: only comments, a docstring or one string literal)
+ *   that a repair turns into a real one: `#!/usr/bin/env python3\nimport sys\n…` on one line
+ *   is a comment to Python and `"import sys\n…"` a string, yet both are escaped code.
+ * - otherwise a small breadth-first search over repair sequences (whole-text decoders first,
+ *   then wrappers) returns the first result that parses and is not inert, with one note per
+ *   step; failing that, the first inert one (a wrapped `__init__.py` of comments is legitimate).
+ * - when nothing parses, throws {@link InvalidArgumentError} on field `code` with a diagnosis
+ *   the agent can act on: unclosed CDATA, a truncated stream, HTML entities or escaped
+ *   newlines that do not decode to valid code, or the parser's own message and position.
+ */
+export async function normalizeSkillCode(raw: string, checker: PythonSyntaxChecker): Promise<NormalizedCode> {
+  const parses = new ParseCache(checker);
+  const rawVerdict = await parses.check(raw);
+  if (rawVerdict.ok && !rawVerdict.inert) return { code: raw, normalizations: [] };
+  const { found, inert } = await search(raw, parses);
+  if (found) return result(found);
+  // Valid code that only a real program may replace: it stays as it came.
+  if (rawVerdict.ok) return { code: raw, normalizations: [] };
+  if (inert) return result(inert);
+  const trace = await traceRepairs(raw, parses);
+  // Only reachable when the search ran out of budget before reaching the traced chain.
+  if (trace.verdict.ok) return { code: trace.text, normalizations: trace.steps };
+  throw new InvalidArgumentError("code", diagnose(raw, trace, trace.verdict));
+}
+
+function result(state: SearchState): NormalizedCode {
+  return { code: state.text, normalizations: state.notes };
+}
+
+/** Beyond this many parses a search is not worth its cost; real manglings need far fewer. */
+const MAX_SEARCH_PARSES = 40;
+/** Longest repair sequence tried, e.g. CDATA, then fence, then entities, then escapes. */
+const MAX_DEPTH = 4;
+
+type RepairKind = "entities" | "escapes" | "cdata" | "tags" | "fence" | "dedent";
+
+interface Candidate {
+  readonly kind: RepairKind;
+  readonly text: string;
+  readonly note: string;
+}
+
+interface SearchState {
+  readonly text: string;
+  readonly notes: string[];
+  readonly kinds: RepairKind[];
+}
+
+/** Parses each distinct text once; the search and the diagnosis share the answers. */
+class ParseCache {
+  private readonly verdicts = new Map<string, SyntaxVerdict>();
+  parses = 0;
+
+  constructor(private readonly checker: PythonSyntaxChecker) {}
+
+  async check(text: string): Promise<SyntaxVerdict> {
+    const cached = this.verdicts.get(text);
+    if (cached) return cached;
+    this.parses++;
+    const verdict = await this.checker.check(text);
+    this.verdicts.set(text, verdict);
+    return verdict;
+  }
+}
+
+// Whole-text decoders come before wrappers: a wrapper grabs a fragment, and on entity-escaped
+// code a markdown example inside a docstring could be grabbed and happen to parse.
+const REPAIRS: ReadonlyArray<(text: string) => Candidate[]> = [
+  decodeEntities,
+  undoEscapes,
+  stripCdata,
+  stripXmlTags,
+  extractFences,
+  removeCommonIndentation,
+];
+
+/** Entities may be double-encoded (`&amp;lt;`); every other repair makes sense once. */
+function allowed(state: SearchState, kind: RepairKind): boolean {
+  const uses = state.kinds.filter((k) => k === kind).length;
+  return uses < (kind === "entities" ? 2 : 1);
+}
+
+interface SearchResult {
+  /** The first repair result that parses and is a real program. */
+  readonly found?: SearchState;
+  /** The first that parses but is inert and not itself encoded (a JSON string literal). */
+  readonly inert?: SearchState;
+}
+
+async function search(raw: string, parses: ParseCache): Promise<SearchResult> {
+  let frontier: SearchState[] = [{ text: raw, notes: [], kinds: [] }];
+  const seen = new Set([raw]);
+  let inert: SearchState | undefined;
+  for (let depth = 1; depth <= MAX_DEPTH && frontier.length > 0; depth++) {
+    const next: SearchState[] = [];
+    for (const state of frontier) {
+      for (const repair of REPAIRS) {
+        for (const candidate of repair(state.text)) {
+          if (!allowed(state, candidate.kind) || seen.has(candidate.text)) continue;
+          if (parses.parses >= MAX_SEARCH_PARSES) return { inert };
+          seen.add(candidate.text);
+          const child = {
+            text: candidate.text,
+            notes: [...state.notes, candidate.note],
+            kinds: [...state.kinds, candidate.kind],
+          };
+          const verdict = await parses.check(candidate.text);
+          if (verdict.ok) {
+            if (!verdict.inert) return { found: child, inert };
+            // Inert text parses but may still be encoded code: repair it further.
+            if (jsonStringValue(candidate.text) === undefined) inert ??= child;
+          } else if (verdict.line === 0) {
+            // The parser crashed, timed out or ran out of memory: more variants of the same
+            // input would only cost more of the same.
+            return { inert };
+          }
+          next.push(child);
+        }
+      }
+    }
+    frontier = next;
+  }
+  return { inert };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Repairs. Each returns the texts it can make of its input, most plausible first, or none when
+// its trigger (an entity, an escape, a fence...) is absent; none of them parses anything.
+
+const ENTITY = /&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});/g;
+const ENTITY_ON_LINE = new RegExp(ENTITY.source);
+
+/**
+ * One pass over entity references, each decoded by the `entities` library in strict mode (the
+ * `;` is required, so `a&b` in code is never touched). One pass is the exact inverse of
+ * escaping: `&amp;lt;` becomes `&lt;`, not `<`.
+ */
+function decodeEntities(text: string): Candidate[] {
+  if (!text.includes("&")) return [];
+  let count = 0;
+  const decoded = text.replace(ENTITY, (entity) => {
+    const value = decodeHTMLStrict(entity);
+    if (value !== entity) count++;
+    return value;
+  });
+  if (count === 0) return [];
+  return [{ kind: "entities", text: decoded, note: `decoded ${plural(count, "HTML entity", "HTML entities")}` }];
+}
+
+function jsonStringValue(text: string): string | undefined {
+  const trimmed = text.trim();
+  if (trimmed.length < 2 || !trimmed.startsWith('"') || !trimmed.endsWith('"')) return undefined;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Escaped code, most specific decoding first: a JSON string literal; a JSON string body (every
+ * backslash escaped, so exactly invertible); only the newlines replaced by `\n` (decoded with
+ * awareness of Python strings, see {@link unescapeNewlines}); then blunt replacements.
+ */
+function undoEscapes(text: string): Candidate[] {
+  if (!text.includes("\\")) return [];
+  const candidates: Candidate[] = [];
+  const literal = jsonStringValue(text);
+  if (literal !== undefined) {
+    candidates.push({ kind: "escapes", text: literal, note: "decoded a JSON string literal (the whole code was one JSON-encoded string)" });
+  }
+  const body = jsonStringValue(`"${text}"`);
+  if (body !== undefined) {
+    candidates.push({ kind: "escapes", text: body, note: `undid JSON string escaping (${describeNewlines(text, body)})` });
+  }
+  const aware = unescapeNewlines(text);
+  if (aware.count > 0) {
+    candidates.push({ kind: "escapes", text: aware.text, note: `turned ${plural(aware.count, "literal \\n escape", "literal \\n escapes")} into newlines` });
+  }
+  const blunt = text.replace(/\\r\\n|\\n/g, (escape) => (escape === "\\n" ? "\n" : "\r\n"));
+  if (blunt !== text) {
+    candidates.push({
+      kind: "escapes",
+      text: blunt,
+      note: `turned ${plural(countNewlines(blunt) - countNewlines(text), "literal \\n escape", "literal \\n escapes")} into newlines, inside string literals too`,
+    });
+  }
+  const lenient = text.replace(/\\(r\\n|[nt"'\\/])/g, (_, escaped: string) => LENIENT_ESCAPES[escaped] ?? escaped);
+  if (lenient !== text) {
+    candidates.push({ kind: "escapes", text: lenient, note: `undid JSON-style escaping (${describeNewlines(text, lenient)}, quotes and backslashes)` });
+  }
+  return candidates;
+}
+
+const LENIENT_ESCAPES: Readonly<Record<string, string>> = { "r\\n": "\r\n", n: "\n", t: "\t", '"': '"', "'": "'", "\\": "\\", "/": "/" };
+
+function describeNewlines(before: string, after: string): string {
+  return `${plural(countNewlines(after) - countNewlines(before), "literal \\n escape", "literal \\n escapes")} became newlines`;
+}
+
+type LexState = "code" | "comment" | "string";
+
+/**
+ * Turns literal `\n` (and `\r\n`) escapes into line breaks where a line break can be meant,
+ * tracking Python's lexical state so that escapes a program legitimately contains survive:
+ * - outside strings and comments a backslash is only valid before a line break, so `\n` and
+ *   `\t` there are mangling;
+ * - inside a single-quoted string a line break is impossible, so `\n` stays as written;
+ * - inside a triple-quoted string or a comment either reading is valid; a line break is taken,
+ *   as mangled docstrings are far commoner than `\n` escapes in them.
+ */
+function unescapeNewlines(text: string): { text: string; count: number } {
+  let out = "";
+  let count = 0;
+  let state: LexState = "code";
+  let quote = "";
+  let i = 0;
+  const newlineEscapeAt = (at: number): string | undefined =>
+    text.startsWith("\\n", at) ? "\n" : text.startsWith("\\r\\n", at) ? "\r\n" : undefined;
+  while (i < text.length) {
+    const c = text[i] as string;
+    const newline = c === "\\" ? newlineEscapeAt(i) : undefined;
+    if (state === "code") {
+      if (newline !== undefined) {
+        out += newline;
+        count++;
+        i += newline === "\n" ? 2 : 4;
+      } else if (c === "\\" && text[i + 1] === "t") {
+        out += "\t";
+        i += 2;
+      } else if (c === "\\" && newlineEscapeAt(i + 1) === "\n") {
+        out += "\\\n"; // a line continuation whose line break was escaped
+        count++;
+        i += 3;
+      } else if (c === "#") {
+        state = "comment";
+        out += c;
+        i++;
+      } else if (c === '"' || c === "'") {
+        quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+        state = "string";
+        out += quote;
+        i += quote.length;
+      } else {
+        out += c;
+        i++;
+      }
+    } else if (state === "comment") {
+      if (newline !== undefined) {
+        out += newline;
+        count++;
+        i += newline === "\n" ? 2 : 4;
+        state = "code";
+      } else {
+        if (c === "\n") state = "code";
+        out += c;
+        i++;
+      }
+    } else if (newline !== undefined && quote.length === 3) {
+      out += newline;
+      count++;
+      i += newline === "\n" ? 2 : 4;
+    } else if (c === "\\") {
+      out += text.slice(i, i + 2); // an escape pair: the escaped character never ends the string
+      i += 2;
+    } else if (text.startsWith(quote, i)) {
+      out += quote;
+      i += quote.length;
+      state = "code";
+    } else {
+      if (c === "\n" && quote.length === 1) state = "code"; // a broken string; let the parser judge
+      out += c;
+      i++;
+    }
+  }
+  return { text: out, count };
+}
+
+const CDATA_OPEN = "<![CDATA[";
+const CDATA_CLOSE = "]]>";
+
+/**
+ * The content of a CDATA envelope, kept verbatim (whitespace inside the envelope is the code's;
+ * Python ignores leading blank lines). Text outside it (leaked XML tags, prose) is dropped, and
+ * adjacent sections are joined as XML does, which also undoes the `]]]]><![CDATA[>` split an XML
+ * writer uses for a `]]>` in the code. A lone closer is dropped too; a lone opener is not, as it
+ * suggests a cut-off stream (see the diagnosis).
+ */
+function stripCdata(text: string): Candidate[] {
+  const open = text.indexOf(CDATA_OPEN);
+  const close = text.lastIndexOf(CDATA_CLOSE);
+  if (open >= 0 && close > open) {
+    const sections = text.slice(open + CDATA_OPEN.length, close);
+    const joined = sections.replace(/\]\]>(\s*)<!\[CDATA\[/g, "$1");
+    return [{ kind: "cdata", text: joined, note: "stripped a CDATA envelope" }];
+  }
+  if (open < 0 && close >= 0) {
+    const stray = /\]\]>((?:\s*<\/[A-Za-z_][\w.:-]*\s*>)*\s*)$/.exec(text);
+    if (stray) return [{ kind: "cdata", text: text.slice(0, stray.index) + (stray[1] ?? ""), note: "removed a stray CDATA closer ]]>" }];
+  }
+  return [];
+}
+
+const LEADING_CDATA = /^\s*(?:<[^<>!]*>\s*)*<!\[CDATA\[/;
+const LEADING_TAG = /^\s*<([A-Za-z_][\w.:-]*)(?:\s[^<>]*)?>/;
+const TRAILING_TAG = /<\/([A-Za-z_][\w.:-]*)\s*>\s*$/;
+
+/** Tool-call XML around the code, e.g. `<parameter name="code">…</parameter>`; no Python line starts with `<`. */
+function stripXmlTags(text: string): Candidate[] {
+  let inner = text;
+  const names: string[] = [];
+  for (let match = LEADING_TAG.exec(inner); match; match = LEADING_TAG.exec(inner)) {
+    names.push(`<${match[1]}>`);
+    inner = inner.slice(match[0].length);
+  }
+  for (let match = TRAILING_TAG.exec(inner); match; match = TRAILING_TAG.exec(inner)) {
+    names.push(`</${match[1]}>`);
+    inner = inner.slice(0, match.index);
+  }
+  if (names.length === 0) return [];
+  return [{ kind: "tags", text: inner, note: `stripped leaked XML tags (${[...new Set(names)].join(" ")})` }];
+}
+
+interface FenceBlock {
+  readonly language: string;
+  readonly content: string;
+  readonly closed: boolean;
+}
+
+const FENCE_OPEN = /^( {0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)[^`\r\n]*\r?\n?$/;
+const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*\r?\n?$/;
+const PYTHON_TAGS = new Set(["python", "python3", "py", "py3", "python2", "ipython", "pycon", "sage"]);
+/** More blocks than this and the text is a document, not a code delivery. */
+const MAX_FENCE_CANDIDATES = 6;
+
+/**
+ * Markdown code blocks, tried in this order: python-tagged blocks (largest first), then the span
+ * from the first opening to the last closing fence (for code whose docstrings hold fences of
+ * their own), then untagged blocks, then blocks tagged with other languages; blank blocks never.
+ * The first that parses wins, so prose and shell examples around the code are harmless.
+ */
+function extractFences(text: string): Candidate[] {
+  if (!text.includes("```") && !text.includes("~~~")) return [];
+  // Wrappers come off from the outside in: a block cut out of a CDATA envelope would keep the
+  // envelope's own escaping (a split "]]>") and might still parse.
+  if (LEADING_CDATA.test(text)) return [];
+  const blocks = findFenceBlocks(text);
+  if (blocks.length === 0) return [];
+  const bySize = (a: FenceBlock, b: FenceBlock) => b.content.length - a.content.length;
+  const python = blocks.filter((b) => PYTHON_TAGS.has(b.language.toLowerCase())).sort(bySize);
+  const untagged = blocks.filter((b) => b.language === "").sort(bySize);
+  const other = blocks.filter((b) => b.language !== "" && !PYTHON_TAGS.has(b.language.toLowerCase())).sort(bySize);
+  const span = outermostSpan(text);
+  const ordered = [...python, ...(span ? [span] : []), ...untagged, ...other];
+  const candidates: Candidate[] = [];
+  const seen = new Set<string>();
+  for (const block of ordered) {
+    if (block.content.trim() === "" || seen.has(block.content)) continue;
+    seen.add(block.content);
+    const index = blocks.indexOf(block);
+    const where = block === span ? "; from the first to the last fence" : blocks.length > 1 ? `; block ${index + 1} of ${blocks.length}` : "";
+    const unclosed = block.closed ? "" : "; the fence was never closed";
+    candidates.push({
+      kind: "fence",
+      text: block.content,
+      note: `extracted code from a markdown fence (${block.language || "no language tag"}${where}${unclosed})`,
+    });
+    if (candidates.length >= MAX_FENCE_CANDIDATES) break;
+  }
+  return candidates;
+}
+
+function splitLines(text: string): string[] {
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+function findFenceBlocks(text: string): FenceBlock[] {
+  const blocks: FenceBlock[] = [];
+  let open: { marker: string; indent: number; language: string; lines: string[] } | undefined;
+  for (const line of splitLines(text)) {
+    if (!open) {
+      const match = FENCE_OPEN.exec(line);
+      if (match) open = { indent: (match[1] ?? "").length, marker: match[2] ?? "", language: match[3] ?? "", lines: [] };
+      continue;
+    }
+    const close = FENCE_CLOSE.exec(line);
+    if (close && closes(open.marker, close[1] ?? "")) {
+      blocks.push({ language: open.language, content: dedentBy(open.lines, open.indent), closed: true });
+      open = undefined;
+    } else {
+      open.lines.push(line);
+    }
+  }
+  if (open) blocks.push(unclosedBlock(open.language, open.marker, open.lines, open.indent));
+  return blocks;
+}
+
+function closes(opener: string, closer: string): boolean {
+  return closer[0] === opener[0] && closer.length >= opener.length;
+}
+
+/**
+ * A block never closed on a line of its own may have been closed inline, at the end of its
+ * last code line (`print(x)```), with prose after it; the last such line ends the block.
+ */
+function unclosedBlock(language: string, marker: string, lines: readonly string[], indent: number): FenceBlock {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = (lines[i] as string).replace(/\s+$/, "");
+    if (line.endsWith(marker) && line.length > marker.length) {
+      const kept = [...lines.slice(0, i), line.slice(0, -marker.length)];
+      return { language, content: dedentBy(kept, indent), closed: true };
+    }
+  }
+  return { language, content: dedentBy(lines, indent), closed: false };
+}
+
+function outermostSpan(text: string): FenceBlock | undefined {
+  const lines = splitLines(text);
+  const first = lines.findIndex((line) => FENCE_OPEN.test(line));
+  if (first < 0) return undefined;
+  const match = FENCE_OPEN.exec(lines[first] ?? "");
+  const marker = match?.[2] ?? "";
+  let last = -1;
+  for (let i = lines.length - 1; i > first; i--) {
+    const close = FENCE_CLOSE.exec(lines[i] ?? "");
+    if (close && closes(marker, close[1] ?? "")) {
+      last = i;
+      break;
+    }
+  }
+  if (last < 0) return undefined;
+  return { language: match?.[3] ?? "", content: dedentBy(lines.slice(first + 1, last), (match?.[1] ?? "").length), closed: true };
+}
+
+/** CommonMark: content lines lose up to as many leading spaces as the opening fence had. */
+function dedentBy(lines: readonly string[], indent: number): string {
+  if (indent === 0) return lines.join("");
+  return lines.map((line) => line.replace(new RegExp(`^ {0,${indent}}`), "")).join("");
+}
+
+/** Code indented as a whole (quoted in a list or YAML block) fails with "unexpected indent". */
+function removeCommonIndentation(text: string): Candidate[] {
+  const lines = splitLines(text);
+  let common: string | undefined;
+  for (const line of lines) {
+    if (line.trim() === "") continue;
+    const indent = /^[ \t]*/.exec(line)?.[0] ?? "";
+    common = common === undefined ? indent : commonPrefix(common, indent);
+    if (common === "") return [];
+  }
+  if (!common) return [];
+  const prefix = common;
+  // Blank lines keep whatever whitespace they have: it carries no meaning, and leaving it makes
+  // the repair the exact inverse of indenting every non-blank line.
+  const dedented = lines.map((line) => (line.trim() !== "" ? line.slice(prefix.length) : line)).join("");
+  return [{ kind: "dedent", text: dedented, note: `removed ${describeIndent(prefix)} of indentation common to every line` }];
+}
+
+function commonPrefix(a: string, b: string): string {
+  let n = 0;
+  while (n < a.length && a[n] === b[n]) n++;
+  return a.slice(0, n);
+}
+
+function describeIndent(prefix: string): string {
+  if (/^ +$/.test(prefix)) return plural(prefix.length, "space", "spaces");
+  if (/^\t+$/.test(prefix)) return plural(prefix.length, "tab", "tabs");
+  return plural(prefix.length, "whitespace character", "whitespace characters");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Diagnosis, when no repair yields valid Python.
+
+type SyntaxFailure = Extract<SyntaxVerdict, { ok: false }>;
+
+/** An envelope opened where the code should start (after whitespace or tags) and never closed. */
+const UNCLOSED_CDATA = new RegExp(`${LEADING_CDATA.source}(?![\\s\\S]*\\]\\]>)`);
+
+interface Trace {
+  readonly text: string;
+  readonly steps: string[];
+  readonly verdict: SyntaxVerdict;
+  readonly entityCount: number;
+  readonly literalNewlines: number;
+}
+
+/**
+ * Re-traces the most plausible repair chain: unwrap (CDATA, XML tags, fence), then decode HTML
+ * entities if one sits on the line the parser rejects, then undo escapes if literal `\n`
+ * outnumber real line breaks. Its verdicts are mostly cached from the search.
+ */
+async function traceRepairs(raw: string, parses: ParseCache): Promise<Trace> {
+  let text = raw;
+  const steps: string[] = [];
+  for (const unwrap of [stripCdata, stripXmlTags, extractFences]) {
+    const first = unwrap(text)[0];
+    if (first) {
+      text = first.text;
+      steps.push(first.note);
+    }
+  }
+  let verdict = await parses.check(text);
+
+  let entityCount = 0;
+  if (!verdict.ok && verdict.line > 0 && ENTITY_ON_LINE.test(lineAt(text, verdict.line))) {
+    const decoded = decodeEntities(text)[0];
+    if (decoded) {
+      entityCount = countMatches(text, ENTITY);
+      text = decoded.text;
+      steps.push(decoded.note);
+      verdict = await parses.check(text);
+    }
+  }
+
+  let literalNewlines = 0;
+  const escapes = countMatches(text, /\\n/g);
+  if (!verdict.ok && escapes > countNewlines(text)) {
+    const unescaped = undoEscapes(text)[0];
+    if (unescaped) {
+      literalNewlines = escapes;
+      text = unescaped.text;
+      steps.push(unescaped.note);
+      verdict = await parses.check(text);
+    }
+  }
+  return { text, steps, verdict, entityCount, literalNewlines };
+}
+
+/** Names the first problem in a failed trace that the agent can fix. Reads after "code: ". */
+function diagnose(raw: string, trace: Trace, verdict: SyntaxFailure): string {
+  if (UNCLOSED_CDATA.test(raw)) {
+    return (
+      "is wrapped in a CDATA section that is never closed (<![CDATA[ without a matching ]]>): " +
+      "the tool-call wrapper leaked into the code, or the stream was cut off; send the plain Python source"
+    );
+  }
+  const { steps, entityCount, literalNewlines } = trace;
+  const after = steps.length > 0 ? ` (line numbers after: ${steps.join("; ")})` : "";
+  const parserSays = `${verdict.message} at line ${verdict.line}, column ${verdict.column}`;
+
+  if (verdict.line === 0) return `could not be parsed: ${verdict.message}; send smaller or simpler code`;
+  if (verdict.atEndOfInput) return `${truncation(verdict)}: the stream was probably cut off; send the complete source${after}`;
+  if (literalNewlines > 0) {
+    return (
+      `holds ${plural(literalNewlines, "literal \\n escape", "literal \\n escapes")} instead of line breaks and is still not valid Python after turning them into newlines: ` +
+      `${parserSays}; send the source with real line breaks, not a JSON-escaped string${after}`
+    );
+  }
+  if (entityCount > 0) {
+    return (
+      `contains ${plural(entityCount, "HTML entity", "HTML entities")} (such as &lt; or &amp;) and is still not valid Python after decoding them: ` +
+      `${parserSays}; send raw source with literal <, > and & characters${after}`
+    );
+  }
+  return `is not valid Python: ${parserSays}${after}`;
+}
+
+function truncation(verdict: SyntaxFailure): string {
+  const { message, line, column } = verdict;
+  if (message.startsWith("unterminated triple-quoted string")) {
+    return `ends inside an unterminated triple-quoted string starting at line ${line}`;
+  }
+  if (message.startsWith("unterminated string literal")) {
+    return `ends inside an unterminated string starting at line ${line}, column ${column}`;
+  }
+  const bracket = /^'(.)' was never closed/.exec(message);
+  if (bracket) return `ends with '${bracket[1]}' at line ${line}, column ${column} never closed`;
+  if (message.startsWith("expected an indented block")) return `ends before the body of a block (${message})`;
+  return `ends in the middle of a statement (${message} at line ${line}, column ${column})`;
+}
+
+function lineAt(text: string, line: number): string {
+  return text.split("\n")[line - 1] ?? "";
+}
+
+function countMatches(text: string, pattern: RegExp): number {
+  return text.match(pattern)?.length ?? 0;
+}
+
+function countNewlines(text: string): number {
+  return countMatches(text, /\n/g);
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}

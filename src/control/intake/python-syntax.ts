@@ -1,0 +1,418 @@
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+import type { Logger } from "pino";
+import { InternalError, errorMessage } from "../../errors.js";
+
+/** Debian's own interpreter; a pyenv or venv `python3` first on PATH may be a different build. */
+export const DEBIAN_PYTHON = "/usr/bin/python3";
+
+/**
+ * What CPython's parser says about a piece of source.
+ *
+ * On failure, `line` and `column` are 1-based (the column counts code points, as CPython
+ * reports it); both are 0 when the parser gave no position: a crash, a timeout, or an input
+ * too deeply nested or too large for it (RecursionError, MemoryError).
+ *
+ * `atEndOfInput` says the input ended too early: the parser reached the end of the input while
+ * it still needed more. Precisely, it is true when
+ * 1. CPython's own incomplete-input mode (the flag `codeop` uses to decide whether the
+ *    interactive prompt needs another line) reports "incomplete input": a bracket,
+ *    triple-quoted string or backslash continuation still open, or an indented block still
+ *    expected, at the end; or
+ * 2. the error position lies strictly after the last non-whitespace character (the parser
+ *    wanted another token, e.g. `x = 1 +`); or
+ * 3. the error is an unterminated single-quoted string that starts on the last non-blank line
+ *    (the string runs to the end of the input).
+ * A trailing comment after an incomplete expression hides case 2; that is rare enough in a
+ * cut-off stream to accept.
+ */
+export type SyntaxVerdict =
+  | {
+      readonly ok: true;
+      /**
+       * The module does nothing: it has no statements but constant expressions and `pass`
+       * (comments, a docstring, a lone string literal). No skill looks like this, but escaped
+       * code can: `#!/usr/bin/env python3\nimport sys…` on one line is a comment to Python.
+       * Absent means false.
+       */
+      readonly inert?: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly message: string;
+      readonly line: number;
+      readonly column: number;
+      readonly atEndOfInput: boolean;
+    };
+
+/** Port: checks Python source for syntax errors without ever executing it. */
+export interface PythonSyntaxChecker {
+  /**
+   * Parses `code` as a Python module. Resolves with a verdict for every input, including ones
+   * that crash or hang the parser; rejects only when the parser cannot run at all
+   * ({@link InternalError}) or the checker was closed.
+   */
+  check(code: string): Promise<SyntaxVerdict>;
+  /** Stops the parser; pending checks reject. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface CPythonSyntaxCheckerOptions {
+  /**
+   * The interpreter that parses. Its grammar is the one skills will run under.
+   * @default DEBIAN_PYTHON
+   */
+  readonly pythonPath?: string;
+  /**
+   * How long one parse may take before the parser process is killed and restarted.
+   * @default 2000
+   */
+  readonly timeoutMs?: number;
+  /**
+   * Address-space cap (RLIMIT_AS) of the parser process, so a pathological input fails with
+   * MemoryError instead of exhausting the host.
+   * @default 536870912 (512 MiB)
+   */
+  readonly memoryLimitBytes?: number;
+  /** How long the interpreter may take to start. @default 10000 */
+  readonly startTimeoutMs?: number;
+  /** Restarts, crashes and timeouts are logged here. @default no logging */
+  readonly logger?: Logger;
+}
+
+type ResolvedOptions = Required<Omit<CPythonSyntaxCheckerOptions, "logger">> & { readonly logger: Logger | undefined };
+
+function addDefaults(options: CPythonSyntaxCheckerOptions): ResolvedOptions {
+  const resolved = {
+    pythonPath: options.pythonPath ?? DEBIAN_PYTHON,
+    timeoutMs: options.timeoutMs ?? 2_000,
+    memoryLimitBytes: options.memoryLimitBytes ?? 512 * 1024 * 1024,
+    startTimeoutMs: options.startTimeoutMs ?? 10_000,
+    logger: options.logger,
+  };
+  for (const key of ["timeoutMs", "memoryLimitBytes", "startTimeoutMs"] as const) {
+    if (!Number.isInteger(resolved[key]) || resolved[key] <= 0) {
+      throw new RangeError(`CPythonSyntaxChecker: ${key} must be a positive integer, got ${resolved[key]}`);
+    }
+  }
+  return resolved;
+}
+
+/** Answered when the parser process dies while parsing: the input is what killed it. */
+export const PARSER_CRASHED_MESSAGE = "the Python parser crashed on this input";
+
+/**
+ * The parser: one persistent interpreter per checker. Requests are a 4-byte big-endian length
+ * and UTF-8 source; answers are a 4-byte length and JSON. `compile(..., PyCF_ONLY_AST)` builds
+ * the AST only, so nothing in the input is ever executed. The memory cap is set from inside
+ * (no preexec hook is available to Node's spawn). Kept in sync with {@link SyntaxVerdict}.
+ */
+const PARSER_SCRIPT = String.raw`
+import ast, json, resource, struct, sys, warnings
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+warnings.simplefilter("ignore")
+# PyCF_DONT_IMPLY_DEDENT | PyCF_ALLOW_INCOMPLETE_INPUT, as codeop uses them (Include/cpython/compile.h)
+INCOMPLETE = ast.PyCF_ONLY_AST | 0x200 | 0x4000
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+
+def read_exact(n):
+    data = b""
+    while len(data) < n:
+        chunk = stdin.read(n - len(data))
+        if not chunk:
+            sys.exit(0)
+        data += chunk
+    return data
+
+def send(obj):
+    data = json.dumps(obj).encode("ascii")
+    stdout.write(struct.pack(">I", len(data)) + data)
+    stdout.flush()
+
+def fail(message, line, column, at_end):
+    return {"ok": False, "message": message, "line": max(line, 0), "column": max(column, 0), "atEndOfInput": at_end}
+
+def incomplete(src):
+    try:
+        compile(src, "<skill>", "exec", flags=INCOMPLETE, dont_inherit=True)
+    except SyntaxError as e:
+        return e.msg == "incomplete input"
+    except Exception:
+        pass
+    return False
+
+def at_end(src, e):
+    if incomplete(src):
+        return True
+    body = src.rstrip()
+    last_line = body.count("\n") + 1
+    last_column = len(body) - body.rfind("\n") - 1
+    line, column = e.lineno or 0, e.offset or 0
+    if (line, column) > (last_line, last_column):
+        return True
+    return str(e.msg).startswith("unterminated string literal") and line == last_line
+
+def inert(tree):
+    return all(isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in tree.body)
+
+def verdict(src):
+    try:
+        tree = compile(src, "<skill>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        return {"ok": True, "inert": inert(tree)}
+    except SyntaxError as e:
+        return fail(str(e.msg or e), e.lineno or 0, e.offset or 0, at_end(src, e))
+    except ValueError as e:
+        at = src.find("\0")
+        if at < 0:
+            return fail(str(e), 0, 0, False)
+        return fail(str(e), src.count("\n", 0, at) + 1, at - src.rfind("\n", 0, at), False)
+    except RecursionError:
+        return fail("the code is nested too deeply for the Python parser", 0, 0, False)
+    except MemoryError:
+        return fail("the code is too complex for the Python parser (it ran out of memory)", 0, 0, False)
+    except OverflowError as e:
+        return fail(str(e), 0, 0, False)
+
+send({"ready": True})
+while True:
+    (size,) = struct.unpack(">I", read_exact(4))
+    source = read_exact(size).decode("utf-8", "replace")
+    try:
+        answer = verdict(source)
+    except MemoryError:
+        answer = fail("the code is too complex for the Python parser (it ran out of memory)", 0, 0, False)
+    send(answer)
+`;
+
+type Outcome =
+  | { readonly kind: "answer"; readonly value: unknown }
+  | { readonly kind: "exited"; readonly detail: string }
+  | { readonly kind: "timeout" };
+
+type ParserChild = ChildProcessByStdio<Writable, Readable, Readable>;
+
+/** One running interpreter and its framed pipe. Knows nothing about restarts. */
+class ParserProcess {
+  private buffered: Buffer = Buffer.alloc(0);
+  private stderrTail = "";
+  private waiter: ((outcome: Outcome) => void) | undefined;
+  private exitDetail: string | undefined;
+  readonly exited: Promise<void>;
+
+  private constructor(private readonly child: ParserChild) {
+    this.exited = new Promise((resolve) => {
+      child.once("close", (code, signal) => {
+        this.exitDetail ??= signal ? `killed by ${signal}` : `exited with code ${code}`;
+        resolve();
+        this.settle({ kind: "exited", detail: this.describeExit() });
+      });
+    });
+    child.once("error", (error) => {
+      // Spawn failures (ENOENT, EACCES) arrive here, and no "close" may follow.
+      this.exitDetail = errorMessage(error);
+      this.settle({ kind: "exited", detail: this.describeExit() });
+    });
+    child.stdin.on("error", () => {
+      // EPIPE when the interpreter died mid-write; "close" reports the death.
+    });
+    child.stdout.on("data", (chunk: Buffer) => this.receive(chunk));
+    child.stderr.on("data", (chunk: Buffer) => {
+      this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-2_000);
+    });
+    // An idle checker nobody closed must not keep the service alive; a request in flight
+    // keeps the event loop busy through its timeout timer.
+    for (const handle of [child, child.stdin, child.stdout, child.stderr] as const) {
+      (handle as unknown as { unref?: () => void }).unref?.();
+    }
+  }
+
+  static async start(options: ResolvedOptions): Promise<ParserProcess> {
+    const child = spawn(
+      options.pythonPath,
+      ["-I", "-S", "-E", "-c", PARSER_SCRIPT, String(options.memoryLimitBytes)],
+      { stdio: ["pipe", "pipe", "pipe"], env: {} },
+    );
+    const parser = new ParserProcess(child);
+    const outcome = await parser.next(options.startTimeoutMs);
+    if (outcome.kind === "answer" && isRecord(outcome.value) && outcome.value.ready === true) return parser;
+    parser.kill();
+    const reason =
+      outcome.kind === "timeout"
+        ? `it did not start within ${options.startTimeoutMs} ms`
+        : outcome.kind === "exited"
+          ? outcome.detail
+          : "it answered the handshake with garbage";
+    throw new InternalError(`could not start the Python syntax checker (${options.pythonPath}): ${reason}`);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return this.exitDetail === undefined;
+  }
+
+  /** Sends one source text and waits for its answer, the process's death, or the timeout. */
+  request(source: string, timeoutMs: number): Promise<Outcome> {
+    const payload = Buffer.from(source, "utf8");
+    const header = Buffer.alloc(4);
+    header.writeUInt32BE(payload.length);
+    const answer = this.next(timeoutMs);
+    this.child.stdin.write(Buffer.concat([header, payload]));
+    return answer;
+  }
+
+  kill(): void {
+    if (this.alive) this.child.kill("SIGKILL");
+  }
+
+  private next(timeoutMs: number): Promise<Outcome> {
+    if (!this.alive) return Promise.resolve({ kind: "exited", detail: this.describeExit() });
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.settle({ kind: "timeout" }), timeoutMs);
+      this.waiter = (outcome) => {
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      this.deliverBuffered();
+    });
+  }
+
+  private settle(outcome: Outcome): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.(outcome);
+  }
+
+  private receive(chunk: Buffer): void {
+    this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
+    this.deliverBuffered();
+  }
+
+  private deliverBuffered(): void {
+    if (!this.waiter || this.buffered.length < 4) return;
+    const size = this.buffered.readUInt32BE(0);
+    if (this.buffered.length < 4 + size) return;
+    const frame = this.buffered.subarray(4, 4 + size).toString("utf8");
+    this.buffered = this.buffered.subarray(4 + size);
+    let value: unknown;
+    try {
+      value = JSON.parse(frame);
+    } catch {
+      value = undefined;
+    }
+    this.settle({ kind: "answer", value });
+  }
+
+  private describeExit(): string {
+    const stderr = this.stderrTail.trim();
+    return stderr ? `${this.exitDetail}: ${stderr.slice(-500)}` : (this.exitDetail ?? "exited");
+  }
+}
+
+/**
+ * Checks syntax with a real CPython parser: one persistent interpreter (started lazily, `-I -S
+ * -E`, address space capped) that answers one request at a time. Concurrent callers are queued
+ * in order. An interpreter that dies is replaced on the next check; one that dies while parsing
+ * yields {@link PARSER_CRASHED_MESSAGE}; one that exceeds the per-request timeout is killed and
+ * replaced, and the input is reported as too slow to parse.
+ */
+export class CPythonSyntaxChecker implements PythonSyntaxChecker {
+  private readonly options: ResolvedOptions;
+  private parser: ParserProcess | undefined;
+  private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(options: CPythonSyntaxCheckerOptions = {}) {
+    this.options = addDefaults(options);
+  }
+
+  /** The interpreter's process id, when one is running; for diagnostics and tests. */
+  get pid(): number | undefined {
+    return this.parser?.alive ? this.parser.pid : undefined;
+  }
+
+  check(code: string): Promise<SyntaxVerdict> {
+    if (this.closed) return Promise.reject(closedError());
+    const run = this.tail.then(() => this.checkNow(code));
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const parser = this.parser;
+    this.parser = undefined;
+    if (!parser) return;
+    parser.kill();
+    await parser.exited;
+  }
+
+  private async checkNow(code: string): Promise<SyntaxVerdict> {
+    if (this.closed) throw closedError();
+    const parser = await this.running();
+    const outcome = await parser.request(code, this.options.timeoutMs);
+    if (this.closed) throw closedError();
+    if (outcome.kind === "answer") {
+      const verdict = toVerdict(outcome.value);
+      if (verdict) return verdict;
+      this.options.logger?.error({ pid: parser.pid }, "python syntax checker sent a malformed answer; restarting it");
+      this.retire(parser);
+      throw new InternalError("the Python syntax checker sent a malformed answer");
+    }
+    this.retire(parser);
+    if (outcome.kind === "timeout") {
+      this.options.logger?.warn(
+        { pid: parser.pid, timeoutMs: this.options.timeoutMs, codeBytes: Buffer.byteLength(code) },
+        "python syntax check timed out; restarting the parser",
+      );
+      return noPosition(`the Python parser did not finish within ${this.options.timeoutMs} ms`);
+    }
+    this.options.logger?.warn({ pid: parser.pid, detail: outcome.detail }, "python parser died during a check; restarting it");
+    return noPosition(PARSER_CRASHED_MESSAGE);
+  }
+
+  private async running(): Promise<ParserProcess> {
+    if (this.parser?.alive) return this.parser;
+    if (this.parser) {
+      // Died between requests (killed from outside, OOM killer): replace it quietly.
+      this.options.logger?.warn({ pid: this.parser.pid }, "python syntax checker process was gone; restarting it");
+    }
+    this.parser = undefined;
+    const parser = await ParserProcess.start(this.options);
+    if (this.closed) {
+      parser.kill();
+      throw closedError();
+    }
+    this.options.logger?.debug({ pid: parser.pid }, "python syntax checker started");
+    this.parser = parser;
+    return parser;
+  }
+
+  private retire(parser: ParserProcess): void {
+    parser.kill();
+    if (this.parser === parser) this.parser = undefined;
+  }
+}
+
+function closedError(): InternalError {
+  return new InternalError("the Python syntax checker is closed");
+}
+
+function noPosition(message: string): SyntaxVerdict {
+  return { ok: false, message, line: 0, column: 0, atEndOfInput: false };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+function toVerdict(value: unknown): SyntaxVerdict | undefined {
+  if (!isRecord(value)) return undefined;
+  if (value.ok === true) return { ok: true, inert: value.inert === true };
+  const { message, line, column, atEndOfInput } = value;
+  if (typeof message !== "string" || typeof line !== "number" || typeof column !== "number") return undefined;
+  return { ok: false, message, line, column, atEndOfInput: atEndOfInput === true };
+}
