@@ -24,6 +24,8 @@ export interface TestClient {
   invoke(name: string, payload?: string, deadlineMs?: number): Promise<InvokeSkillResponse>;
   get(name: string): Promise<GetSkillResponse>;
   list(includeInactive?: boolean): Promise<ListSkillsResponse>;
+  /** Any other RPC: `client.call(client.raw.patchSkill, {...})`. */
+  call<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadlineMs?: number): Promise<Res>;
   raw: SkillEngineClient;
   close(): void;
 }
@@ -85,7 +87,7 @@ export async function makeDirs(): Promise<{ root: string; home: string; sandboxD
   return { root, home: path.join(root, "home"), sandboxDir: path.join(root, "sandbox") };
 }
 
-type UnaryMethod<Req, Res> = (
+export type UnaryMethod<Req, Res> = (
   request: Req,
   metadata: Metadata,
   options: Partial<CallOptions>,
@@ -102,6 +104,7 @@ export function connect(port: number): TestClient {
     });
   return {
     raw,
+    call,
     register: (request, ms) =>
       call<RegisterSkillRequest, RegisterSkillResponse>(
         raw.registerSkill,
