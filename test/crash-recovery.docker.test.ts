@@ -24,7 +24,7 @@ async function expectRegistryAndStoreAgree(port: number, home: string): Promise<
       const code = await readFile(path.join(directory, `${skill.name}.py`), "utf8");
       expect(contentHash(code)).toBe(skill.contentHash);
       const versions = (await readdir(path.join(directory, ".versions", skill.name))).sort();
-      expect(versions).toEqual(Array.from({ length: skill.version }, (_, i) => `${i + 1}.py`).sort());
+      expect(versions).toEqual(Array.from({ length: skill.latestVersion }, (_, i) => `${i + 1}.py`).sort());
       expect((await client.get(skill.name)).code).toBe(code);
     }
     const mirror = JSON.parse(await readFile(path.join(directory, "skills_registry.json"), "utf8")) as {
@@ -38,13 +38,13 @@ async function expectRegistryAndStoreAgree(port: number, home: string): Promise<
   }
 }
 
-describe("killing the service during a registration loses nothing and leaves nothing behind", () => {
+describe("killing the service during registrations and patches loses nothing and leaves nothing behind", () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterAll(async () => {
     for (const cleanup of cleanups) await cleanup();
   });
 
-  it("after SIGKILL at several points of a registration, a restart agrees with itself and reaps orphans", async () => {
+  it("after SIGKILL at fixed and random points of registrations and patches, a restart agrees with itself and reaps orphans", async () => {
     const dirs = await makeDirs();
     const env = { SKILL_ENGINE_HOME: dirs.home, SKILL_ENGINE_SANDBOX_DIR: dirs.sandboxDir };
     const instanceTag = instanceTagOf(dirs.home);
@@ -55,14 +55,18 @@ describe("killing the service during a registration loses nothing and leaves not
     await setup.register({ name: "survivor", code: skillCode("v1", 0) });
     setup.close();
 
-    // Kill points spread over the registration: during the test run (container alive), and
-    // around the end of the test run, where the version file, row and canonical file are written.
-    const killDelaysMs = [600, 150, 300, 450, 700, 900];
+    // Kill points spread over registrations and patches: during the test run (container alive),
+    // and around its end, where the version file, the row and the canonical file are written.
+    // Half are fixed, half random (logged, so a failure can be replayed).
+    const killDelaysMs = [600, 150, 300, 450, 700, 900, ...Array.from({ length: 4 }, () => Math.round(100 + Math.random() * 900))];
+    console.log(`kill delays (ms): ${killDelaysMs.join(", ")}`);
     for (const [round, delayMs] of killDelaysMs.entries()) {
       const client = connect(service.port);
-      const pending = client
-        .register({ name: round % 2 === 0 ? "survivor" : `newcomer_${round}`, code: skillCode(`round${round}`, 0.4) })
-        .then(() => "registered", () => "failed");
+      const change =
+        round % 3 === 2
+          ? client.call(client.raw.patchSkill, { name: "survivor", find: "time.sleep(", replace: "time.sleep(0 * 1 + ", testPayload: "" })
+          : client.register({ name: round % 3 === 0 ? "survivor" : `newcomer_${round}`, code: skillCode(`round${round}`, 0.4) });
+      const pending = change.then(() => "changed", () => "failed");
       await sleep(delayMs);
       await service.kill("SIGKILL");
       await pending;
