@@ -59,6 +59,28 @@ describe("wiping the sandbox directory loses no skill", () => {
     }
     expect(await containersOf(engine.instanceTag)).toEqual([]);
   });
+
+  it("the WipeSandbox RPC during a burst behaves the same way", async () => {
+    const burst = Array.from({ length: 12 }, (_, i) =>
+      engine.client.invoke(names[i % names.length] as string, JSON.stringify({ n: i, sleep: 0.3 })),
+    );
+    const settled = Promise.allSettled(burst);
+    let removed = 0;
+    for (let i = 0; i < 4; i++) {
+      await sleep(200);
+      removed += (await engine.client.call(engine.client.raw.wipeSandbox, {})).removedRunDirectories;
+    }
+    for (const outcome of await settled) {
+      if (outcome.status === "fulfilled") expect(outcome.value.result?.success).toBe(true);
+      else expect((outcome.reason as ServiceError).code).toBe(status.UNAVAILABLE);
+    }
+    expect(removed).toBeGreaterThan(0);
+    for (const name of names) {
+      expect((await engine.client.invoke(name, '{"n": 3}')).result?.success).toBe(true);
+      expect((await engine.client.get(name)).skill?.failureCount).toBe(0);
+    }
+    expect(await containersOf(engine.instanceTag)).toEqual([]);
+  });
 });
 
 /** `rm -rf`, retried while runs keep creating entries under it (as an operator's would be). */
