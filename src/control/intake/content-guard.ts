@@ -53,9 +53,12 @@ export class GuardViolationError extends InvalidArgumentError {
   }
 }
 
-/** Bounds the report (and the work) when adversarial input matches one rule thousands of times. */
+/**
+ * Bounds the report when adversarial input matches one rule thousands of times. Matches that a
+ * rule's extra checks reject are not capped: stopping early would let a payload hide behind
+ * thousands of decoys; those checks are constant-time or look at a bounded window instead.
+ */
 const MAX_FINDINGS_PER_RULE = 20;
-const MAX_MATCHES_EXAMINED_PER_RULE = 2_000;
 const EXCERPT_LENGTH = 80;
 
 /**
@@ -121,10 +124,8 @@ function runRule(rule: GuardRule, context: ScanContext, lines: readonly number[]
   const { pattern } = rule;
   const text = context.text;
   pattern.lastIndex = 0;
-  let examined = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     if (match[0] === "") pattern.lastIndex++; // never loop on an empty match
-    if (++examined > MAX_MATCHES_EXAMINED_PER_RULE) break;
     if (rule.accept !== undefined && !rule.accept(match, context)) continue;
     if (rule.near !== undefined && !matchesNear(rule.near, text, match.index, match.index + match[0].length)) continue;
     const line = lineOf(lines, match.index);

@@ -9,11 +9,15 @@
  * succeed in the sandbox anyway).
  *
  * Linear time: the guard scans untrusted input of up to 100 KB, and V8's regex engine
- * backtracks. Every pattern therefore follows three rules, checked by the tests: it starts with a
- * literal or a narrow class (few start positions); every quantifier is bounded (`{0,N}`), except
- * in patterns anchored to the start of the text; and adjacent quantified parts cannot match the
- * same characters in many ways (no nested unbounded repetition). Co-occurrence conditions
- * (`requires`, `unless`, `near`) are evaluated once per file or in a bounded window.
+ * backtracks. Every pattern therefore starts with a literal or a narrow class (few start
+ * positions), bounds every quantifier (`{0,N}`; only patterns anchored to the start of the text
+ * may use `*`), and avoids adjacent quantified parts that can share characters, so each start
+ * position costs a bounded amount of work. The tests check the quantifiers statically and time
+ * every rule on 100 KB adversarial inputs. Co-occurrence conditions (`requires`, `unless`,
+ * `near`) are evaluated once per file or in a bounded window.
+ *
+ * Rules see the code with comments and docstrings blanked (see `codeView` in content-guard.ts),
+ * so "never run rm -rf /" in a comment is not a finding.
  */
 
 /** What kind of harm a rule looks for. */
@@ -78,6 +82,8 @@ const SEP = raw`["',\s]{1,8}`;
 /** The shell word ends here: whitespace, a quote, a shell operator, a closing bracket, the end. */
 const END = raw`(?![^\s"';&|)\],])`;
 const STR = raw`[rRbBuU]{0,2}`;
+/** A path separator as written in source: `/`, or a backslash (doubled in a normal string literal). */
+const PATH_SEP = raw`(?:/|\\{1,2})`;
 /** A short single-line string literal (no backreferences, so fragments compose freely). */
 const lit = (max: number): string => raw`${STR}(?:"[^"\n\r]{0,${max}}"|'[^'\n\r]{0,${max}}')`;
 const SHELL = raw`(?:/(?:usr/)?bin/)?(?:(?:ba|z|da|k|tc|c)?sh|python[\d.]{0,4}|perl|ruby|node)\b`;
@@ -376,7 +382,7 @@ export const GUARD_RULES: readonly GuardRule[] = [
     message:
       "climbs out with ../../ towards a sensitive location (etc/passwd, etc/shadow, root/, proc/self/, .ssh/, .aws/, a home directory, the Docker socket): a path-traversal attack. Use paths inside the working directory",
     pattern: rx(
-      raw`(?:\.\.[/\\]){2,16}(?:etc[/\\](?:passwd|g?shadow|sudoers|crontab|ssh)|root[/\\]|proc[/\\](?:self|1)[/\\]|home[/\\][^/\\"'\s]{1,32}[/\\]\.|\.ssh[/\\]|\.aws[/\\]|var[/\\]run[/\\]docker)`,
+      raw`(?:\.\.${PATH_SEP}){2,16}(?:etc${PATH_SEP}(?:passwd|g?shadow|sudoers|crontab|ssh)|root${PATH_SEP}|proc${PATH_SEP}(?:self|1)${PATH_SEP}|home${PATH_SEP}[^/\\"'\s]{1,32}${PATH_SEP}\.|\.ssh${PATH_SEP}|\.aws${PATH_SEP}|var${PATH_SEP}run${PATH_SEP}docker)`,
     ),
   },
   {
@@ -385,7 +391,7 @@ export const GUARD_RULES: readonly GuardRule[] = [
     severity: "caution",
     message:
       "a relative path climbing five or more directories (../../../../../): skills should stay inside their working directory; build paths from a known base instead",
-    pattern: rx(raw`(?<!\.\.[/\\])(?:\.\.[/\\]){5}|["']\.\.[/\\]["']\s{0,4}\*\s{0,4}(?:[5-9]|[1-9]\d)\b`),
+    pattern: rx(raw`(?<!\.\.${PATH_SEP})(?:\.\.${PATH_SEP}){5}|["']\.\.${PATH_SEP}["']\s{0,4}\*\s{0,4}(?:[5-9]|[1-9]\d)\b`),
   },
 
   // ── destructive-sql ── caution: the sandbox reaches no database server, so SQL can only touch
@@ -557,7 +563,7 @@ export const GUARD_RULES: readonly GuardRule[] = [
     severity: "dangerous",
     message:
       "puts sitecustomize.py, usercustomize.py or a .pth file into site-packages: Python runs them at every start-up, so this plants code in every later Python process. Skills must not modify the interpreter",
-    pattern: rx(raw`\b(?:site|user)customize\.py\b|[\w.-]{1,64}\.pth["']`),
+    pattern: rx(raw`\b(?:site|user)customize\.py\b|(?<=[\w-])\.pth["']`),
     // pip writes a sitecustomize.py into its private build directory; only site-packages is persistence.
     near: {
       pattern: rx(raw`\bget(?:user)?sitepackages\(|\bUSER_SITE\b|["'](?:purelib|platlib)["']|\b(?:site|dist)-packages\b`),
