@@ -4,7 +4,17 @@ import path from "node:path";
 import Docker from "dockerode";
 import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
-import { CanonicalStore, MirrorWriter, reconcile, type ReconcileReport, SkillRegistry, SkillService } from "./control/index.js";
+import {
+  CanonicalStore,
+  type LegacyMigrationReport,
+  migrateLegacySkills,
+  MirrorWriter,
+  reconcile,
+  type ReconcileReport,
+  REGISTRY_FILE,
+  SkillRegistry,
+  SkillService,
+} from "./control/index.js";
 import { CPythonSyntaxChecker } from "./control/intake/python-syntax.js";
 import { NormalizingGuardedIntake } from "./control/skill-code-intake.js";
 import { DockerSandboxRunner } from "./execution/index.js";
@@ -14,6 +24,7 @@ import { startGrpcServer } from "./grpc/index.js";
 export interface SkillEngineApp {
   readonly port: number;
   readonly reconcileReport: ReconcileReport;
+  readonly migrationReport: LegacyMigrationReport;
   /** Stops serving, stops runs in flight (removing their containers), flushes and closes storage. */
   close(): Promise<void>;
 }
@@ -33,9 +44,15 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   const intake = new NormalizingGuardedIntake(checker, config.contentGuard);
   if (config.contentGuard === "warn") logger.warn("content guard in warn mode: dangerous code is reported, not rejected");
 
-  const registry = SkillRegistry.open(path.join(config.home, "registry.db"), config.healthPolicy);
+  const registry = SkillRegistry.open(path.join(config.home, REGISTRY_FILE), config.healthPolicy);
   const store = new CanonicalStore(config.home);
   await store.init();
+  const migrationReport = await migrateLegacySkills({
+    sandboxDir: config.sandboxDir,
+    registry,
+    store,
+    logger: logger.child({ component: "migration" }),
+  });
   const reconcileReport = await reconcile(registry, store, logger);
   const mirror = new MirrorWriter(registry, store, logger);
   await mirror.flush();
@@ -101,6 +118,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   return {
     port: server.port,
     reconcileReport,
+    migrationReport,
     close() {
       closing ??= (async () => {
         clearInterval(probe);

@@ -1,7 +1,9 @@
 /** The control plane: intake, registry, canonical store, lifecycle. The only way in. */
 export { CanonicalStore } from "./canonical-store.js";
 export type { CodeIntake, IntakeWarning, PreparedCode } from "./code-intake.js";
+export { migrateLegacySkills, type LegacyMigrationReport } from "./legacy-migration.js";
 export { MirrorWriter } from "./mirror-writer.js";
+export { rebuildRegistry, RebuildRefusedError, type RebuildReport, REGISTRY_FILE } from "./rebuild-registry.js";
 export { reconcile, type ReconcileReport } from "./reconcile.js";
 export { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "./skill-health.js";
 export { SkillRegistry, type SkillRecord, type SkillStatus, type VersionRecord } from "./skill-registry.js";

@@ -36,7 +36,7 @@ export async function reconcile(registry: SkillRegistry, store: CanonicalStore, 
     if (populated) {
       logger.warn(
         { directory: store.directory },
-        "the registry is empty but the canonical store holds skills; leaving them untouched (run the rebuild command)",
+        "the registry is empty but the canonical store holds skills; leaving them untouched: stop the service and run npm run rebuild-registry",
       );
       return emptyReport(tempFilesRemoved, true);
     }

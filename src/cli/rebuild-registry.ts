@@ -1,0 +1,70 @@
+import pino from "pino";
+import { ConfigError, loadConfig } from "../config/index.js";
+import { rebuildRegistry } from "../control/index.js";
+
+const USAGE = `usage: npm run rebuild-registry -- [--force]
+
+Recreates $SKILL_ENGINE_HOME/registry.db from the canonical store
+($SKILL_ENGINE_HOME/memory/acquired_skills/: the .py files, their .versions/ history and
+skills_registry.json). Stop the skill engine first.
+
+  --force   replace a registry.db that still holds skills or cannot be read; the old file
+            (and its -wal/-shm) is moved aside to registry.db.bak-<timestamp>, never deleted
+  --help    show this text
+`;
+
+/** Entry point: `npm run rebuild-registry`. Reads the environment once; exits 0 on success, 1 otherwise. */
+async function main(argv: readonly string[]): Promise<number> {
+  const unknown = argv.filter((a) => a !== "--force" && a !== "--help" && a !== "-h");
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (unknown.length > 0) {
+    process.stderr.write(`rebuild-registry: unknown argument ${unknown.join(" ")}\n${USAGE}`);
+    return 1;
+  }
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`rebuild-registry: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  // The summary (warnings included) goes to stdout; structured logs go to stderr, only on request.
+  const verbose = config.logLevel === "debug" || config.logLevel === "trace";
+  const logger = pino({ level: verbose ? config.logLevel : "error" }, pino.destination(2));
+  try {
+    const report = await rebuildRegistry({ home: config.home, policy: config.healthPolicy, logger, force: argv.includes("--force") });
+    const lines = [`Rebuilt ${report.registryFile} with ${report.rebuilt.length} skill(s):`];
+    const width = Math.max(...report.rebuilt.map((s) => s.name.length));
+    for (const skill of report.rebuilt) {
+      const versions = skill.versions.map((v) => `v${v}`).join(", ");
+      lines.push(`  ${skill.name.padEnd(width)}  ${skill.status.padEnd(10)}  v${skill.activeVersion} (history: ${versions})`);
+    }
+    for (const file of report.movedAside) lines.push(`Previous registry file moved aside: ${file}`);
+    if (report.warnings.length > 0) {
+      lines.push(`${report.warnings.length} warning(s):`);
+      for (const warning of report.warnings) lines.push(`  - ${warning}`);
+    }
+    lines.push("Invocation history is not kept in the canonical store and starts empty. Start the service to finish (it reconciles the files).");
+    process.stdout.write(`${lines.join("\n")}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`rebuild-registry: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`rebuild-registry: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

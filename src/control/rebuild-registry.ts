@@ -1,0 +1,510 @@
+import { status as grpcStatus } from "@grpc/grpc-js";
+import Database from "better-sqlite3";
+import { lstat, mkdir, rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import type { Logger } from "pino";
+import { SkillEngineError } from "../errors.js";
+import { fsyncDirectory, writeFileAtomic } from "./atomic-file.js";
+import { CanonicalStore, locationOf, MIRROR_FILE, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
+import { contentHash } from "./content-hash.js";
+import { MIRROR_FORMAT } from "./mirror-writer.js";
+import { SKILL_NAME_PATTERN } from "./request-validation.js";
+import { type HealthPolicy, isLive, type SkillStatus } from "./skill-health.js";
+import { type ImportedSkill, type NewVersion, SkillRegistry, type VersionOrigin } from "./skill-registry.js";
+
+/** The registry's file name under `$SKILL_ENGINE_HOME`. */
+export const REGISTRY_FILE = "registry.db";
+
+const DEFAULT_SCHEMA = '{"type":"object"}';
+const DEFAULT_TEST_PAYLOAD = "{}";
+const SQLITE_SIDE_FILES = ["", "-wal", "-shm"] as const;
+
+export interface RebuildOptions {
+  /** `$SKILL_ENGINE_HOME`: holds `registry.db` and `memory/acquired_skills/`. */
+  readonly home: string;
+  readonly policy: HealthPolicy;
+  readonly logger: Logger;
+  /**
+   * Rebuild even though `registry.db` holds skills (or cannot be read). The old file and its
+   * `-wal`/`-shm` are moved aside to `registry.db.bak-<timestamp>`, never deleted.
+   * @default false
+   */
+  readonly force?: boolean;
+  /** @default new Date() */
+  readonly now?: Date;
+}
+
+export interface RebuiltSkill {
+  readonly name: string;
+  readonly status: SkillStatus;
+  /** Every version number restored, ascending. */
+  readonly versions: number[];
+  readonly activeVersion: number;
+}
+
+export interface RebuildReport {
+  readonly rebuilt: RebuiltSkill[];
+  /** What could not be restored exactly (defaults used, files repaired, conflicts resolved). */
+  readonly warnings: string[];
+  /** Files of the previous registry, moved aside (empty when there was none). */
+  readonly movedAside: string[];
+  readonly registryFile: string;
+}
+
+/**
+ * The rebuild cannot run: a populated or unreadable registry without `force`, a registry that
+ * another process (the service) holds open, or no skill files to rebuild from.
+ */
+export class RebuildRefusedError extends SkillEngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(grpcStatus.FAILED_PRECONDITION, message, options);
+    this.name = "RebuildRefusedError";
+  }
+}
+
+/**
+ * Recreates `registry.db` from the canonical directory alone, for when the database was lost.
+ *
+ * Each `<name>.py` in the active directory, `retired/` or `.trash/` is a skill (status from its
+ * location: live skills keep the mirror's live status, else `active`; `retired/` → retired;
+ * `.trash/` → deleted). Every `.versions/<name>/<n>.py` becomes a version; the metadata of a
+ * version comes from `skills_registry.json` when the mirror recorded that version with the same
+ * content hash, else from the mirror's skill entry, else defaults. The active version is the one
+ * whose hash matches `<name>.py`; when none does, the active file becomes a new version (origin
+ * `rebuild`, history file written). Counters, pin, dates and status reason come from the mirror.
+ * Invocation telemetry is not in the directory and starts empty.
+ *
+ * The new database is built beside the old one and renamed into place at the end, so a failed
+ * rebuild changes nothing. Run it with the service stopped: a registry file that another process
+ * holds open is detected (an exclusive lock is refused) and the rebuild refused, but a service
+ * that started on an empty database after the loss cannot be told apart from no service.
+ */
+export async function rebuildRegistry(options: RebuildOptions): Promise<RebuildReport> {
+  const { logger } = options;
+  const now = options.now ?? new Date();
+  const home = path.resolve(options.home);
+  const dbFile = path.join(home, REGISTRY_FILE);
+  const store = new CanonicalStore(home);
+  const warnings: string[] = [];
+
+  const existing = await inspectExistingRegistry(dbFile);
+  if (existing.state === "in-use") {
+    throw new RebuildRefusedError(
+      `${dbFile} is held open by another process (is the skill engine running?); stop the service, then run the rebuild again`,
+    );
+  }
+  if (existing.state === "populated" && !options.force) {
+    throw new RebuildRefusedError(
+      `${dbFile} already holds ${existing.skills} skill(s); refusing to replace it. Rerun with --force to move it aside ` +
+        `(to ${REGISTRY_FILE}.bak-<timestamp>, never deleted) and rebuild from ${store.directory}`,
+    );
+  }
+  if (existing.state === "unreadable" && !options.force) {
+    throw new RebuildRefusedError(
+      `${dbFile} exists but cannot be read (${existing.reason}); rerun with --force to move it aside and rebuild from ${store.directory}`,
+    );
+  }
+
+  const mirror = await readMirrorIndex(store, warnings);
+  const found = await scanStore(store);
+  if (found.size === 0) {
+    throw new RebuildRefusedError(`no skill files under ${store.directory}; nothing to rebuild from (is SKILL_ENGINE_HOME right?)`);
+  }
+
+  const plans: SkillPlan[] = [];
+  for (const name of [...found.keys()].sort()) {
+    if (!SKILL_NAME_PATTERN.test(name)) {
+      warnings.push(`"${name}.py" is not a valid skill name; not rebuilt`);
+      continue;
+    }
+    const plan = planSkill(name, found.get(name) as FoundSkill, mirror.get(name), warnings);
+    if (plan) plans.push(plan);
+  }
+  for (const name of mirror.keys()) {
+    if (!found.has(name)) warnings.push(`${name}: in ${MIRROR_FILE} but no file of it is in the canonical store; not rebuilt`);
+  }
+
+  // History files the registry will point at must exist before it does (the registration order).
+  for (const plan of plans) {
+    for (const missing of plan.missingHistory) {
+      await mkdir(store.versionsDir(plan.skill.name, plan.location), { recursive: true, mode: 0o700 });
+      await writeFileAtomic(store.versionPath(plan.skill.name, missing.version, plan.location), missing.code);
+    }
+  }
+
+  const stamp = now.toISOString().replace(/[:.]/g, "-");
+  const building = `${dbFile}.rebuilding-${stamp}`;
+  const registry = SkillRegistry.open(building, options.policy);
+  try {
+    for (const plan of plans) registry.importSkill(plan.skill);
+  } catch (error) {
+    registry.close();
+    for (const suffix of SQLITE_SIDE_FILES) await unlink(`${building}${suffix}`).catch(() => undefined);
+    throw error;
+  }
+  registry.close();
+
+  const movedAside: string[] = [];
+  if (existing.state !== "missing" || (await anyExists(SQLITE_SIDE_FILES.map((s) => `${dbFile}${s}`)))) {
+    const backup = await freeBackupName(dbFile, stamp);
+    for (const suffix of SQLITE_SIDE_FILES) {
+      if (!(await exists(`${dbFile}${suffix}`))) continue;
+      await rename(`${dbFile}${suffix}`, `${backup}${suffix}`);
+      movedAside.push(`${backup}${suffix}`);
+    }
+  }
+  for (const suffix of SQLITE_SIDE_FILES) {
+    if (await exists(`${building}${suffix}`)) await rename(`${building}${suffix}`, `${dbFile}${suffix}`);
+  }
+  await fsyncDirectory(home);
+
+  const rebuilt = plans.map(({ skill }) => ({
+    name: skill.name,
+    status: skill.status,
+    versions: skill.versions.map((v) => v.version),
+    activeVersion: skill.activeVersion,
+  }));
+  logger.info({ registry: dbFile, directory: store.directory, skills: rebuilt.length, movedAside }, "registry rebuilt from the canonical store");
+  if (warnings.length > 0) logger.warn({ warnings }, "registry rebuild used defaults or repaired files");
+  return { rebuilt, warnings, movedAside, registryFile: dbFile };
+}
+
+type ExistingRegistry =
+  | { state: "missing" }
+  | { state: "empty" }
+  | { state: "populated"; skills: number }
+  | { state: "unreadable"; reason: string }
+  | { state: "in-use" };
+
+/**
+ * Counts the skills of an existing registry under an exclusive lock. In WAL mode every open
+ * connection holds a shared lock on the WAL index, so a running service makes the lock fail at
+ * once (busy timeout 0). Closing the probe checkpoints the WAL, leaving one self-contained file.
+ */
+async function inspectExistingRegistry(dbFile: string): Promise<ExistingRegistry> {
+  if (!(await exists(dbFile))) return { state: "missing" };
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(dbFile, { fileMustExist: true });
+    db.pragma("busy_timeout = 0");
+    db.pragma("locking_mode = EXCLUSIVE");
+    db.exec("BEGIN EXCLUSIVE");
+    try {
+      const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'skills'").get();
+      const skills = table ? (db.prepare("SELECT COUNT(*) AS n FROM skills").get() as { n: number }).n : 0;
+      return skills > 0 ? { state: "populated", skills } : { state: "empty" };
+    } finally {
+      db.exec("ROLLBACK");
+    }
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "";
+    if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return { state: "in-use" };
+    return { state: "unreadable", reason: error instanceof Error ? error.message : String(error) };
+  } finally {
+    db?.close();
+  }
+}
+
+/** What the mirror recorded about one version; every field may be missing in a damaged file. */
+interface MirrorVersionInfo {
+  readonly version: number;
+  readonly contentHash: string | undefined;
+  readonly description: string | undefined;
+  readonly parametersSchema: string | undefined;
+  readonly testPayload: string | undefined;
+  readonly origin: VersionOrigin | undefined;
+  readonly createdAt: Date | undefined;
+}
+
+interface MirrorSkillInfo {
+  readonly name: string;
+  readonly description: string | undefined;
+  readonly parametersSchema: string | undefined;
+  readonly status: SkillStatus | undefined;
+  readonly statusReason: string | undefined;
+  readonly version: number | undefined;
+  readonly contentHash: string | undefined;
+  readonly usageCount: number | undefined;
+  readonly failureCount: number | undefined;
+  readonly protected: boolean | undefined;
+  readonly autoCreated: boolean | undefined;
+  readonly createdAt: Date | undefined;
+  readonly lastInvokedAt: Date | undefined;
+  readonly versions: readonly MirrorVersionInfo[];
+}
+
+const STATUSES: readonly SkillStatus[] = ["active", "degraded", "deprecated", "retired", "deleted"];
+const ORIGINS: readonly VersionOrigin[] = ["register", "patch", "migrate", "rebuild"];
+
+/** `skills_registry.json`, read leniently: a missing or damaged mirror only costs metadata. */
+async function readMirrorIndex(store: CanonicalStore, warnings: string[]): Promise<Map<string, MirrorSkillInfo>> {
+  const index = new Map<string, MirrorSkillInfo>();
+  let document: unknown;
+  try {
+    document = await store.readMirror();
+  } catch (error) {
+    warnings.push(
+      `${MIRROR_FILE} cannot be read (${error instanceof Error ? error.message : String(error)}); ` +
+        "names, versions and code are rebuilt from the files, descriptions, schemas, counters and statuses get defaults",
+    );
+    return index;
+  }
+  if (document === undefined) {
+    warnings.push(`${MIRROR_FILE} is missing; descriptions, schemas, counters and statuses get defaults`);
+    return index;
+  }
+  if (!isRecord(document) || !Array.isArray(document.skills)) {
+    warnings.push(`${MIRROR_FILE} has no "skills" list; descriptions, schemas, counters and statuses get defaults`);
+    return index;
+  }
+  if (document.format !== MIRROR_FORMAT) {
+    warnings.push(`${MIRROR_FILE} has format ${JSON.stringify(document.format)}, expected ${MIRROR_FORMAT}; read as far as it matches`);
+  }
+  let unusable = 0;
+  for (const entry of document.skills) {
+    if (!isRecord(entry) || typeof entry.name !== "string") {
+      unusable++;
+      continue;
+    }
+    const versions = (Array.isArray(entry.versions) ? entry.versions : []).filter(isRecord).flatMap((v): MirrorVersionInfo[] => {
+      const version = positiveInteger(v.version);
+      if (version === undefined) return [];
+      return [
+        {
+          version,
+          contentHash: text(v.content_hash),
+          description: text(v.description),
+          parametersSchema: text(v.parameters_schema),
+          testPayload: text(v.test_payload),
+          origin: ORIGINS.find((o) => o === v.origin),
+          createdAt: date(v.created_at),
+        },
+      ];
+    });
+    const schema = entry.parameters_schema;
+    index.set(entry.name, {
+      name: entry.name,
+      description: text(entry.description),
+      parametersSchema: typeof schema === "string" ? schema : isRecord(schema) ? JSON.stringify(schema) : undefined,
+      status: STATUSES.find((s) => s === entry.status),
+      statusReason: text(entry.status_reason),
+      version: positiveInteger(entry.version),
+      contentHash: text(entry.content_hash),
+      usageCount: count(entry.usage_count),
+      failureCount: count(entry.failure_count),
+      protected: typeof entry.protected === "boolean" ? entry.protected : undefined,
+      autoCreated: typeof entry.auto_created === "boolean" ? entry.auto_created : undefined,
+      createdAt: date(entry.created_at),
+      lastInvokedAt: date(entry.last_invoked_at),
+      versions,
+    });
+  }
+  if (unusable > 0) warnings.push(`${MIRROR_FILE}: ${unusable} entr${unusable === 1 ? "y has" : "ies have"} no name; ignored`);
+  return index;
+}
+
+interface FoundFile {
+  readonly location: StoreLocation;
+  readonly code: string;
+  readonly mtime: Date;
+}
+
+interface FoundSkill {
+  readonly activeFiles: FoundFile[];
+  readonly versions: Map<number, FoundFile[]>;
+}
+
+/** Every skill file in every location, grouped by name. */
+async function scanStore(store: CanonicalStore): Promise<Map<string, FoundSkill>> {
+  const found = new Map<string, FoundSkill>();
+  const of = (name: string): FoundSkill => {
+    let skill = found.get(name);
+    if (!skill) {
+      skill = { activeFiles: [], versions: new Map() };
+      found.set(name, skill);
+    }
+    return skill;
+  };
+  for (const location of STORE_LOCATIONS) {
+    for (const name of await store.activeNames(location)) {
+      const file = store.activePath(name, location);
+      const code = await store.readActive(name, location);
+      if (code !== undefined) of(name).activeFiles.push({ location, code, mtime: (await stat(file)).mtime });
+    }
+    for (const { name, version } of await store.versionFiles(location)) {
+      const code = await store.readVersion(name, version, location);
+      if (code === undefined) continue;
+      const versions = of(name).versions;
+      const files = versions.get(version) ?? [];
+      files.push({ location, code, mtime: (await stat(store.versionPath(name, version, location))).mtime });
+      versions.set(version, files);
+    }
+  }
+  return found;
+}
+
+interface SkillPlan {
+  readonly skill: ImportedSkill;
+  readonly location: StoreLocation;
+  /** Versions whose history file is missing and must be written before the registry points at them. */
+  readonly missingHistory: Array<{ version: number; code: string }>;
+}
+
+const LOCATION_LABEL: Readonly<Record<StoreLocation, string>> = {
+  active: "the active directory",
+  retired: "retired/",
+  trash: ".trash/",
+};
+
+/** Decides one skill's location, versions, active version and metadata from its files and the mirror. */
+function planSkill(name: string, found: FoundSkill, entry: MirrorSkillInfo | undefined, warnings: string[]): SkillPlan | undefined {
+  const warn = (message: string): void => {
+    warnings.push(`${name}: ${message}`);
+  };
+
+  // A crash in the middle of a move can leave the active file in one location and the history
+  // in another; the active file decides, and start-up reconciliation gathers the rest.
+  const candidates = unique(
+    found.activeFiles.length > 0 ? found.activeFiles.map((f) => f.location) : [...found.versions.values()].flat().map((f) => f.location),
+  );
+  const preferred = entry?.status === undefined ? undefined : locationOf(entry.status);
+  const location = preferred !== undefined && candidates.includes(preferred) ? preferred : candidates[0];
+  if (location === undefined) return undefined;
+  if (candidates.length > 1) {
+    warn(`files in ${candidates.map((l) => LOCATION_LABEL[l]).join(" and ")}; the copy in ${LOCATION_LABEL[location]} is used`);
+  }
+  const activeFile = found.activeFiles.find((f) => f.location === location);
+
+  const activeMirrorVersion = entry?.versions.find((v) => v.version === entry.version);
+  const skillDescription = entry?.description ?? activeMirrorVersion?.description;
+  const skillSchema = activeMirrorVersion?.parametersSchema ?? entry?.parametersSchema;
+  const metadataOf = (version: number, hash: string, mtime: Date): Omit<NewVersion, "name" | "version" | "contentHash"> => {
+    const recorded = entry?.versions.find((v) => v.version === version && v.contentHash === hash);
+    if (entry && !recorded) {
+      const other = entry.versions.find((v) => v.version === version);
+      warn(
+        other
+          ? `v${version} differs from what ${MIRROR_FILE} recorded for it; its metadata is taken from the skill's entry`
+          : `v${version} is not in ${MIRROR_FILE}; its metadata is taken from the skill's entry`,
+      );
+    }
+    return {
+      description: recorded?.description ?? skillDescription ?? `Rebuilt from the canonical store (${name}.py); the original description was lost`,
+      parametersSchema: recorded?.parametersSchema ?? skillSchema ?? DEFAULT_SCHEMA,
+      testPayload: recorded?.testPayload ?? activeMirrorVersion?.testPayload ?? DEFAULT_TEST_PAYLOAD,
+      origin: recorded?.origin ?? "rebuild",
+      at: recorded?.createdAt ?? mtime,
+    };
+  };
+
+  const versions: NewVersion[] = [];
+  for (const [version, files] of [...found.versions.entries()].sort(([a], [b]) => a - b)) {
+    const file = files.find((f) => f.location === location) ?? (files[0] as FoundFile);
+    const hash = contentHash(file.code);
+    versions.push({ name, version, contentHash: hash, ...metadataOf(version, hash, file.mtime) });
+  }
+
+  const missingHistory: Array<{ version: number; code: string }> = [];
+  let activeVersion: number;
+  if (activeFile) {
+    const hash = contentHash(activeFile.code);
+    const matching = versions.filter((v) => v.contentHash === hash).map((v) => v.version);
+    if (matching.length > 0) {
+      activeVersion = entry?.version !== undefined && matching.includes(entry.version) ? entry.version : Math.max(...matching);
+    } else {
+      // The history lacks the active code: restore the number the mirror knew it by, if free.
+      const taken = new Set(versions.map((v) => v.version));
+      const known = entry?.versions.find((v) => v.contentHash === hash && !taken.has(v.version));
+      activeVersion = known?.version ?? Math.max(0, ...taken) + 1;
+      const metadata = metadataOf(activeVersion, hash, activeFile.mtime);
+      versions.push({ name, version: activeVersion, contentHash: hash, ...metadata, origin: known ? metadata.origin : "rebuild" });
+      versions.sort((a, b) => a.version - b.version);
+      missingHistory.push({ version: activeVersion, code: activeFile.code });
+      warn(
+        versions.length === 1
+          ? `no history; v${activeVersion} made from ${name}.py (history file written)`
+          : `${name}.py matches no version in its history; added as v${activeVersion} (history file written)`,
+      );
+    }
+  } else {
+    const recorded = entry?.version === undefined ? undefined : versions.find((v) => v.version === entry.version && v.contentHash === entry.contentHash);
+    activeVersion = recorded?.version ?? Math.max(...versions.map((v) => v.version));
+    warn(`${name}.py is missing; v${activeVersion} made active (the next start rewrites ${name}.py from history)`);
+  }
+
+  let status: SkillStatus;
+  if (location === "retired") status = "retired";
+  else if (location === "trash") status = "deleted";
+  else status = entry?.status !== undefined && isLive(entry.status) ? entry.status : "active";
+  if (entry?.status !== undefined && entry.status !== status) {
+    warn(`${MIRROR_FILE} says ${entry.status} but the files are in ${LOCATION_LABEL[location]}; rebuilt as ${status}`);
+  }
+  const statusReason =
+    entry?.status === status ? (entry.statusReason ?? "") : status === "active" ? "" : `found in ${LOCATION_LABEL[location]} by a registry rebuild`;
+
+  return {
+    location,
+    missingHistory,
+    skill: {
+      name,
+      status,
+      statusReason,
+      activeVersion,
+      usageCount: entry?.usageCount ?? 0,
+      failureCount: entry?.failureCount ?? 0,
+      protected: entry?.protected ?? false,
+      autoCreated: entry?.autoCreated ?? false,
+      createdAt: entry?.createdAt ?? new Date(Math.min(...versions.map((v) => v.at.getTime()))),
+      lastInvokedAt: entry?.lastInvokedAt,
+      versions,
+    },
+  };
+}
+
+/** `registry.db.bak-<stamp>`, with a counter if a backup of that name (or its side files) exists. */
+async function freeBackupName(dbFile: string, stamp: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    const candidate = `${dbFile}.bak-${stamp}${attempt === 0 ? "" : `-${attempt}`}`;
+    if (!(await anyExists(SQLITE_SIDE_FILES.map((s) => `${candidate}${s}`)))) return candidate;
+  }
+}
+
+function unique<T>(values: readonly T[]): T[] {
+  return [...new Set(values)];
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function positiveInteger(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined;
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+function date(value: unknown): Date | undefined {
+  if (typeof value !== "string") return undefined;
+  const parsed = new Date(value);
+  return Number.isNaN(parsed.getTime()) ? undefined : parsed;
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await lstat(file);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function anyExists(files: readonly string[]): Promise<boolean> {
+  for (const file of files) if (await exists(file)) return true;
+  return false;
+}
