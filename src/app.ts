@@ -51,6 +51,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     sandboxDir: config.sandboxDir,
     registry,
     store,
+    intake,
     logger: logger.child({ component: "migration" }),
   });
   const reconcileReport = await reconcile(registry, store, logger);

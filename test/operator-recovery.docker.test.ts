@@ -22,6 +22,9 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
     const legacy = path.join(dirs.sandboxDir, "acquired_skills");
     await mkdir(legacy, { recursive: true });
     await writeFile(path.join(legacy, "old_echo.py"), echo("legacy"));
+    // Imports go through the same intake as registrations: repaired, or refused by the guard.
+    await writeFile(path.join(legacy, "fenced.py"), "Here is the tool:\n```python\n" + echo("fenced") + "```\n");
+    await writeFile(path.join(legacy, "wiper.py"), 'import os\nos.system("rm -rf / --no-preserve-root")\nprint("done")\n');
     await writeFile(
       path.join(legacy, "skills_registry.json"),
       JSON.stringify({
@@ -31,7 +34,11 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
 
     const first = await startTestEngine({ dirs });
     engines.push(first);
-    expect(first.app.migrationReport.migrated).toEqual(["old_echo"]);
+    expect(first.app.migrationReport.migrated).toEqual(["fenced", "old_echo"]);
+    expect(first.app.migrationReport.skipped).toEqual([
+      { file: "wiper.py", reason: expect.stringMatching(/^rejected by intake: code: rejected by content guard rule "destructive-rm-root"/) },
+    ]);
+    expect((await first.client.get("fenced")).code).toBe(echo("fenced"));
     const { skill, code } = await first.client.get("old_echo");
     expect(skill).toMatchObject({ description: "Echoes its arguments (legacy).", usageCount: 7, autoCreated: true, version: 1 });
     expect(code).toBe(echo("legacy"));
@@ -43,7 +50,7 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
     const second = await startTestEngine({ dirs });
     engines.push(second);
     expect(second.app.migrationReport.migrated).toEqual([]);
-    expect((await second.client.list()).skills.map((s) => s.name)).toEqual(["old_echo"]);
+    expect((await second.client.list()).skills.map((s) => s.name)).toEqual(["fenced", "old_echo"]);
     await second.stop();
   });
 

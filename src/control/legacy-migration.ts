@@ -5,6 +5,8 @@ import path from "node:path";
 import type { Logger } from "pino";
 import { writeFileAtomic } from "./atomic-file.js";
 import { type CanonicalStore, locationOf, STORE_LOCATIONS } from "./canonical-store.js";
+import { InvalidArgumentError } from "../errors.js";
+import type { CodeIntake } from "./code-intake.js";
 import { contentHash } from "./content-hash.js";
 import { compileParametersSchema, LIMITS, SKILL_NAME_PATTERN } from "./request-validation.js";
 import type { SkillStatus } from "./skill-health.js";
@@ -32,6 +34,12 @@ export interface LegacyMigrationOptions {
   readonly registry: SkillRegistry;
   readonly store: CanonicalStore;
   readonly logger: Logger;
+  /**
+   * The intake gate (normalization + content guard) every path that writes skill code goes
+   * through: a legacy file it rejects is skipped with the diagnosis; one it repairs is stored
+   * repaired. Omitted only by tests of the file handling itself.
+   */
+  readonly intake?: CodeIntake;
   /** @default new Date() */
   readonly now?: Date;
 }
@@ -125,8 +133,23 @@ export async function migrateLegacySkills(options: LegacyMigrationOptions): Prom
   const plans: MigrationPlan[] = [];
   for (const candidate of candidates.sort((a, b) => a.name.localeCompare(b.name))) {
     const plan = planSkill(candidate, index.get(candidate.name), warnings);
-    if ("skip" in plan) skipped.push({ file: candidate.file, reason: plan.skip });
-    else plans.push(plan);
+    if ("skip" in plan) {
+      skipped.push({ file: candidate.file, reason: plan.skip });
+      continue;
+    }
+    if (!options.intake) {
+      plans.push(plan);
+      continue;
+    }
+    try {
+      const prepared = await options.intake.prepare(plan.code);
+      for (const note of prepared.normalizations) warnings.push(`${plan.file}: ${note}`);
+      for (const finding of prepared.warnings) warnings.push(`${plan.file}: content guard caution "${finding.ruleId}" at line ${finding.line}`);
+      plans.push({ ...plan, code: prepared.code });
+    } catch (error) {
+      if (!(error instanceof InvalidArgumentError)) throw error;
+      skipped.push({ file: plan.file, reason: `rejected by intake: ${error.message}` });
+    }
   }
   for (const name of index.keys()) {
     if (!seen.has(name)) {
