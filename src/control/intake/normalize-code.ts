@@ -55,6 +55,8 @@ interface Candidate {
   readonly kind: RepairKind;
   readonly text: string;
   readonly note: string;
+  /** A refined candidate to try when this one fails to parse, guided by the parser's verdict. */
+  readonly retry?: (verdict: SyntaxFailure) => Candidate | undefined;
 }
 
 interface SearchState {
@@ -112,26 +114,33 @@ async function search(raw: string, parses: ParseCache): Promise<SearchResult> {
     const next: SearchState[] = [];
     for (const state of frontier) {
       for (const repair of REPAIRS) {
-        for (const candidate of repair(state.text)) {
-          if (!allowed(state, candidate.kind) || seen.has(candidate.text)) continue;
-          if (parses.parses >= MAX_SEARCH_PARSES) return { inert };
-          seen.add(candidate.text);
-          const child = {
-            text: candidate.text,
-            notes: [...state.notes, candidate.note],
-            kinds: [...state.kinds, candidate.kind],
-          };
-          const verdict = await parses.check(candidate.text);
-          if (verdict.ok) {
-            if (!verdict.inert) return { found: child, inert };
-            // Inert text parses but may still be encoded code: repair it further.
-            if (jsonStringValue(candidate.text) === undefined) inert ??= child;
-          } else if (verdict.line === 0) {
-            // The parser crashed, timed out or ran out of memory: more variants of the same
-            // input would only cost more of the same.
-            return { inert };
+        for (let candidate of repair(state.text)) {
+          for (;;) {
+            if (!allowed(state, candidate.kind) || seen.has(candidate.text)) break;
+            if (parses.parses >= MAX_SEARCH_PARSES) return { inert };
+            seen.add(candidate.text);
+            const child = {
+              text: candidate.text,
+              notes: [...state.notes, candidate.note],
+              kinds: [...state.kinds, candidate.kind],
+            };
+            const verdict = await parses.check(candidate.text);
+            if (verdict.ok) {
+              if (!verdict.inert) return { found: child, inert };
+              // Inert text parses but may still be encoded code: repair it further.
+              if (jsonStringValue(candidate.text) === undefined) inert ??= child;
+            } else if (verdict.line === 0) {
+              // The parser crashed, timed out or ran out of memory: more variants of the same
+              // input would only cost more of the same.
+              return { inert };
+            }
+            const refined = verdict.ok ? undefined : candidate.retry?.(verdict);
+            if (!refined) {
+              next.push(child);
+              break;
+            }
+            candidate = refined;
           }
-          next.push(child);
         }
       }
     }
@@ -187,13 +196,19 @@ function undoEscapes(text: string): Candidate[] {
   if (literal !== undefined) {
     candidates.push({ kind: "escapes", text: literal, note: "decoded a JSON string literal (the whole code was one JSON-encoded string)" });
   }
+  const aware = unescapeNewlines(text);
   const body = jsonStringValue(`"${text}"`);
-  if (body !== undefined) {
+  // When both decodings agree, the escapes were only line breaks: say so.
+  if (body !== undefined && body !== aware.text) {
     candidates.push({ kind: "escapes", text: body, note: `undid JSON string escaping (${describeNewlines(text, body)})` });
   }
-  const aware = unescapeNewlines(text);
   if (aware.count > 0) {
-    candidates.push({ kind: "escapes", text: aware.text, note: `turned ${plural(aware.count, "literal \\n escape", "literal \\n escapes")} into newlines` });
+    candidates.push({
+      kind: "escapes",
+      text: aware.text,
+      note: `turned ${plural(aware.count, "literal \\n escape", "literal \\n escapes")} into newlines`,
+      retry: retryKeepingCommentEscape(text, aware, new Set()),
+    });
   }
   const blunt = text.replace(/\\r\\n|\\n/g, (escape) => (escape === "\\n" ? "\n" : "\r\n"));
   if (blunt !== text) {
@@ -218,80 +233,118 @@ function describeNewlines(before: string, after: string): string {
 
 type LexState = "code" | "comment" | "string";
 
+interface Unescaped {
+  readonly text: string;
+  readonly count: number;
+  /** Escapes turned into line breaks inside comments: where in the input, and the output line they start. */
+  readonly commentBreaks: ReadonlyArray<{ readonly at: number; readonly line: number }>;
+}
+
 /**
  * Turns literal `\n` (and `\r\n`) escapes into line breaks where a line break can be meant,
  * tracking Python's lexical state so that escapes a program legitimately contains survive:
  * - outside strings and comments a backslash is only valid before a line break, so `\n` and
  *   `\t` there are mangling;
  * - inside a single-quoted string a line break is impossible, so `\n` stays as written;
- * - inside a triple-quoted string or a comment either reading is valid; a line break is taken,
- *   as mangled docstrings are far commoner than `\n` escapes in them.
+ * - inside a triple-quoted string either reading is valid; a line break is taken, as mangled
+ *   docstrings are far commoner than `\n` escapes in them (and in a non-raw string both make
+ *   the same value), and `\\n` is read as the common `"""\` line continuation;
+ * - inside a comment either reading is valid too; a line break is taken unless the escape's
+ *   input position is in `keepInComments`, which the parser-guided retry fills.
  */
-function unescapeNewlines(text: string): { text: string; count: number } {
+function unescapeNewlines(text: string, keepInComments: ReadonlySet<number> = new Set()): Unescaped {
   let out = "";
   let count = 0;
+  let line = 1;
+  const commentBreaks: Array<{ at: number; line: number }> = [];
   let state: LexState = "code";
   let quote = "";
   let i = 0;
-  const newlineEscapeAt = (at: number): string | undefined =>
+  const emit = (chunk: string, advance: number) => {
+    out += chunk;
+    i += advance;
+    for (const c of chunk) if (c === "\n") line++;
+  };
+  const escapedBreak = (at: number): string | undefined =>
     text.startsWith("\\n", at) ? "\n" : text.startsWith("\\r\\n", at) ? "\r\n" : undefined;
+  const breakLength = (lineBreak: string) => (lineBreak === "\n" ? 2 : 4);
   while (i < text.length) {
     const c = text[i] as string;
-    const newline = c === "\\" ? newlineEscapeAt(i) : undefined;
+    const lineBreak = c === "\\" ? escapedBreak(i) : undefined;
     if (state === "code") {
-      if (newline !== undefined) {
-        out += newline;
+      if (lineBreak !== undefined) {
         count++;
-        i += newline === "\n" ? 2 : 4;
+        emit(lineBreak, breakLength(lineBreak));
       } else if (c === "\\" && text[i + 1] === "t") {
-        out += "\t";
-        i += 2;
-      } else if (c === "\\" && newlineEscapeAt(i + 1) === "\n") {
-        out += "\\\n"; // a line continuation whose line break was escaped
+        emit("\t", 2);
+      } else if (c === "\\" && escapedBreak(i + 1) === "\n") {
         count++;
-        i += 3;
+        emit("\\\n", 3); // a line continuation whose line break was escaped
       } else if (c === "#") {
         state = "comment";
-        out += c;
-        i++;
+        emit(c, 1);
       } else if (c === '"' || c === "'") {
         quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
         state = "string";
-        out += quote;
-        i += quote.length;
+        emit(quote, quote.length);
       } else {
-        out += c;
-        i++;
+        emit(c, 1);
       }
     } else if (state === "comment") {
-      if (newline !== undefined) {
-        out += newline;
+      if (lineBreak !== undefined && keepInComments.has(i)) {
+        emit(text.slice(i, i + breakLength(lineBreak)), breakLength(lineBreak));
+      } else if (lineBreak !== undefined) {
         count++;
-        i += newline === "\n" ? 2 : 4;
+        commentBreaks.push({ at: i, line: line + 1 });
+        emit(lineBreak, breakLength(lineBreak));
         state = "code";
       } else {
         if (c === "\n") state = "code";
-        out += c;
-        i++;
+        emit(c, 1);
       }
-    } else if (newline !== undefined && quote.length === 3) {
-      out += newline;
+    } else if (quote.length === 3 && lineBreak !== undefined) {
       count++;
-      i += newline === "\n" ? 2 : 4;
+      emit(lineBreak, breakLength(lineBreak));
+    } else if (quote.length === 3 && c === "\\" && escapedBreak(i + 1) === "\n") {
+      count++;
+      emit("\\\n", 3);
     } else if (c === "\\") {
-      out += text.slice(i, i + 2); // an escape pair: the escaped character never ends the string
-      i += 2;
+      emit(text.slice(i, i + 2), 2); // an escape pair: the escaped character never ends the string
     } else if (text.startsWith(quote, i)) {
-      out += quote;
-      i += quote.length;
       state = "code";
+      emit(quote, quote.length);
     } else {
       if (c === "\n" && quote.length === 1) state = "code"; // a broken string; let the parser judge
-      out += c;
-      i++;
+      emit(c, 1);
     }
   }
-  return { text: out, count };
+  return { text: out, count, commentBreaks };
+}
+
+/** Comment `\n` escapes worth keeping literal, one more per failed parse; bounded by the search budget. */
+const MAX_COMMENT_RETRIES = 8;
+
+/**
+ * The parser-guided half of {@link unescapeNewlines}. A comment that mentions `\n` (`# split on
+ * \n and strip`) is split by it, and the words after it become a line the parser rejects. When
+ * the error is on such a line and the line reads as prose (no `=`, brackets or colons), that
+ * escape is kept literal and the text unescaped again. Never for a line that looks like code:
+ * folding a broken statement into a comment would make invalid code "valid" by deleting it.
+ */
+function retryKeepingCommentEscape(text: string, previous: Unescaped, kept: ReadonlySet<number>) {
+  return (verdict: SyntaxFailure): Candidate | undefined => {
+    if (kept.size >= MAX_COMMENT_RETRIES) return undefined;
+    const culprit = previous.commentBreaks.find((b) => b.line === verdict.line);
+    if (!culprit || /[=()[\]{}:]/.test(lineAt(previous.text, verdict.line))) return undefined;
+    const keep = new Set(kept).add(culprit.at);
+    const next = unescapeNewlines(text, keep);
+    return {
+      kind: "escapes",
+      text: next.text,
+      note: `turned ${plural(next.count, "literal \\n escape", "literal \\n escapes")} into newlines (keeping ${plural(keep.size, "escape", "escapes")} in comments)`,
+      retry: retryKeepingCommentEscape(text, next, keep),
+    };
+  };
 }
 
 const CDATA_OPEN = "<![CDATA[";
@@ -323,15 +376,18 @@ const LEADING_CDATA = /^\s*(?:<[^<>!]*>\s*)*<!\[CDATA\[/;
 const LEADING_TAG = /^\s*<([A-Za-z_][\w.:-]*)(?:\s[^<>]*)?>/;
 const TRAILING_TAG = /<\/([A-Za-z_][\w.:-]*)\s*>\s*$/;
 
+/** Tool-call wrappers nest two or three deep; more tags than this are a document, not a wrapper. */
+const MAX_WRAPPER_TAGS = 8;
+
 /** Tool-call XML around the code, e.g. `<parameter name="code">…</parameter>`; no Python line starts with `<`. */
 function stripXmlTags(text: string): Candidate[] {
   let inner = text;
   const names: string[] = [];
-  for (let match = LEADING_TAG.exec(inner); match; match = LEADING_TAG.exec(inner)) {
+  for (let n = 0, match = LEADING_TAG.exec(inner); match && n < MAX_WRAPPER_TAGS; n++, match = LEADING_TAG.exec(inner)) {
     names.push(`<${match[1]}>`);
     inner = inner.slice(match[0].length);
   }
-  for (let match = TRAILING_TAG.exec(inner); match; match = TRAILING_TAG.exec(inner)) {
+  for (let n = 0, match = TRAILING_TAG.exec(inner); match && n < MAX_WRAPPER_TAGS; n++, match = TRAILING_TAG.exec(inner)) {
     names.push(`</${match[1]}>`);
     inner = inner.slice(0, match.index);
   }
@@ -345,7 +401,9 @@ interface FenceBlock {
   readonly closed: boolean;
 }
 
-const FENCE_OPEN = /^( {0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)[^`\r\n]*\r?\n?$/;
+// Fence lines are matched by prefix and the info string is split by hand: a regex with two
+// overlapping runs (language, rest of the info string) backtracks quadratically on a long line.
+const FENCE_MARKER = /^( {0,3})(`{3,}|~{3,})/;
 const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*\r?\n?$/;
 const PYTHON_TAGS = new Set(["python", "python3", "py", "py3", "python2", "ipython", "pycon", "sage"]);
 /** More blocks than this and the text is a document, not a code delivery. */
@@ -368,7 +426,8 @@ function extractFences(text: string): Candidate[] {
   const python = blocks.filter((b) => PYTHON_TAGS.has(b.language.toLowerCase())).sort(bySize);
   const untagged = blocks.filter((b) => b.language === "").sort(bySize);
   const other = blocks.filter((b) => b.language !== "" && !PYTHON_TAGS.has(b.language.toLowerCase())).sort(bySize);
-  const span = outermostSpan(text);
+  const outermost = outermostSpan(text);
+  const span = outermost && !blocks.some((b) => b.content === outermost.content) ? outermost : undefined;
   const ordered = [...python, ...(span ? [span] : []), ...untagged, ...other];
   const candidates: Candidate[] = [];
   const seen = new Set<string>();
@@ -397,8 +456,8 @@ function findFenceBlocks(text: string): FenceBlock[] {
   let open: { marker: string; indent: number; language: string; lines: string[] } | undefined;
   for (const line of splitLines(text)) {
     if (!open) {
-      const match = FENCE_OPEN.exec(line);
-      if (match) open = { indent: (match[1] ?? "").length, marker: match[2] ?? "", language: match[3] ?? "", lines: [] };
+      const opener = fenceOpener(line);
+      if (opener) open = { ...opener, lines: [] };
       continue;
     }
     const close = FENCE_CLOSE.exec(line);
@@ -413,6 +472,15 @@ function findFenceBlocks(text: string): FenceBlock[] {
   return blocks;
 }
 
+function fenceOpener(line: string): { indent: number; marker: string; language: string } | undefined {
+  const match = FENCE_MARKER.exec(line);
+  if (!match) return undefined;
+  const marker = match[2] ?? "";
+  const info = line.slice(match[0].length).trim();
+  if (marker.startsWith("`") && info.includes("`")) return undefined; // inline code, not a fence
+  return { indent: (match[1] ?? "").length, marker, language: info.split(/\s/, 1)[0] ?? "" };
+}
+
 function closes(opener: string, closer: string): boolean {
   return closer[0] === opener[0] && closer.length >= opener.length;
 }
@@ -423,7 +491,7 @@ function closes(opener: string, closer: string): boolean {
  */
 function unclosedBlock(language: string, marker: string, lines: readonly string[], indent: number): FenceBlock {
   for (let i = lines.length - 1; i >= 0; i--) {
-    const line = (lines[i] as string).replace(/\s+$/, "");
+    const line = (lines[i] as string).trimEnd();
     if (line.endsWith(marker) && line.length > marker.length) {
       const kept = [...lines.slice(0, i), line.slice(0, -marker.length)];
       return { language, content: dedentBy(kept, indent), closed: true };
@@ -434,10 +502,10 @@ function unclosedBlock(language: string, marker: string, lines: readonly string[
 
 function outermostSpan(text: string): FenceBlock | undefined {
   const lines = splitLines(text);
-  const first = lines.findIndex((line) => FENCE_OPEN.test(line));
-  if (first < 0) return undefined;
-  const match = FENCE_OPEN.exec(lines[first] ?? "");
-  const marker = match?.[2] ?? "";
+  const first = lines.findIndex((line) => fenceOpener(line) !== undefined);
+  const opener = fenceOpener(lines[first] ?? "");
+  if (!opener) return undefined;
+  const { marker } = opener;
   let last = -1;
   for (let i = lines.length - 1; i > first; i--) {
     const close = FENCE_CLOSE.exec(lines[i] ?? "");
@@ -447,7 +515,7 @@ function outermostSpan(text: string): FenceBlock | undefined {
     }
   }
   if (last < 0) return undefined;
-  return { language: match?.[3] ?? "", content: dedentBy(lines.slice(first + 1, last), (match?.[1] ?? "").length), closed: true };
+  return { language: opener.language, content: dedentBy(lines.slice(first + 1, last), opener.indent), closed: true };
 }
 
 /** CommonMark: content lines lose up to as many leading spaces as the opening fence had. */
@@ -497,6 +565,8 @@ const UNCLOSED_CDATA = new RegExp(`${LEADING_CDATA.source}(?![\\s\\S]*\\]\\]>)`)
 interface Trace {
   readonly text: string;
   readonly steps: string[];
+  /** How many of the steps only removed wrappers (CDATA, tags, fence). */
+  readonly unwrapSteps: number;
   readonly verdict: SyntaxVerdict;
   readonly entityCount: number;
   readonly literalNewlines: number;
@@ -508,15 +578,9 @@ interface Trace {
  * outnumber real line breaks. Its verdicts are mostly cached from the search.
  */
 async function traceRepairs(raw: string, parses: ParseCache): Promise<Trace> {
-  let text = raw;
   const steps: string[] = [];
-  for (const unwrap of [stripCdata, stripXmlTags, extractFences]) {
-    const first = unwrap(text)[0];
-    if (first) {
-      text = first.text;
-      steps.push(first.note);
-    }
-  }
+  let text = unwrapAll(raw, steps);
+  const unwrapSteps = steps.length;
   let verdict = await parses.check(text);
 
   let entityCount = 0;
@@ -538,10 +602,25 @@ async function traceRepairs(raw: string, parses: ParseCache): Promise<Trace> {
       literalNewlines = escapes;
       text = unescaped.text;
       steps.push(unescaped.note);
+      // Escaped text hides its wrappers (a fence needs real lines): unwrap again.
+      text = unwrapAll(text, steps);
       verdict = await parses.check(text);
     }
   }
-  return { text, steps, verdict, entityCount, literalNewlines };
+  return { text, steps, unwrapSteps, verdict, entityCount, literalNewlines };
+}
+
+/** Removes each kind of wrapper once, outside in, taking each one's first candidate. */
+function unwrapAll(text: string, steps: string[]): string {
+  let inner = text;
+  for (const unwrap of [stripCdata, stripXmlTags, extractFences]) {
+    const first = unwrap(inner)[0];
+    if (first) {
+      inner = first.text;
+      steps.push(first.note);
+    }
+  }
+  return inner;
 }
 
 /** Names the first problem in a failed trace that the agent can fix. Reads after "code: ". */
@@ -553,21 +632,26 @@ function diagnose(raw: string, trace: Trace, verdict: SyntaxFailure): string {
     );
   }
   const { steps, entityCount, literalNewlines } = trace;
-  const after = steps.length > 0 ? ` (line numbers after: ${steps.join("; ")})` : "";
-  const parserSays = `${verdict.message} at line ${verdict.line}, column ${verdict.column}`;
+  const positionsAfter = (described: number) =>
+    described > 0 ? ` (positions refer to the code after: ${steps.slice(0, described).join("; ")})` : "";
+  const after = positionsAfter(steps.length);
+  const unwrapped = positionsAfter(trace.unwrapSteps);
+  const where = `line ${verdict.line}, column ${verdict.column}`;
+  // "invalid syntax. Maybe you meant '=='…?" reads badly with a position glued to its end.
+  const parserSays = verdict.message.includes(". ") ? `${verdict.message} (at ${where})` : `${verdict.message} at ${where}`;
 
   if (verdict.line === 0) return `could not be parsed: ${verdict.message}; send smaller or simpler code`;
   if (verdict.atEndOfInput) return `${truncation(verdict)}: the stream was probably cut off; send the complete source${after}`;
   if (literalNewlines > 0) {
     return (
       `holds ${plural(literalNewlines, "literal \\n escape", "literal \\n escapes")} instead of line breaks and is still not valid Python after turning them into newlines: ` +
-      `${parserSays}; send the source with real line breaks, not a JSON-escaped string${after}`
+      `${parserSays}; send the source with real line breaks, not a JSON-escaped string${unwrapped}`
     );
   }
   if (entityCount > 0) {
     return (
       `contains ${plural(entityCount, "HTML entity", "HTML entities")} (such as &lt; or &amp;) and is still not valid Python after decoding them: ` +
-      `${parserSays}; send raw source with literal <, > and & characters${after}`
+      `${parserSays}; send raw source with literal <, > and & characters${unwrapped}`
     );
   }
   return `is not valid Python: ${parserSays}${after}`;

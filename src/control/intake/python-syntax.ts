@@ -256,6 +256,7 @@ class ParserProcess {
 
   /** Sends one source text and waits for its answer, the process's death, or the timeout. */
   request(source: string, timeoutMs: number): Promise<Outcome> {
+    // A lone surrogate (no UTF-8 form) becomes U+FFFD, as it would when written to disk.
     const payload = Buffer.from(source, "utf8");
     const header = Buffer.alloc(4);
     header.writeUInt32BE(payload.length);
