@@ -266,7 +266,13 @@ class ParserProcess {
   }
 
   kill(): void {
-    if (this.alive) this.child.kill("SIGKILL");
+    if (!this.alive) return;
+    // The handles are unref'd while idle; ref them again so the exit is delivered and close()
+    // settles even when nothing else keeps the event loop alive (a CLI, a shutdown).
+    for (const handle of [this.child, this.child.stdin, this.child.stdout, this.child.stderr] as const) {
+      (handle as unknown as { ref?: () => void }).ref?.();
+    }
+    this.child.kill("SIGKILL");
   }
 
   private next(timeoutMs: number): Promise<Outcome> {
