@@ -186,7 +186,7 @@ describe.runIf(existsSync(DEBIAN_PYTHON))("CPythonSyntaxChecker", () => {
     await broken.close();
   });
 
-  it("costs about a millisecond per typical skill", async () => {
+  it("parses typical skills (and prints the cost; speed goals live in npm run bench)", async () => {
     const skills = Array.from({ length: 200 }, (_, i) => typicalSkill(i));
     const bytes = skills.map((s) => Buffer.byteLength(s)).sort((a, b) => a - b);
     const timings: number[] = [];
@@ -201,6 +201,5 @@ describe.runIf(existsSync(DEBIAN_PYTHON))("CPythonSyntaxChecker", () => {
       `syntax check of a ${bytes[0]}-${bytes[bytes.length - 1]} byte skill: median ${median.toFixed(2)} ms, ` +
         `p90 ${(timings[Math.floor(timings.length * 0.9)] as number).toFixed(2)} ms over ${timings.length} checks`,
     );
-    expect(median).toBeLessThan(50);
   });
 });
