@@ -14,6 +14,8 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 WORKDIR /app
+# Debian's CPython: its parser gates intake (it compiles to an AST, never runs skill code).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production SKILL_ENGINE_HOST=0.0.0.0
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -15,6 +15,8 @@ if ! bash scripts/engine-setup.sh --check >/dev/null 2>&1; then
   bash scripts/engine-setup.sh
 fi
 
+bash scripts/ensure-python.sh
+
 # Rebuild when dist/ is missing or older than any source file.
 if [[ ! -f dist/main.js ]] || [[ -n "$(find src proto -newer dist/main.js -print -quit)" ]]; then
   echo "${TAG} building" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # npm run setup: everything a fresh machine needs, idempotent.
-#   1. a Docker engine that answers, and the sandbox image (scripts/engine-setup.sh)
+#   1. a Docker engine that answers, and the sandbox image (scripts/engine-setup.sh), and Debian's
+#      python3, whose parser gates intake (scripts/ensure-python.sh)
 #   2. npm dependencies (npm ci, from the committed lockfile)
 #   3. the compiled service (dist/)
 set -euo pipefail
@@ -8,6 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 readonly TAG='[setup]'
 
 bash scripts/engine-setup.sh
+bash scripts/ensure-python.sh
 echo "${TAG} installing npm dependencies" >&2
 npm ci --no-audit --no-fund
 echo "${TAG} building" >&2
