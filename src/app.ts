@@ -68,6 +68,8 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     limits: config.limits,
     maxConcurrentRuns: config.maxConcurrentRuns,
     maxQueuedRuns: config.maxQueuedRuns,
+    warmPoolSize: config.warmPoolSize,
+    warmIdleMs: config.warmIdleMs,
   });
   const service = new SkillService({
     registry,
@@ -92,6 +94,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
       const reaped = await runner.reapOrphans();
       orphansReaped = true;
       if (reaped.containers + reaped.runDirectories > 0) logger.warn(reaped, "removed what a previous process left behind");
+      runner.startPool();
     }
   };
   await probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));

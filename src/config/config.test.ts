@@ -14,7 +14,10 @@ describe("loadConfig", () => {
       dockerHost: "unix:///var/run/docker.sock",
       maxConcurrentRuns: 4,
       maxQueuedRuns: 64,
+      warmPoolSize: 2,
+      warmIdleMs: 300_000,
     });
+    expect(loadConfig({ SKILL_ENGINE_POOL: "off" }).warmPoolSize).toBe(0);
     expect(config.limits).toEqual({
       timeoutMs: 10_000,
       memoryBytes: 256 * 1024 * 1024,

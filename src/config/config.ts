@@ -25,6 +25,13 @@ export interface SkillEngineConfig {
   readonly maxConcurrentRuns: number;
   /** Runs allowed to wait; past that, RESOURCE_EXHAUSTED. @default 64 (SKILL_ENGINE_MAX_QUEUED_RUNS) */
   readonly maxQueuedRuns: number;
+  /**
+   * Containers kept started, each waiting for exactly one job; 0 when the pool is off.
+   * @default 2 (SKILL_ENGINE_POOL_SIZE), on unless SKILL_ENGINE_POOL=off
+   */
+  readonly warmPoolSize: number;
+  /** An idle warm container older than this is replaced. @default 300 s (SKILL_ENGINE_POOL_IDLE_SECONDS) */
+  readonly warmIdleMs: number;
   /** Debian's CPython, whose parser gates intake (never runs skill code). @default "/usr/bin/python3" (SKILL_ENGINE_PYTHON) */
   readonly pythonPath: string;
   /**
@@ -89,6 +96,9 @@ const schema = z.object({
   SKILL_ENGINE_LOW_USAGE_BELOW: integer(0, 1_000_000).default(10),
   SKILL_ENGINE_CONTENT_GUARD: z.enum(["enforce", "warn"]).default("enforce"),
   SKILL_ENGINE_RETIRE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
+  SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
+  SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
+  SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -140,6 +150,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     },
     maxConcurrentRuns: v.SKILL_ENGINE_MAX_CONCURRENT_RUNS,
     maxQueuedRuns: v.SKILL_ENGINE_MAX_QUEUED_RUNS,
+    warmPoolSize: v.SKILL_ENGINE_POOL === "on" ? v.SKILL_ENGINE_POOL_SIZE : 0,
+    warmIdleMs: v.SKILL_ENGINE_POOL_IDLE_SECONDS * 1000,
     pythonPath: v.SKILL_ENGINE_PYTHON,
     healthPolicy: {
       degradeAfterConsecutiveFailures: v.SKILL_ENGINE_DEGRADE_AFTER_FAILURES,

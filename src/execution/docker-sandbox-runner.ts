@@ -9,6 +9,9 @@ import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
 import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR, RunDirectories, SKILL_FILE_NAME } from "./run-directories.js";
 import { cancellationOf, RunQueue } from "./run-queue.js";
+import { ExitMarkerFilter } from "./exit-marker-filter.js";
+import { jobFrame, WARM_RUNNER_SCRIPT } from "./warm-runner-script.js";
+import { WarmPool } from "./warm-pool.js";
 import type {
   EngineHealth,
   ExecutionResult,
@@ -44,6 +47,10 @@ export interface DockerSandboxRunnerOptions {
   readonly limits: SandboxLimits;
   readonly maxConcurrentRuns: number;
   readonly maxQueuedRuns: number;
+  /** Containers kept started and waiting for one job each; 0 turns the warm pool off. */
+  readonly warmPoolSize: number;
+  /** An idle warm container older than this is replaced. */
+  readonly warmIdleMs: number;
 }
 
 /** Grace after the exit for the attach stream to deliver its last bytes. */
@@ -54,10 +61,31 @@ const PREPARE_ATTEMPTS = 5;
 /** The run directory vanished before the skill started (a sandbox wipe); safe to retry. */
 class RunDirectoryVanishedError extends Error {}
 
+/** A container that is created, attached and started; cold ones run their skill, warm ones wait for a job. */
+interface SandboxContainer {
+  readonly runId: string;
+  readonly container: Docker.Container;
+  readonly attached: Duplex;
+  readonly stdout: CappedOutput;
+  readonly stderr: CappedOutput;
+  /** Settles when the attach stream has delivered everything. */
+  readonly outputDone: Promise<void>;
+  /** The exit code, from a wait issued as soon as the container started. */
+  readonly exited: Promise<number>;
+  /** performance.now() at start. */
+  readonly startedAt: number;
+  /** Warm containers only: the job's nonce, and the exit code from the runner's exit marker. */
+  readonly nonce?: string;
+  readonly markerExit?: Promise<number>;
+}
+
+type ContainerRole = { readonly kind: "cold"; readonly request: SandboxRunRequest } | { readonly kind: "warm" };
+
 /**
  * Runs each job in a fresh, hardened container that only sees its own run directory, and
  * removes the container and the directory on every path out (success, failure, timeout,
- * cancellation, shutdown).
+ * cancellation, shutdown). With the warm pool on, the container was created and started ahead of
+ * time and has waited for this one job; otherwise (or when the pool is empty) it is started cold.
  */
 export class DockerSandboxRunner implements SandboxRunner {
   private readonly runDirectories: RunDirectories;
@@ -66,10 +94,31 @@ export class DockerSandboxRunner implements SandboxRunner {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Prefix of this process's run ids and value of its boot label, so reaping never hits its own runs. */
   private readonly bootId = randomUUID().slice(0, 8);
+  private readonly pool: WarmPool<SandboxContainer> | undefined;
 
   constructor(private readonly options: DockerSandboxRunnerOptions) {
     this.runDirectories = new RunDirectories(options.sandboxDir);
     this.queue = new RunQueue(options.maxConcurrentRuns, options.maxQueuedRuns);
+    this.pool =
+      options.warmPoolSize > 0
+        ? new WarmPool<SandboxContainer>({
+            size: options.warmPoolSize,
+            idleMs: options.warmIdleMs,
+            create: () => this.prepare(this.newRunId(), { kind: "warm" }),
+            discard: (member) => this.destroy(member),
+            logger: options.logger.child({ component: "warm-pool" }),
+          })
+        : undefined;
+  }
+
+  /** Containers waiting in the warm pool (for metrics and tests). */
+  get warmIdle(): number {
+    return this.pool?.idleCount ?? 0;
+  }
+
+  /** Starts filling the warm pool; call once the engine answers. */
+  startPool(): void {
+    this.pool?.start();
   }
 
   async run(request: SandboxRunRequest): Promise<ExecutionResult> {
@@ -77,7 +126,7 @@ export class DockerSandboxRunner implements SandboxRunner {
     const signal = request.signal
       ? AbortSignal.any([request.signal, this.shutdown.signal])
       : this.shutdown.signal;
-    return this.queue.submit(() => this.track(this.runWithRetry(request, signal)), signal);
+    return this.queue.submit(() => this.track(this.execute(request, signal)), signal);
   }
 
   async health(): Promise<EngineHealth> {
@@ -127,8 +176,15 @@ export class DockerSandboxRunner implements SandboxRunner {
 
   async close(): Promise<void> {
     this.shutdown.abort(new RunCancelledError("shutdown"));
+    await this.pool?.close();
     await Promise.allSettled([...this.inFlight]);
     await this.queue.drain();
+    // Removals scheduled by the last runs.
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private newRunId(): string {
+    return `${this.options.instanceTag}-${this.bootId}-${randomUUID()}`;
   }
 
   private async track<T>(work: Promise<T>): Promise<T> {
@@ -140,12 +196,62 @@ export class DockerSandboxRunner implements SandboxRunner {
     }
   }
 
+  private async execute(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
+    const warm = this.pool?.take();
+    if (warm) {
+      const result = await this.runWarm(warm, request, signal);
+      if (result) return result;
+    }
+    return this.runCold(request, signal);
+  }
+
+  /**
+   * Hands the job to a waiting container: writes the skill file into its (read-only to the
+   * container) run directory, sends the payload on stdin, and waits. Undefined when the container
+   * turned out unusable before the job started (its run directory was wiped while it waited):
+   * the caller then starts one cold. The container is removed after the answer, off the hot path.
+   */
+  private async runWarm(member: SandboxContainer, request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult | undefined> {
+    const log = this.options.logger.child({ runId: member.runId, skill: request.skillName, purpose: request.purpose, warm: true });
+    try {
+      if (signal.aborted) throw cancellationOf(signal);
+      const handedOver = await this.runDirectories.writeSkill(member.runId, request.code).then(
+        () => true,
+        (error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+          throw error;
+        },
+      );
+      if (!handedOver) {
+        log.debug("warm container's run directory was wiped while it waited; starting cold");
+        return undefined;
+      }
+      const started = performance.now();
+      let byMarker = false;
+      const markerExit = member.markerExit?.then((code) => {
+        byMarker = true;
+        return code;
+      });
+      member.attached.write(jobFrame(request.payload, member.nonce ?? ""));
+      const exit = markerExit ? Promise.race([markerExit, member.exited]) : member.exited;
+      const { exitCode, timedOut, cancelled } = await this.awaitExit(member, exit, signal, this.options.limits.timeoutMs);
+      const durationMs = Math.round(performance.now() - started);
+      if (cancelled) throw cancellationOf(signal);
+      return await this.finish(member, exitCode, timedOut, durationMs, log, byMarker);
+    } catch (error) {
+      if (error instanceof SkillEngineError) throw error;
+      throw fromDockerError(error, { image: this.options.image, action: "run a warm sandbox container" });
+    } finally {
+      this.destroyLater(member);
+    }
+  }
+
   /**
    * Wiping the sandbox directory is allowed at any time. A wipe before the skill started is
    * invisible to the caller (the run is prepared again); one that cuts a run off mid-way is a
    * clear UNAVAILABLE, never a failure blamed on the skill.
    */
-  private async runWithRetry(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
+  private async runCold(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.runOnce(request, signal);
@@ -162,89 +268,146 @@ export class DockerSandboxRunner implements SandboxRunner {
   }
 
   private async runOnce(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
-    const { docker, logger, limits, instanceTag } = this.options;
     if (signal.aborted) throw cancellationOf(signal);
-    const runId = `${instanceTag}-${this.bootId}-${randomUUID()}`;
-    const log = logger.child({ runId, skill: request.skillName, purpose: request.purpose });
-    const stdout = new CappedOutput(limits.outputLimitBytes);
-    const stderr = new CappedOutput(limits.outputLimitBytes);
-    let container: Docker.Container | undefined;
+    const runId = this.newRunId();
+    const log = this.options.logger.child({ runId, skill: request.skillName, purpose: request.purpose });
+    const member = await this.prepare(runId, { kind: "cold", request });
     try {
-      const runDir = await this.runDirectories.create(runId, request.code).catch((error: unknown) => {
+      const { exitCode, timedOut, cancelled } = await this.awaitExit(member, member.exited, signal, this.options.limits.timeoutMs);
+      const durationMs = Math.round(performance.now() - member.startedAt);
+      if (cancelled) throw cancellationOf(signal);
+      return await this.finish(member, exitCode, timedOut, durationMs, log, false);
+    } catch (error) {
+      if (error instanceof SkillEngineError) throw error;
+      throw fromDockerError(error, { image: this.options.image, action: "run a sandbox container" });
+    } finally {
+      await this.destroy(member);
+    }
+  }
+
+  /**
+   * Creates the run directory (with the skill file for a cold run, empty for a warm one), the
+   * hardened container, its attach stream, and starts it. Cleans up after itself on failure.
+   */
+  private async prepare(runId: string, role: ContainerRole): Promise<SandboxContainer> {
+    const { docker, limits } = this.options;
+    await this.runDirectories
+      .create(runId, role.kind === "cold" ? role.request.code : undefined)
+      .catch((error: unknown) => {
         throw (error as NodeJS.ErrnoException).code === "ENOENT" ? new RunDirectoryVanishedError() : error;
       });
-      log.debug({ runDir }, "creating sandbox container");
-      container = await docker
-        .createContainer(this.containerSpec(runId, runDir, request))
-        .catch(async (error: unknown) => {
-          throw await this.preparationFailure(runId, error, "create a sandbox container");
-        });
-      const attached = (await container.attach({ stream: true, stdout: true, stderr: true })) as unknown as Duplex;
-      container.modem.demuxStream(attached, stdout.writable, stderr.writable);
+    let container: Docker.Container | undefined;
+    try {
+      container = await docker.createContainer(this.containerSpec(runId, this.runDirectories.pathOf(runId), role)).catch(async (error: unknown) => {
+        throw await this.preparationFailure(runId, error, "create a sandbox container");
+      });
+      const warm = role.kind === "warm";
+      const attached = (await container.attach({
+        stream: true,
+        stdout: true,
+        stderr: true,
+        ...(warm ? { stdin: true, hijack: true } : {}),
+      })) as unknown as Duplex;
+      const stdout = new CappedOutput(limits.outputLimitBytes);
+      const stderr = new CappedOutput(limits.outputLimitBytes);
+      const nonce = warm ? randomUUID() : undefined;
+      let markerExit: Promise<number> | undefined;
+      if (nonce) {
+        // The run is over when the runner's marker came through both streams: everything the skill
+        // wrote before it has then arrived, whatever the engine's exit bookkeeping still takes.
+        let stdoutCode: ((code: number) => void) | undefined;
+        let stderrSeen: (() => void) | undefined;
+        const onStdout = new Promise<number>((resolve) => (stdoutCode = resolve));
+        const onStderr = new Promise<void>((resolve) => (stderrSeen = resolve));
+        markerExit = Promise.all([onStdout, onStderr]).then(([code]) => code);
+        container.modem.demuxStream(
+          attached,
+          new ExitMarkerFilter(nonce, stdout.writable, (code) => stdoutCode?.(code)),
+          new ExitMarkerFilter(nonce, stderr.writable, () => stderrSeen?.()),
+        );
+      } else {
+        container.modem.demuxStream(attached, stdout.writable, stderr.writable);
+      }
       const outputDone = new Promise<void>((resolve) => {
         attached.once("end", resolve);
         attached.once("close", resolve);
         // A broken attach stream only loses output; it must never surface as an unhandled error.
         attached.on("error", (error) => {
-          log.warn({ err: error }, "attach stream failed");
+          this.options.logger.warn({ err: error, runId }, "attach stream failed");
           resolve();
         });
       });
-
-      const started = performance.now();
-      await container.start().catch(async (error: unknown) => {
+      const startedAt = performance.now();
+      const started = container;
+      await started.start().catch(async (error: unknown) => {
         throw await this.preparationFailure(runId, error, "start a sandbox container");
       });
-      const { exitCode, timedOut, cancelled } = await this.awaitExit(container, signal, limits.timeoutMs);
-      const durationMs = Math.round(performance.now() - started);
-      if (cancelled) throw cancellationOf(signal);
-
-      await Promise.race([outputDone, delay(OUTPUT_DRAIN_MS)]);
-      attached.destroy();
-      const state = await container.inspect().then((info) => info.State);
-      // The engine flags an OOM kill of any process in the container, a child's included: it is
-      // reported, but the run's success stays the seed's rule (exit 0 and something printed).
-      const oomKilled = !timedOut && Boolean(state.OOMKilled);
-      const stdoutText = stdout.text();
-      const errorSummary = summarizeRun({
-        exitCode,
-        stdout: stdoutText,
-        stderrTail: stderr.tailText(),
-        timedOut,
-        oomKilled,
-        timeoutMs: limits.timeoutMs,
-        memoryBytes: limits.memoryBytes,
-      });
-      const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
-      if (!success && !(await this.runDirectories.exists(runId))) {
-        throw new SandboxUnavailableError(
-          "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
-        );
-      }
-      const result: ExecutionResult = {
-        exitCode,
-        stdout: stdoutText,
-        stderr: stderr.text(),
-        durationMs,
-        timedOut,
-        oomKilled,
-        stdoutTruncated: stdout.truncated,
-        stderrTruncated: stderr.truncated,
-        errorSummary,
-        success,
+      const exited = (started.wait() as Promise<{ StatusCode: number }>).then((outcome) => outcome.StatusCode);
+      // Observed by the pool or the run; never an unhandled rejection on its own.
+      exited.catch(() => undefined);
+      return {
+        runId,
+        container: started,
+        attached,
+        stdout,
+        stderr,
+        outputDone,
+        exited,
+        startedAt,
+        ...(nonce && markerExit ? { nonce, markerExit } : {}),
       };
-      log.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
-      return result;
     } catch (error) {
-      if (error instanceof RunDirectoryVanishedError || error instanceof SkillEngineError) throw error;
-      throw fromDockerError(error, { image: this.options.image, action: "run a sandbox container" });
-    } finally {
-      // Container first: once it is gone nothing can plant links in the run directory.
       if (container) await this.removeContainer(container);
-      await this.runDirectories.remove(runId).catch((error: unknown) => {
-        log.warn({ err: error }, "could not remove run directory");
-      });
+      await this.runDirectories.remove(runId).catch(() => undefined);
+      throw error;
     }
+  }
+
+  /** Reads the outcome of a run whose container has exited. */
+  private async finish(
+    member: SandboxContainer,
+    exitCode: number,
+    timedOut: boolean,
+    durationMs: number,
+    log: Logger,
+    outputComplete: boolean,
+  ): Promise<ExecutionResult> {
+    const { limits } = this.options;
+    if (!outputComplete) await Promise.race([member.outputDone, delay(OUTPUT_DRAIN_MS)]);
+    member.attached.destroy();
+    const state = await member.container.inspect().then((info) => info.State);
+    // The engine flags an OOM kill of any process in the container, a child's included: it is
+    // reported, but the run's success stays the seed's rule (exit 0 and something printed).
+    const oomKilled = !timedOut && Boolean(state.OOMKilled);
+    const stdoutText = member.stdout.text();
+    const errorSummary = summarizeRun({
+      exitCode,
+      stdout: stdoutText,
+      stderrTail: member.stderr.tailText(),
+      timedOut,
+      oomKilled,
+      timeoutMs: limits.timeoutMs,
+      memoryBytes: limits.memoryBytes,
+    });
+    const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
+    if (!success && !(await this.runDirectories.exists(member.runId))) {
+      throw new SandboxUnavailableError(
+        "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
+      );
+    }
+    log.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
+    return {
+      exitCode,
+      stdout: stdoutText,
+      stderr: member.stderr.text(),
+      durationMs,
+      timedOut,
+      oomKilled,
+      stdoutTruncated: member.stdout.truncated,
+      stderrTruncated: member.stderr.truncated,
+      errorSummary,
+      success,
+    };
   }
 
   /** A failed create/start is a retryable wipe when the run directory is gone, else an engine error. */
@@ -255,14 +418,15 @@ export class DockerSandboxRunner implements SandboxRunner {
 
   /** Waits for the container to exit, killing it on timeout or cancellation. */
   private async awaitExit(
-    container: Docker.Container,
+    member: SandboxContainer,
+    exit: Promise<number>,
     signal: AbortSignal,
     timeoutMs: number,
   ): Promise<{ exitCode: number; timedOut: boolean; cancelled: boolean }> {
     let timedOut = false;
     let cancelled = false;
     const kill = (): void => {
-      container.kill({ signal: "SIGKILL" }).catch((error: unknown) => {
+      member.container.kill({ signal: "SIGKILL" }).catch((error: unknown) => {
         if (!isAlreadyGone(error)) this.options.logger.warn({ err: error }, "could not kill sandbox container");
       });
     };
@@ -277,14 +441,28 @@ export class DockerSandboxRunner implements SandboxRunner {
     signal.addEventListener("abort", onAbort, { once: true });
     if (signal.aborted) onAbort();
     try {
-      const outcome = (await container.wait()) as { StatusCode: number };
-      return { exitCode: outcome.StatusCode, timedOut, cancelled };
+      const exitCode = await exit;
+      return { exitCode, timedOut, cancelled };
     } catch (error) {
       throw fromDockerError(error, { image: this.options.image, action: "wait for a sandbox container" });
     } finally {
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** Container first: once it is gone nothing can touch the run directory; then the directory. */
+  private async destroy(member: SandboxContainer): Promise<void> {
+    member.attached.destroy();
+    await this.removeContainer(member.container);
+    await this.runDirectories.remove(member.runId).catch((error: unknown) => {
+      this.options.logger.warn({ err: error, runId: member.runId }, "could not remove run directory");
+    });
+  }
+
+  /** Removal after the answer has gone out; tracked so shutdown still waits for it. */
+  private destroyLater(member: SandboxContainer): void {
+    void this.track(this.destroy(member));
   }
 
   private async removeContainer(container: Docker.Container): Promise<void> {
@@ -296,11 +474,14 @@ export class DockerSandboxRunner implements SandboxRunner {
     }
   }
 
-  private containerSpec(runId: string, runDir: string, request: SandboxRunRequest): Docker.ContainerCreateOptions {
+  private containerSpec(runId: string, runDir: string, role: ContainerRole): Docker.ContainerCreateOptions {
     const { image, runtime, instanceTag, limits } = this.options;
+    const warm = role.kind === "warm";
     return {
       Image: image,
-      Cmd: ["python3", `${CONTAINER_CODE_DIR}/${SKILL_FILE_NAME}`, request.payload],
+      Cmd: warm
+        ? ["python3", "-c", WARM_RUNNER_SCRIPT]
+        : ["python3", `${CONTAINER_CODE_DIR}/${SKILL_FILE_NAME}`, role.request.payload],
       User: SANDBOX_USER,
       WorkingDir: CONTAINER_SCRATCH_DIR,
       Env: ["HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "LANG=C.UTF-8"],
@@ -309,14 +490,15 @@ export class DockerSandboxRunner implements SandboxRunner {
         [LABEL_INSTANCE]: instanceTag,
         [LABEL_BOOT]: this.bootId,
         [LABEL_RUN_ID]: runId,
-        [LABEL_SKILL]: request.skillName,
-        [LABEL_PURPOSE]: request.purpose,
+        [LABEL_SKILL]: warm ? "" : role.request.skillName,
+        [LABEL_PURPOSE]: warm ? "warm" : role.request.purpose,
       },
       NetworkDisabled: true,
       AttachStdout: true,
       AttachStderr: true,
-      AttachStdin: false,
-      OpenStdin: false,
+      AttachStdin: warm,
+      OpenStdin: warm,
+      StdinOnce: false,
       Tty: false,
       HostConfig: {
         NetworkMode: "none",

@@ -31,18 +31,28 @@ export class RunDirectories {
   }
 
   /**
-   * Creates a fresh run directory holding only the skill file. Recreates `runs/` first, so an
-   * operator may delete the whole sandbox directory at any time.
+   * Creates a fresh run directory holding only the skill file (or nothing yet, for a warm
+   * container). Recreates `runs/` first, so an operator may delete the whole sandbox directory at
+   * any time.
    */
-  async create(runId: string, code: string): Promise<string> {
+  async create(runId: string, code: string | undefined): Promise<string> {
     const runDir = this.pathOf(runId);
     // 0700: no other host user can reach run directories; the engine binds them as root.
     await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
     await mkdir(runDir, { mode: 0o700 });
     // The sandbox user (an unprivileged uid inside the container) only needs to read the skill.
     await chmodNoFollow(runDir, 0o755);
+    if (code !== undefined) await this.writeSkill(runId, code);
+    return runDir;
+  }
+
+  /**
+   * Writes the skill file into an existing run directory (a warm container's, at hand-over).
+   * ENOENT when the directory was wiped meanwhile.
+   */
+  async writeSkill(runId: string, code: string): Promise<void> {
     const file = await open(
-      path.join(runDir, SKILL_FILE_NAME),
+      path.join(this.pathOf(runId), SKILL_FILE_NAME),
       fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW,
       0o444,
     );
@@ -51,7 +61,6 @@ export class RunDirectories {
     } finally {
       await file.close();
     }
-    return runDir;
   }
 
   /** True while the run directory still exists (it is a real directory, not a planted link). */

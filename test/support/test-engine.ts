@@ -59,6 +59,8 @@ export async function startTestEngine(options: TestEngineOptions = {}): Promise<
     SKILL_ENGINE_HOME: dirs.home,
     SKILL_ENGINE_SANDBOX_DIR: dirs.sandboxDir,
     SKILL_ENGINE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    // Most suites exercise the cold path and count containers; warm-pool suites turn it on.
+    SKILL_ENGINE_POOL: "off",
     ...options.env,
   });
   const app = await startSkillEngine(config, pino({ level: config.logLevel }));

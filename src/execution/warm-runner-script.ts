@@ -1,0 +1,85 @@
+/**
+ * The program a warm container starts with: Python is loaded (with json, which nearly every skill
+ * imports) and blocks on stdin for exactly one job: a 4-byte big-endian length and a JSON object
+ * `{"payload": …, "nonce": …}`. It then gives the skill what the cold path gives it
+ * (`sys.argv == ["/sandbox/skill.py", payload]`, `__name__ == "__main__"`, `sys.path[0] ==
+ * "/sandbox"`, stdin at EOF) and runs `/sandbox/skill.py` in the same interpreter.
+ *
+ * When the skill is done (normally, by `sys.exit`, or by an exception, whose traceback is printed
+ * as usual), non-daemon threads are joined and atexit handlers run, as at interpreter exit; then
+ * an exit marker carrying the nonce and the exit code is written to stdout and to stderr, and the
+ * process ends. The marker lets the host answer without waiting for the engine to report the
+ * container's exit (tens of milliseconds); the host strips it from the output. A skill that forges
+ * it gains nothing: it only ends its own run early. A skill that never reaches it (killed, timed
+ * out, `os._exit`) is judged by the container's exit as on the cold path.
+ * EOF before a job (pool shutdown) exits quietly. The container is never given a second job.
+ */
+export const WARM_RUNNER_SCRIPT = `
+import json, os, runpy, struct, sys
+def _read(n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            os._exit(0)
+        data += chunk
+    return data
+(_size,) = struct.unpack(">I", _read(4))
+_job = json.loads(_read(_size).decode("utf-8"))
+_null = os.open("/dev/null", os.O_RDONLY)
+os.dup2(_null, 0)
+os.close(_null)
+sys.argv = ["/sandbox/skill.py", _job["payload"]]
+sys.path[0] = "/sandbox"
+_nonce = _job["nonce"]
+del _read, _size, _job, _null
+_code = 0
+try:
+    runpy.run_path("/sandbox/skill.py", run_name="__main__")
+except SystemExit as _exit:
+    if _exit.code is None:
+        _code = 0
+    elif isinstance(_exit.code, int):
+        _code = _exit.code & 0xFF
+    else:
+        print(_exit.code, file=sys.stderr)
+        _code = 1
+except BaseException:
+    sys.excepthook(*sys.exc_info())
+    _code = 1
+try:
+    if "threading" in sys.modules:
+        sys.modules["threading"]._shutdown()
+    import atexit
+    atexit._run_exitfuncs()
+except BaseException:
+    pass
+for _stream in (sys.stdout, sys.stderr):
+    try:
+        _stream.flush()
+    except BaseException:
+        pass
+_marker = ("\\0\\x1eskill-engine-exit:%s:%d\\x1e\\0" % (_nonce, _code)).encode()
+for _fd in (1, 2):
+    try:
+        os.write(_fd, _marker)
+    except OSError:
+        pass
+os._exit(_code)
+`;
+
+/** The frame that hands a warm container its one job. */
+export function jobFrame(payload: string, nonce: string): Buffer {
+  const body = Buffer.from(JSON.stringify({ payload, nonce }), "utf8");
+  const header = Buffer.alloc(4);
+  header.writeUInt32BE(body.length);
+  return Buffer.concat([header, body]);
+}
+
+/** The bytes the runner writes after the skill, up to the exit code. */
+export function exitMarkerPrefix(nonce: string): Buffer {
+  return Buffer.from(`\0\x1eskill-engine-exit:${nonce}:`, "latin1");
+}
+
+/** What ends the exit marker. */
+export const EXIT_MARKER_END = Buffer.from("\x1e\0", "latin1");
