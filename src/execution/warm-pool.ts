@@ -70,7 +70,9 @@ export class WarmPool<T extends PoolMember> {
 
   private fill(): void {
     if (this.closed || this.retry) return;
-    while (this.idle.size + this.creating.size < this.options.size) {
+    // One creation at a time: container start-up is CPU-heavy for the engine, and a burst of
+    // them on a small machine slows the runs the pool exists to speed up.
+    if (this.idle.size + this.creating.size < this.options.size && this.creating.size === 0) {
       const creation = this.options
         .create()
         .then(
@@ -91,6 +93,7 @@ export class WarmPool<T extends PoolMember> {
         )
         .finally(() => {
           this.creating.delete(creation);
+          this.fill();
         });
       this.creating.add(creation);
     }

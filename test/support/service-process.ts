@@ -26,7 +26,10 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start in time; stderr:\n${stderr}`)), 60_000);
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`service did not start in time; stderr:\n${stderr}`));
+    }, 60_000);
     child.once("exit", (code) => {
       clearTimeout(timer);
       reject(new Error(`service exited with ${code} before listening; stderr:\n${stderr}`));
