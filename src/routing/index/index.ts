@@ -1,0 +1,33 @@
+/** Routing indexes: the vector index port and its adapters, the keyword index, rank fusion. */
+export {
+  filterMatchesNothing,
+  MAX_SEARCH_LIMIT,
+  SKILL_PAYLOAD_TYPE,
+  type SkillIndexPayload,
+  type SkillVisibility,
+  type VectorIndex,
+  type VectorIndexEntry,
+  type VectorSearchFilter,
+  type VectorSearchHit,
+  type VectorSearchOptions,
+} from "./vector-index.js";
+export { SqliteVecIndex, type SqliteVecIndexOptions } from "./sqlite-vec-index.js";
+export { QdrantVectorIndex, type QdrantVectorIndexOptions } from "./qdrant-index.js";
+export {
+  KeywordIndex,
+  type KeywordColumnWeights,
+  type KeywordDocument,
+  type KeywordHit,
+  type KeywordIndexOptions,
+  type KeywordSearchOptions,
+} from "./keyword-index.js";
+export {
+  DEFAULT_RRF_K,
+  reciprocalRankFusion,
+  type FusedItem,
+  type FusionOptions,
+  type RankedList,
+} from "./fusion.js";
+export { VectorDimensionError, VectorIndexUnavailableError } from "./index-errors.js";
+export { skillPointId } from "./point-id.js";
+export { nameWords, queryWords } from "./name-tokens.js";

@@ -1,0 +1,179 @@
+import Database from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { KeywordIndex, type KeywordDocument } from "./keyword-index.js";
+
+const TOOLS: KeywordDocument[] = [
+  doc("tmdb_get_movie_movie_id_credits", "Get Credits. Get the cast and crew for a movie."),
+  doc("tmdb_get_search_person", "Search People. Search for people."),
+  doc("tmdb_get_movie_top_rated", "Get Top Rated. Get the top rated movies on TMDb."),
+  doc("GetUserToken", "Get the user token by username and password."),
+  doc("AddReminder", "The API for adding a reminder item includes content and time."),
+  doc("QueryStock", "This API queries the stock price of a given stock code and date."),
+];
+
+function doc(name: string, description: string, extra: Partial<KeywordDocument> = {}): KeywordDocument {
+  return { name, description, owner: "alice", visibility: "public", status: "active", ...extra };
+}
+
+describe("KeywordIndex", () => {
+  let db: Database.Database;
+  let index: KeywordIndex;
+
+  beforeEach(() => {
+    db = new Database(":memory:");
+    index = new KeywordIndex(db);
+    index.upsert(TOOLS);
+  });
+  afterEach(() => db.close());
+
+  const top = (query: string, limit = 3): string[] => index.search(query, { limit }).map((hit) => hit.id);
+
+  it("ranks the obviously relevant tool first", () => {
+    expect(top("cast and crew of a movie")[0]).toBe("tmdb_get_movie_movie_id_credits");
+    expect(top("find a person by name")[0]).toBe("tmdb_get_search_person");
+    expect(top("what is the stock price of NVDA today")[0]).toBe("QueryStock");
+    expect(top("remind me to call mom at 5pm")[0]).toBe("AddReminder");
+  });
+
+  it("splits CamelCase names, so their words match", () => {
+    // "token" appears in GetUserToken's description too; "user" and "get" come from the name.
+    expect(top("GetUserToken")[0]).toBe("GetUserToken");
+    const onlyName = new KeywordIndex(new Database(":memory:"));
+    onlyName.upsert([doc("AddReminder", "x"), doc("QueryStock", "y"), doc("tmdb_get_search_person", "z")]);
+    expect(onlyName.search("add a reminder", { limit: 3 }).map((hit) => hit.id)).toEqual(["AddReminder"]);
+    expect(onlyName.search("stock query", { limit: 3 }).map((hit) => hit.id)).toEqual(["QueryStock"]);
+    expect(onlyName.search("search person", { limit: 3 }).map((hit) => hit.id)).toEqual(["tmdb_get_search_person"]);
+  });
+
+  it("stems with Porter, so inflections meet", () => {
+    expect(top("reminders")[0]).toBe("AddReminder");
+    expect(top("searching people")[0]).toBe("tmdb_get_search_person");
+  });
+
+  it("returns positive scores, best first, and respects limit", () => {
+    const hits = index.search("get movie credits rated", { limit: 2 });
+    expect(hits).toHaveLength(2);
+    expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score ?? Infinity);
+    expect(hits.every((hit) => hit.score > 0)).toBe(true);
+  });
+
+  it.each([
+    "",
+    "   ",
+    '"',
+    '"unbalanced',
+    "a AND",
+    "OR",
+    "NOT NOT",
+    "NEAR(movie credits, 2)",
+    "movie NEAR/3 credits",
+    "*",
+    "mov*",
+    "-credits",
+    "+credits",
+    "^credits",
+    "name_tokens:movie",
+    "{name_tokens description}: movie",
+    "(((",
+    ")",
+    "don't",
+    "C++ & C#",
+    "'; DROP TABLE skill_keywords; --",
+    "\u0000\u0001",
+    "🎬 movie 🍿",
+    "e\u0301",
+    "\u0301",
+    "ﬁlm",
+    "x".repeat(10_000),
+    Array.from({ length: 500 }, (_, i) => `w${i}`).join(" "),
+  ])("never throws on hostile query %#", (query) => {
+    expect(() => index.search(query, { limit: 5 })).not.toThrow();
+  });
+
+  it("answers an empty query with no hits", () => {
+    expect(index.search("  !!! ", { limit: 5 })).toEqual([]);
+  });
+
+  it("treats operator words as plain words", () => {
+    index.upsert([doc("logic_gate", "Evaluate a NOT gate or an AND gate near the input.")]);
+    expect(top("NEAR")[0]).toBe("logic_gate");
+    expect(top("NOT AND OR")[0]).toBe("logic_gate"); // only stop words: they are kept
+  });
+
+  it("ignores conversational function words that a small registry would over-weight", () => {
+    // "this" and "of" occur only in QueryStock's description, so they would carry a high IDF here.
+    expect(top("who played in the cast of this movie")[0]).toBe("tmdb_get_movie_movie_id_credits");
+  });
+
+  it("filters by status, owner and visibility before the limit", () => {
+    index.upsert([
+      doc("movie_private", "Get the movie cast privately.", { owner: "bob", visibility: "private" }),
+      doc("movie_retired", "Get the movie cast, retired.", { status: "retired" }),
+    ]);
+    const query = "movie cast";
+    const ids = (filter: Parameters<KeywordIndex["search"]>[1]["filter"]) =>
+      index.search(query, { limit: 10, ...(filter ? { filter } : {}) }).map((hit) => hit.id);
+    expect(ids({ statuses: ["active"] })).not.toContain("movie_retired");
+    expect(ids({ owners: ["bob"] })).toEqual(["movie_private"]);
+    expect(ids({ visibility: ["public"], statuses: ["active"] })).not.toContain("movie_private");
+    expect(ids({ statuses: ["retired"] })).toEqual(["movie_retired"]);
+    expect(ids({ owners: [] })).toEqual([]);
+    // A limit of 1 under a filter still finds the one match however far down it ranks.
+    expect(index.search(query, { limit: 1, filter: { statuses: ["retired"] } }).map((hit) => hit.id)).toEqual([
+      "movie_retired",
+    ]);
+  });
+
+  it("upserts in place and removes", () => {
+    expect(index.count()).toBe(TOOLS.length);
+    index.upsert([doc("QueryStock", "Look up the weather forecast for a city.")]);
+    expect(index.count()).toBe(TOOLS.length);
+    expect(top("price")).not.toContain("QueryStock"); // the old description is gone from the FTS index
+    expect(top("weather forecast")[0]).toBe("QueryStock");
+    index.remove(["QueryStock", "unknown"]);
+    expect(index.count()).toBe(TOOLS.length - 1);
+    expect(top("weather forecast")).toEqual([]);
+  });
+
+  it("learns from evidence, which survives a new version of the skill", () => {
+    expect(top("what's my balance")).toEqual([]);
+    expect(index.addEvidence("QueryStock", "what's my balance")).toBe(true);
+    expect(index.addEvidence("QueryStock", "What's   my BALANCE")).toBe(true); // duplicate, ignored
+    expect(index.addEvidence("nope", "anything")).toBe(false);
+    expect(index.evidence("QueryStock")).toEqual(["what's my balance"]);
+    expect(top("my balance")[0]).toBe("QueryStock");
+    index.upsert([doc("QueryStock", "Query a stock price (v2).")]);
+    expect(index.evidence("QueryStock")).toEqual(["what's my balance"]);
+    index.upsert([doc("QueryStock", "Query a stock price (v3).", { evidence: ["ticker lookup"] })]);
+    expect(index.evidence("QueryStock")).toEqual(["ticker lookup"]);
+    expect(top("my balance")).toEqual([]);
+  });
+
+  it("caps evidence, dropping the oldest queries", () => {
+    const small = new KeywordIndex(new Database(":memory:"), { maxEvidenceChars: 30 });
+    small.upsert([doc("x", "x")]);
+    for (const query of ["first query here", "second query here", "third query here"]) small.addEvidence("x", query);
+    expect(small.evidence("x")).toEqual(["third query here"]);
+  });
+
+  it("rebuilds the FTS index when the tokenizer changes", () => {
+    const plain = new KeywordIndex(db, { tokenizer: "unicode61" });
+    expect(plain.search("reminders", { limit: 3 })).toEqual([]); // no stemming now
+    expect(plain.search("reminder", { limit: 3 })[0]?.id).toBe("AddReminder");
+    expect(plain.count()).toBe(TOOLS.length);
+    const stemmed = new KeywordIndex(db);
+    expect(stemmed.search("reminders", { limit: 3 })[0]?.id).toBe("AddReminder");
+  });
+
+  it("clear empties documents and the FTS index", () => {
+    index.clear();
+    expect(index.count()).toBe(0);
+    expect(top("movie")).toEqual([]);
+  });
+
+  it("lives beside other tables in a shared database", () => {
+    db.exec("CREATE TABLE skills (name TEXT PRIMARY KEY)");
+    const again = new KeywordIndex(db);
+    expect(again.count()).toBe(TOOLS.length);
+  });
+});

@@ -1,0 +1,319 @@
+import { randomUUID } from "node:crypto";
+import { createServer } from "node:net";
+import { status } from "@grpc/grpc-js";
+import { QdrantClient } from "@qdrant/js-client-rest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { SkillEngineError } from "../../errors.js";
+import { FakeQdrantServer } from "./fake-qdrant-server.js";
+import { VectorIndexUnavailableError } from "./index-errors.js";
+import { skillPointId } from "./point-id.js";
+import { QdrantVectorIndex } from "./qdrant-index.js";
+import { unit, vectorIndexContract } from "./vector-index.contract.js";
+import { SKILL_PAYLOAD_TYPE, type VectorIndexEntry } from "./vector-index.js";
+
+const QDRANT_URL = process.env["QDRANT_URL"];
+
+// The real thing, when a deployment or CI provides one. None can be run on the build machines.
+describe.skipIf(!QDRANT_URL)("QdrantVectorIndex against the Qdrant at QDRANT_URL", () => {
+  vectorIndexContract("qdrant (real server)", async () => {
+    const collection = `contract_${randomUUID().slice(0, 8)}`;
+    const url = QDRANT_URL as string;
+    const apiKey = process.env["QDRANT_API_KEY"];
+    return {
+      index: new QdrantVectorIndex({ url, collection, ...(apiKey ? { apiKey } : {}) }),
+      dispose: async () => {
+        const client = new QdrantClient({ url, checkCompatibility: false, ...(apiKey ? { apiKey } : {}) });
+        await client.deleteCollection(collection);
+      },
+    };
+  });
+});
+
+describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
+  const server = new FakeQdrantServer();
+  let url: string;
+
+  beforeAll(async () => {
+    url = await server.start();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  // The same contract as sqlite-vec: proves the adapter's requests and parsing compose into the
+  // port's behaviour, with the fake standing in for Qdrant's filtering and scoring.
+  vectorIndexContract("qdrant adapter (fake server)", async () => ({
+    index: new QdrantVectorIndex({ url, collection: `contract_${randomUUID().slice(0, 8)}` }),
+  }));
+
+  describe("request shapes", () => {
+    let collection: string;
+    let index: QdrantVectorIndex;
+
+    beforeEach(() => {
+      collection = `shapes_${randomUUID().slice(0, 8)}`;
+      index = new QdrantVectorIndex({ url, collection });
+      server.requests.length = 0;
+    });
+
+    const sent = (): Array<{ method: string; path: string; query: Record<string, string>; body: unknown }> =>
+      server.requests.map(({ method, path, query, body }) => ({ method, path, query, body }));
+
+    it("ensure creates a Cosine collection of the right size and keyword payload indexes", async () => {
+      await index.ensure(4);
+      expect(sent()).toEqual([
+        { method: "GET", path: `/collections/${collection}`, query: {}, body: undefined },
+        { method: "PUT", path: `/collections/${collection}`, query: {}, body: { vectors: { size: 4, distance: "Cosine" } } },
+        ...["type", "status", "owner", "visibility"].map((field) => ({
+          method: "PUT",
+          path: `/collections/${collection}/index`,
+          query: { wait: "true" },
+          body: { field_name: field, field_schema: "keyword" },
+        })),
+      ]);
+    });
+
+    it("ensure leaves a matching collection alone and re-creates one of another size", async () => {
+      await index.ensure(4);
+      server.requests.length = 0;
+      await index.ensure(4);
+      expect(server.requestsTo("PUT", /^\/collections\/[^/]+$/)).toHaveLength(0);
+      expect(server.requestsTo("DELETE", /.*/)).toHaveLength(0);
+
+      await index.ensure(8);
+      const writes = sent().filter((request) => request.method !== "GET" && !request.path.endsWith("/index"));
+      expect(writes).toEqual([
+        { method: "DELETE", path: `/collections/${collection}`, query: {}, body: undefined },
+        { method: "PUT", path: `/collections/${collection}`, query: {}, body: { vectors: { size: 8, distance: "Cosine" } } },
+      ]);
+      expect(server.collections.get(collection)?.size).toBe(8);
+    });
+
+    it("ensure tolerates another replica creating the collection first", async () => {
+      server.collections.set(collection, {
+        size: 4,
+        distance: "Cosine",
+        points: new Map(),
+        payloadIndexes: new Map(),
+        operations: 0,
+      });
+      // Our first read misses it; our create then conflicts (409) with the other replica's.
+      server.injectFault({ path: new RegExp(`^/collections/${collection}$`), status: 404, body: { status: { error: "Not found" } } });
+      await index.ensure(4);
+      expect(server.requestsTo("PUT", new RegExp(`^/collections/${collection}$`))).toHaveLength(1);
+      expect(await index.count()).toBe(0);
+    });
+
+    it("upsert sends name-based UUIDs, the vector, the full payload, and waits", async () => {
+      await index.ensure(4);
+      server.requests.length = 0;
+      await index.upsert([entry("parse_csv", [1, 2, 0, 0], { owner: "agent-7", visibility: "private", status: "degraded" })]);
+      const [request] = sent();
+      expect(request).toMatchObject({ method: "PUT", path: `/collections/${collection}/points`, query: { wait: "true" } });
+      const body = request?.body as { points: Array<{ id: string; vector: number[]; payload: unknown }> };
+      expect(body.points).toHaveLength(1);
+      expect(body.points[0]?.id).toBe(skillPointId("parse_csv"));
+      expect(body.points[0]?.vector).toHaveLength(4);
+      expect(body.points[0]?.vector[1]).toBeCloseTo(2 / Math.sqrt(5), 6);
+      expect(body.points[0]?.payload).toEqual({
+        type: SKILL_PAYLOAD_TYPE,
+        name: "parse_csv",
+        owner: "agent-7",
+        visibility: "private",
+        status: "degraded",
+      });
+    });
+
+    it("upsert splits large batches", async () => {
+      const small = new QdrantVectorIndex({ url, collection, batchSize: 2 });
+      await small.ensure(4);
+      server.requests.length = 0;
+      await small.upsert(Array.from({ length: 5 }, (_, i) => entry(`s${i}`, [1, i, 0, 0])));
+      const bodies = server.requestsTo("PUT", /\/points$/).map((request) => (request.body as { points: unknown[] }).points.length);
+      expect(bodies).toEqual([2, 2, 1]);
+      expect(await small.count()).toBe(5);
+    });
+
+    it("remove deletes the points by their UUIDs and waits", async () => {
+      await index.ensure(4);
+      server.requests.length = 0;
+      await index.remove(["a", "b"]);
+      expect(sent()).toEqual([
+        {
+          method: "POST",
+          path: `/collections/${collection}/points/delete`,
+          query: { wait: "true" },
+          body: { points: [skillPointId("a"), skillPointId("b")] },
+        },
+      ]);
+    });
+
+    it("search uses the Query API with must conditions and maps payload names back to ids", async () => {
+      await index.ensure(4);
+      await index.upsert([entry("alpha", [1, 0, 0, 0]), entry("beta", [0, 1, 0, 0])]);
+      server.requests.length = 0;
+      const hits = await index.search(unit([1, 0, 0, 0]), {
+        limit: 3,
+        filter: { statuses: ["active", "degraded"], owners: ["alice"], visibility: ["public", "private"] },
+      });
+      expect(hits.map((hit) => hit.id)).toEqual(["alpha", "beta"]);
+      expect(sent()).toEqual([
+        {
+          method: "POST",
+          path: `/collections/${collection}/points/query`,
+          query: {},
+          body: {
+            query: [1, 0, 0, 0],
+            filter: {
+              must: [
+                { key: "type", match: { value: "acquired_skill" } },
+                { key: "status", match: { any: ["active", "degraded"] } },
+                { key: "owner", match: { any: ["alice"] } },
+                { key: "visibility", match: { any: ["public", "private"] } },
+              ],
+            },
+            limit: 3,
+            with_payload: ["name"],
+          },
+        },
+      ]);
+    });
+
+    it("never returns points that are not skills, even in a shared collection", async () => {
+      await index.ensure(4);
+      await index.upsert([entry("skill", [0, 1, 0, 0])]);
+      server.collections.get(collection)?.points.set(7, { id: 7, vector: [1, 0, 0, 0], payload: { type: "document", name: "x" } });
+      expect((await index.search(unit([1, 0, 0, 0]), { limit: 5 })).map((hit) => hit.id)).toEqual(["skill"]);
+      expect(await index.count()).toBe(1);
+    });
+
+    it("count is exact and restricted to skill points", async () => {
+      await index.ensure(4);
+      server.requests.length = 0;
+      await index.count();
+      expect(sent()).toEqual([
+        {
+          method: "POST",
+          path: `/collections/${collection}/points/count`,
+          query: {},
+          body: { filter: { must: [{ key: "type", match: { value: "acquired_skill" } }] }, exact: true },
+        },
+      ]);
+    });
+
+    it("an empty allowlist answers without a request", async () => {
+      await index.ensure(4);
+      server.requests.length = 0;
+      expect(await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { owners: [] } })).toEqual([]);
+      expect(server.requests).toHaveLength(0);
+    });
+
+    it("sends the API key header when one is configured", async () => {
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined); // "api key over http"
+      const keyed = new QdrantVectorIndex({ url, collection, apiKey: "s3cret" });
+      warn.mockRestore();
+      await keyed.ensure(4);
+      expect(server.requests.every((request) => request.headers["api-key"] === "s3cret")).toBe(true);
+    });
+
+    it("rejects vectors of the wrong size before sending them", async () => {
+      await index.ensure(4);
+      server.requests.length = 0;
+      await expect(index.upsert([entry("x", [1, 0, 0])])).rejects.toMatchObject({ code: status.FAILED_PRECONDITION });
+      expect(server.requests).toHaveLength(0);
+    });
+  });
+
+  describe("error translation", () => {
+    let collection: string;
+    let index: QdrantVectorIndex;
+
+    beforeEach(async () => {
+      collection = `errors_${randomUUID().slice(0, 8)}`;
+      index = new QdrantVectorIndex({ url, collection });
+      await index.ensure(4);
+    });
+
+    it("an unreachable Qdrant is UNAVAILABLE, names the endpoint and hides credentials", async () => {
+      const port = await closedPort();
+      const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+      const down = new QdrantVectorIndex({ url: `http://127.0.0.1:${port}`, apiKey: "s3cret", timeoutMs: 2_000 });
+      warn.mockRestore();
+      const error = await down.ensure(4).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(VectorIndexUnavailableError);
+      expect(error).toMatchObject({ code: status.UNAVAILABLE, backend: "qdrant" });
+      expect((error as Error).message).toContain(`127.0.0.1:${port}`);
+      expect((error as Error).message).toContain("unreachable");
+      expect((error as Error).message).not.toContain("s3cret");
+      await expect(down.search(unit([1, 0, 0, 0]), { limit: 1 })).rejects.toBeInstanceOf(VectorIndexUnavailableError);
+    });
+
+    it("a 503 is UNAVAILABLE with Qdrant's message", async () => {
+      server.injectFault({ status: 503, body: { status: { error: "Service Unavailable: overloaded" }, time: 0 } });
+      const error = await index.search(unit([1, 0, 0, 0]), { limit: 1 }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(VectorIndexUnavailableError);
+      expect((error as Error).message).toContain("overloaded");
+    });
+
+    it("a 429 is UNAVAILABLE so routing falls back instead of failing", async () => {
+      server.injectFault({ status: 429, body: { status: { error: "Too many requests" }, time: 0 } });
+      await expect(index.count()).rejects.toBeInstanceOf(VectorIndexUnavailableError);
+    });
+
+    it("an answer later than the deadline is UNAVAILABLE", async () => {
+      const impatient = new QdrantVectorIndex({ url, collection, timeoutMs: 200 });
+      server.injectFault({ delayMs: 2_000 });
+      const error = await impatient.count().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(VectorIndexUnavailableError);
+      expect((error as Error).message).toContain("did not answer in time");
+    });
+
+    it("a dropped connection is UNAVAILABLE", async () => {
+      server.injectFault({ destroy: true });
+      await expect(index.count()).rejects.toBeInstanceOf(VectorIndexUnavailableError);
+    });
+
+    it("a 400 is INTERNAL (we built a bad request) and carries Qdrant's reason", async () => {
+      server.injectFault({ status: 400, body: { status: { error: "Wrong input: Vector dimension error" }, time: 0 } });
+      const error = await index.search(unit([1, 0, 0, 0]), { limit: 1 }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SkillEngineError);
+      expect(error).not.toBeInstanceOf(VectorIndexUnavailableError);
+      expect(error).toMatchObject({ code: status.INTERNAL });
+      expect((error as Error).message).toContain("Vector dimension error");
+    });
+
+    it("a missing collection is FAILED_PRECONDITION pointing at ensure", async () => {
+      server.collections.delete(collection);
+      await expect(index.search(unit([1, 0, 0, 0]), { limit: 1 })).rejects.toMatchObject({
+        code: status.FAILED_PRECONDITION,
+        message: expect.stringContaining("ensure"),
+      });
+    });
+
+    it("a malformed URL is refused at construction", () => {
+      expect(() => new QdrantVectorIndex({ url: "qdrant:6333" })).toThrow(SkillEngineError);
+    });
+  });
+
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+});
+
+function entry(id: string, vector: number[], payload: Partial<VectorIndexEntry["payload"]> = {}): VectorIndexEntry {
+  return {
+    id,
+    vector: unit(vector),
+    payload: { type: SKILL_PAYLOAD_TYPE, name: id, owner: "alice", visibility: "public", status: "active", ...payload },
+  };
+}
+
+/** A port nothing listens on: bind one, note it, release it. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  if (typeof address !== "object" || address === null) throw new Error("no port");
+  return address.port;
+}

@@ -1,0 +1,242 @@
+import { status } from "@grpc/grpc-js";
+import type Database from "better-sqlite3";
+import type { Logger } from "pino";
+import * as sqliteVec from "sqlite-vec";
+import { SkillEngineError } from "../../errors.js";
+import {
+  assertSqlIdentifier,
+  assertValidDimensions,
+  fromIndexSqliteError,
+  VectorDimensionError,
+} from "./index-errors.js";
+import {
+  filterMatchesNothing,
+  MAX_SEARCH_LIMIT,
+  type VectorIndex,
+  type VectorIndexEntry,
+  type VectorSearchFilter,
+  type VectorSearchHit,
+  type VectorSearchOptions,
+} from "./vector-index.js";
+
+export interface SqliteVecIndexOptions {
+  /**
+   * Name of the `vec0` virtual table; sqlite-vec adds shadow tables prefixed with it.
+   * @default "skill_vectors"
+   */
+  readonly table?: string;
+  readonly logger?: Logger;
+}
+
+/**
+ * The embedded vector index: a sqlite-vec `vec0` table inside a database the caller owns
+ * (normally `registry.db`), so skills and their vectors share one file, one backup and one
+ * transaction log.
+ *
+ * Search is exact KNN (a full scan of the vector chunks), which keeps recall perfect and is fast
+ * enough up to ~100k skills. Status, owner and visibility are vec0 *metadata columns*: sqlite-vec
+ * applies `WHERE` on them inside the scan, before choosing the k nearest, so a filtered search
+ * returns `limit` hits whenever that many rows match, with no over-fetching.
+ */
+export class SqliteVecIndex implements VectorIndex {
+  readonly kind = "sqlite-vec";
+  private readonly table: string;
+  private readonly logger: Logger | undefined;
+  private currentDimensions: number | undefined;
+  /** Prepared KNN statements by SQL text; filters change the number of placeholders. */
+  private readonly searchStatements = new Map<string, Database.Statement>();
+
+  /**
+   * Loads the sqlite-vec extension into `db` (a no-op when it is already loaded) and picks up an
+   * existing table's dimensions, so a restarted service can search before calling `ensure`.
+   * The handle stays the caller's: `close()` never closes it.
+   */
+  constructor(
+    private readonly db: Database.Database,
+    options: SqliteVecIndexOptions = {},
+  ) {
+    this.table = options.table ?? "skill_vectors";
+    assertSqlIdentifier(this.table, "sqlite-vec table name");
+    this.logger = options.logger;
+    loadSqliteVec(db);
+    this.currentDimensions = this.storedSchema()?.dimensions;
+  }
+
+  /** The dimensions of the current table, or undefined before the first `ensure`. */
+  get dimensions(): number | undefined {
+    return this.currentDimensions;
+  }
+
+  async ensure(dimensions: number): Promise<void> {
+    assertValidDimensions(dimensions);
+    const stored = this.storedSchema();
+    if (stored && stored.dimensions === dimensions && stored.cosine) {
+      this.currentDimensions = dimensions;
+      return;
+    }
+    this.logger?.info(
+      { table: this.table, from: stored?.dimensions, to: dimensions },
+      stored ? "re-creating the sqlite-vec index for new dimensions" : "creating the sqlite-vec index",
+    );
+    this.searchStatements.clear();
+    this.guard("create the vector index", () =>
+      // One transaction: a crash between DROP and CREATE must not leave the service without a table.
+      this.db.transaction(() => {
+        // DROP on a vec0 table also drops its shadow tables (chunks, rowids, metadata).
+        this.db.exec(`DROP TABLE IF EXISTS ${this.table}`);
+        this.db.exec(
+          `CREATE VIRTUAL TABLE ${this.table} USING vec0(
+             skill_id TEXT PRIMARY KEY,
+             embedding float[${dimensions}] distance_metric=cosine,
+             status TEXT,
+             owner TEXT,
+             visibility TEXT
+           )`,
+        );
+      })(),
+    );
+    this.currentDimensions = dimensions;
+  }
+
+  async upsert(entries: readonly VectorIndexEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const dimensions = this.requireDimensions();
+    for (const entry of entries) {
+      if (entry.vector.length !== dimensions) throw new VectorDimensionError(dimensions, entry.vector.length);
+    }
+    this.guard("upsert skill vectors", () => {
+      // vec0 has no INSERT OR REPLACE; UPDATE keeps the row (and its chunk slot) when it exists.
+      const update = this.db.prepare(
+        `UPDATE ${this.table} SET embedding = ?, status = ?, owner = ?, visibility = ? WHERE skill_id = ?`,
+      );
+      const insert = this.db.prepare(
+        `INSERT INTO ${this.table} (skill_id, embedding, status, owner, visibility) VALUES (?, ?, ?, ?, ?)`,
+      );
+      this.db.transaction(() => {
+        for (const { id, vector, payload } of entries) {
+          const blob = toBlob(vector);
+          const changed = update.run(blob, payload.status, payload.owner, payload.visibility, id).changes;
+          if (changed === 0) insert.run(id, blob, payload.status, payload.owner, payload.visibility);
+        }
+      })();
+    });
+    this.logger?.debug({ table: this.table, count: entries.length }, "upserted skill vectors");
+  }
+
+  async remove(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    this.requireDimensions();
+    this.guard("remove skill vectors", () => {
+      const remove = this.db.prepare(`DELETE FROM ${this.table} WHERE skill_id = ?`);
+      this.db.transaction(() => {
+        for (const id of ids) remove.run(id);
+      })();
+    });
+  }
+
+  async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorSearchHit[]> {
+    const dimensions = this.requireDimensions();
+    if (vector.length !== dimensions) throw new VectorDimensionError(dimensions, vector.length);
+    const limit = Math.min(Math.floor(options.limit), MAX_SEARCH_LIMIT);
+    // `!(limit > 0)` so that NaN also means "no hits" instead of reaching SQL or the wire.
+    if (!(limit > 0) || filterMatchesNothing(options.filter)) return [];
+    const { sql, params } = this.knnQuery(options.filter);
+    const rows = this.guard("search skill vectors", () => {
+      let statement = this.searchStatements.get(sql);
+      if (!statement) {
+        statement = this.db.prepare(sql);
+        this.searchStatements.set(sql, statement);
+      }
+      return statement.all(toBlob(vector), limit, ...params) as Array<{ id: string; distance: number }>;
+    });
+    // sqlite-vec's cosine distance is 1 - cos(θ); the port promises the similarity itself.
+    return rows.map((row) => ({ id: row.id, score: 1 - row.distance }));
+  }
+
+  async count(): Promise<number> {
+    this.requireDimensions();
+    return this.guard("count skill vectors", () => {
+      const row = this.db.prepare(`SELECT count(*) AS n FROM ${this.table}`).get() as { n: number };
+      return row.n;
+    });
+  }
+
+  async close(): Promise<void> {
+    // The database belongs to the caller; only drop our cached statements.
+    this.searchStatements.clear();
+  }
+
+  private knnQuery(filter: VectorSearchFilter | undefined): { sql: string; params: string[] } {
+    const clauses: string[] = [];
+    const params: string[] = [];
+    const allow = (column: string, values: readonly string[] | undefined): void => {
+      if (values === undefined) return;
+      // Plain AND-ed `IN (?, …)` is what vec0 pushes into the scan; an OR or a subquery would be
+      // applied after the k nearest were chosen and silently return fewer hits.
+      clauses.push(`AND ${column} IN (${values.map(() => "?").join(", ")})`);
+      params.push(...values);
+    };
+    allow("status", filter?.statuses);
+    allow("owner", filter?.owners);
+    allow("visibility", filter?.visibility);
+    const sql = `SELECT skill_id AS id, distance FROM ${this.table}
+                  WHERE embedding MATCH ? AND k = ? ${clauses.join(" ")}
+                  ORDER BY distance`;
+    return { sql, params };
+  }
+
+  private storedSchema(): { dimensions: number; cosine: boolean } | undefined {
+    const row = this.guard("read the vector index schema", () =>
+      this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(this.table),
+    ) as { sql: string | null } | undefined;
+    const match = row?.sql ? /embedding\s+float\[(\d+)\]/i.exec(row.sql) : null;
+    if (!row?.sql || !match?.[1]) return undefined;
+    return { dimensions: Number(match[1]), cosine: /distance_metric\s*=\s*cosine/i.test(row.sql) };
+  }
+
+  private requireDimensions(): number {
+    if (this.currentDimensions === undefined) {
+      throw new SkillEngineError(
+        status.FAILED_PRECONDITION,
+        `the vector index "${this.table}" does not exist yet; call ensure(dimensions) first`,
+      );
+    }
+    return this.currentDimensions;
+  }
+
+  private guard<T>(action: string, work: () => T): T {
+    try {
+      return work();
+    } catch (error) {
+      throw fromIndexSqliteError(error, action);
+    }
+  }
+}
+
+/**
+ * Loads sqlite-vec once per connection. The extension ships as a prebuilt `vec0` library inside
+ * a per-platform npm package (`sqlite-vec-linux-x64` …), so nothing is compiled or downloaded.
+ */
+function loadSqliteVec(db: Database.Database): void {
+  try {
+    db.prepare("SELECT vec_version()").get();
+    return;
+  } catch {
+    // Not loaded on this connection yet.
+  }
+  try {
+    sqliteVec.load(db);
+  } catch (error) {
+    throw new SkillEngineError(
+      status.FAILED_PRECONDITION,
+      `cannot load the sqlite-vec extension (${error instanceof Error ? error.message : String(error)}); ` +
+        "is the platform package for this OS and CPU installed?",
+      { cause: error },
+    );
+  }
+}
+
+/** sqlite-vec reads float32 vectors as raw little-endian blobs; this shares the memory, no copy. */
+function toBlob(vector: Float32Array): Buffer {
+  return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+}

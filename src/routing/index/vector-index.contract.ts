@@ -1,0 +1,174 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SkillEngineError } from "../../errors.js";
+import { SKILL_PAYLOAD_TYPE, type SkillIndexPayload, type VectorIndex, type VectorIndexEntry } from "./vector-index.js";
+
+/** A fresh, empty index for one test, and how to dispose of it afterwards. */
+export interface VectorIndexFixture {
+  readonly index: VectorIndex;
+  readonly dispose?: () => Promise<void>;
+}
+
+/**
+ * The behaviour every {@link VectorIndex} adapter must share; run by each adapter's test file.
+ * Vectors are tiny and hand-made so the expected order is obvious from the numbers.
+ */
+export function vectorIndexContract(label: string, create: () => Promise<VectorIndexFixture>): void {
+  describe(`VectorIndex contract: ${label}`, () => {
+    let fixture: VectorIndexFixture;
+    let index: VectorIndex;
+
+    beforeEach(async () => {
+      fixture = await create();
+      index = fixture.index;
+      await index.ensure(4);
+    });
+
+    afterEach(async () => {
+      await index.close();
+      await fixture.dispose?.();
+    });
+
+    it("starts empty and answers an empty search", async () => {
+      expect(await index.count()).toBe(0);
+      expect(await index.search(unit([1, 0, 0, 0]), { limit: 5 })).toEqual([]);
+    });
+
+    it("orders hits by cosine similarity, scores being the similarity itself", async () => {
+      await index.upsert([
+        entry("east", [1, 0, 0, 0]),
+        entry("north_east", [1, 1, 0, 0]),
+        entry("north", [0, 1, 0, 0]),
+        entry("west", [-1, 0, 0, 0]),
+      ]);
+      const hits = await index.search(unit([1, 0.2, 0, 0]), { limit: 10 });
+      expect(hits.map((hit) => hit.id)).toEqual(["east", "north_east", "north", "west"]);
+      const cos = (a: number[], b: number[]): number => dot(unit(a), unit(b));
+      expect(hits[0]?.score).toBeCloseTo(cos([1, 0.2, 0, 0], [1, 0, 0, 0]), 4);
+      expect(hits[1]?.score).toBeCloseTo(cos([1, 0.2, 0, 0], [1, 1, 0, 0]), 4);
+      expect(hits[3]?.score).toBeCloseTo(cos([1, 0.2, 0, 0], [-1, 0, 0, 0]), 4);
+      const identical = await index.search(unit([0, 1, 0, 0]), { limit: 1 });
+      expect(identical).toEqual([{ id: "north", score: expect.closeTo(1, 4) }]);
+    });
+
+    it("returns at most limit hits", async () => {
+      await index.upsert([entry("a", [1, 0, 0, 0]), entry("b", [0, 1, 0, 0]), entry("c", [0, 0, 1, 0])]);
+      expect(await index.search(unit([1, 1, 1, 0]), { limit: 2 })).toHaveLength(2);
+      expect(await index.search(unit([1, 1, 1, 0]), { limit: 0 })).toEqual([]);
+    });
+
+    it("upserts in place: same id, new vector and payload, no duplicate", async () => {
+      await index.upsert([entry("moving", [1, 0, 0, 0]), entry("still", [0, 1, 0, 0])]);
+      await index.upsert([entry("moving", [0, 0, 1, 0], { status: "degraded", owner: "bob" })]);
+      expect(await index.count()).toBe(2);
+      const hits = await index.search(unit([0, 0, 1, 0]), { limit: 5 });
+      expect(hits[0]).toEqual({ id: "moving", score: expect.closeTo(1, 4) });
+      expect(hits.filter((hit) => hit.id === "moving")).toHaveLength(1);
+      expect(ids(await index.search(unit([0, 0, 1, 0]), { limit: 5, filter: { statuses: ["active"] } }))).toEqual(["still"]);
+      expect(ids(await index.search(unit([0, 0, 1, 0]), { limit: 5, filter: { owners: ["bob"] } }))).toEqual(["moving"]);
+    });
+
+    it("removes by id and ignores unknown ids", async () => {
+      await index.upsert([entry("keep", [1, 0, 0, 0]), entry("drop", [0, 1, 0, 0])]);
+      await index.remove(["drop", "never_there"]);
+      await index.remove([]);
+      expect(await index.count()).toBe(1);
+      expect(ids(await index.search(unit([0, 1, 0, 0]), { limit: 5 }))).toEqual(["keep"]);
+    });
+
+    it("filters by status, owner and visibility, AND-ed, before the limit", async () => {
+      await index.upsert([
+        entry("alice_public", [1, 0, 0, 0], { owner: "alice", visibility: "public" }),
+        entry("alice_private", [0.9, 0.1, 0, 0], { owner: "alice", visibility: "private" }),
+        entry("bob_private", [0.8, 0.2, 0, 0], { owner: "bob", visibility: "private" }),
+        entry("bob_retired", [0.95, 0, 0.05, 0], { owner: "bob", status: "retired" }),
+      ]);
+      const query = unit([1, 0, 0, 0]);
+      expect(ids(await index.search(query, { limit: 10, filter: { statuses: ["active"] } }))).toEqual([
+        "alice_public",
+        "alice_private",
+        "bob_private",
+      ]);
+      expect(ids(await index.search(query, { limit: 10, filter: { owners: ["bob"] } }))).toEqual(["bob_retired", "bob_private"]);
+      expect(ids(await index.search(query, { limit: 10, filter: { visibility: ["private"] } }))).toEqual([
+        "alice_private",
+        "bob_private",
+      ]);
+      expect(
+        ids(
+          await index.search(query, {
+            limit: 10,
+            filter: { statuses: ["active", "degraded"], owners: ["alice", "bob"], visibility: ["private"] },
+          }),
+        ),
+      ).toEqual(["alice_private", "bob_private"]);
+    });
+
+    it("treats an empty allowlist as matching nothing", async () => {
+      await index.upsert([entry("a", [1, 0, 0, 0])]);
+      expect(await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { owners: [] } })).toEqual([]);
+      expect(await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { statuses: [] } })).toEqual([]);
+    });
+
+    it("still returns limit hits when most rows are filtered out, however far they are", async () => {
+      // 200 decoys right next to the query and 6 matching rows far away: a search that took the
+      // k nearest first and filtered afterwards would come back empty.
+      const decoys = Array.from({ length: 200 }, (_, i) =>
+        entry(`decoy_${i}`, [1, 0.001 * i, 0, 0], { status: "retired" }),
+      );
+      const wanted = Array.from({ length: 6 }, (_, i) => entry(`wanted_${i}`, [-0.1 * i, 1, 0, 0]));
+      await index.upsert([...decoys, ...wanted]);
+      const hits = await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { statuses: ["active"] } });
+      expect(hits).toHaveLength(5);
+      expect(hits.every((hit) => hit.id.startsWith("wanted_"))).toBe(true);
+      expect(ids(hits)).toEqual(["wanted_0", "wanted_1", "wanted_2", "wanted_3", "wanted_4"]);
+      expect(await index.count()).toBe(206);
+    });
+
+    it("keeps its data when ensure is called again with the same dimensions", async () => {
+      await index.upsert([entry("a", [1, 0, 0, 0])]);
+      await index.ensure(4);
+      expect(await index.count()).toBe(1);
+    });
+
+    it("starts over when ensure is called with new dimensions (the embedder changed)", async () => {
+      await index.upsert([entry("a", [1, 0, 0, 0]), entry("b", [0, 1, 0, 0])]);
+      await index.ensure(6);
+      expect(await index.count()).toBe(0);
+      await index.upsert([entry("c", [0, 0, 0, 0, 1, 0])]);
+      expect(await index.search(unit([0, 0, 0, 0, 1, 0]), { limit: 5 })).toEqual([
+        { id: "c", score: expect.closeTo(1, 4) },
+      ]);
+      await expect(index.upsert([entry("d", [1, 0, 0, 0])])).rejects.toBeInstanceOf(SkillEngineError);
+      await expect(index.search(unit([1, 0, 0, 0]), { limit: 5 })).rejects.toBeInstanceOf(SkillEngineError);
+    });
+
+    it("counts entries", async () => {
+      await index.upsert(Array.from({ length: 7 }, (_, i) => entry(`s${i}`, [1, i, 0, 0])));
+      expect(await index.count()).toBe(7);
+      await index.remove(["s0", "s1"]);
+      expect(await index.count()).toBe(5);
+    });
+  });
+}
+
+function entry(id: string, vector: number[], payload: Partial<SkillIndexPayload> = {}): VectorIndexEntry {
+  return {
+    id,
+    vector: unit(vector),
+    payload: { type: SKILL_PAYLOAD_TYPE, name: id, owner: "alice", visibility: "public", status: "active", ...payload },
+  };
+}
+
+/** L2-normalizes, as the embedder does before anything reaches an index. */
+export function unit(values: number[]): Float32Array {
+  const norm = Math.hypot(...values) || 1;
+  return Float32Array.from(values, (value) => value / norm);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  return a.reduce((sum, value, i) => sum + value * (b[i] ?? 0), 0);
+}
+
+function ids(hits: ReadonlyArray<{ id: string }>): string[] {
+  return hits.map((hit) => hit.id);
+}

@@ -1,0 +1,92 @@
+/**
+ * The port every vector index adapter implements: sqlite-vec inside `registry.db` by default,
+ * Qdrant when the deployment scales out. Routing speaks only these types, never a backend's.
+ */
+
+/** The `type` every skill point carries, so a shared Qdrant collection never mixes in foreign points. */
+export const SKILL_PAYLOAD_TYPE = "acquired_skill";
+
+/** Who may see a skill: its owner only, or every caller. */
+export type SkillVisibility = "private" | "public";
+
+/** What an index keeps beside each vector: enough to filter without asking the registry. */
+export interface SkillIndexPayload {
+  readonly type: typeof SKILL_PAYLOAD_TYPE;
+  /** The skill's name; also the entry's id in the port. */
+  readonly name: string;
+  /** The agent that registered the skill. */
+  readonly owner: string;
+  readonly visibility: SkillVisibility;
+  /** The registry status (`active`, `degraded`, `retired` …); routing filters on it. */
+  readonly status: string;
+}
+
+/** One vector to store: `id` is the skill name. */
+export interface VectorIndexEntry {
+  readonly id: string;
+  /** L2-normalized by the embedder; its length must match the index's dimensions. */
+  readonly vector: Float32Array;
+  readonly payload: SkillIndexPayload;
+}
+
+/**
+ * Allowlists, combined with AND. A field left out does not filter; an EMPTY list matches nothing,
+ * so a caller that computed "no owners may be seen" never widens to "everything".
+ */
+export interface VectorSearchFilter {
+  readonly statuses?: readonly string[];
+  readonly owners?: readonly string[];
+  readonly visibility?: readonly string[];
+}
+
+export interface VectorSearchOptions {
+  /** At most this many hits. The embedded index caps it at {@link MAX_SEARCH_LIMIT}. */
+  readonly limit: number;
+  readonly filter?: VectorSearchFilter;
+}
+
+/** One hit: `score` is the cosine similarity in [-1, 1], higher is closer. */
+export interface VectorSearchHit {
+  readonly id: string;
+  readonly score: number;
+}
+
+/** The largest `limit` every adapter honours (sqlite-vec refuses a KNN `k` above 4096). */
+export const MAX_SEARCH_LIMIT = 4096;
+
+/**
+ * A nearest-neighbour index of skill vectors.
+ *
+ * Every adapter must pass `vector-index.contract.ts`: results ordered by cosine similarity,
+ * upsert replaces in place, filters apply before the limit (a filtered search still returns
+ * `limit` hits when that many match), and `ensure` with new dimensions starts empty.
+ *
+ * Adapter failures surface as `SkillEngineError`; an unreachable backend as
+ * `VectorIndexUnavailableError` (UNAVAILABLE), which routing treats as "fall back".
+ */
+export interface VectorIndex {
+  /** Short backend name for logs and routing responses (`sqlite-vec`, `qdrant`). */
+  readonly kind: string;
+  /**
+   * Creates the index for vectors of this many dimensions. Idempotent when the dimensions are
+   * unchanged; when they differ (the embedder changed) the old index is dropped, so the caller
+   * must re-embed and upsert every skill.
+   */
+  ensure(dimensions: number): Promise<void>;
+  /** Inserts or replaces entries by id (the skill name). */
+  upsert(entries: readonly VectorIndexEntry[]): Promise<void>;
+  /** Removes entries by id; unknown ids are ignored. */
+  remove(ids: readonly string[]): Promise<void>;
+  /** The nearest entries to `vector` that pass the filter, most similar first. */
+  search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorSearchHit[]>;
+  /** How many entries the index holds. */
+  count(): Promise<number>;
+  /** Releases what the adapter opened itself (never a database handle it was given). */
+  close(): Promise<void>;
+}
+
+/** True when the filter admits nothing, so adapters can answer without a round trip. */
+export function filterMatchesNothing(filter: VectorSearchFilter | undefined): boolean {
+  if (!filter) return false;
+  return filter.statuses?.length === 0 || filter.owners?.length === 0 || filter.visibility?.length === 0;
+}
