@@ -45,7 +45,7 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
   });
 
   it("a client that cancels stops its run and its container", async () => {
-    const call = engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 20}' }, () => undefined);
+    const call = engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 20}', routeId: "" }, () => undefined);
     await waitForContainer(engine.instanceTag);
     call.cancel();
     await expectNoContainers(engine.instanceTag);

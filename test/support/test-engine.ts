@@ -21,7 +21,7 @@ export const docker = new Docker({ socketPath: "/var/run/docker.sock" });
 /** Promise-returning wrappers over the generated client, with an optional deadline. */
 export interface TestClient {
   register(request: Partial<RegisterSkillRequest> & { name: string; code: string }, deadlineMs?: number): Promise<RegisterSkillResponse>;
-  invoke(name: string, payload?: string, deadlineMs?: number): Promise<InvokeSkillResponse>;
+  invoke(name: string, payload?: string, deadlineMs?: number, routeId?: string): Promise<InvokeSkillResponse>;
   get(name: string): Promise<GetSkillResponse>;
   list(includeInactive?: boolean): Promise<ListSkillsResponse>;
   /** Any other RPC: `client.call(client.raw.patchSkill, {...})`. */
@@ -110,10 +110,10 @@ export function connect(port: number): TestClient {
     register: (request, ms) =>
       call<RegisterSkillRequest, RegisterSkillResponse>(
         raw.registerSkill,
-        { description: "a test skill", parametersSchema: '{"type":"object"}', testPayload: "{}", ...request },
+        { description: "a test skill", parametersSchema: '{"type":"object"}', testPayload: "{}", exampleQueries: [], ...request },
         ms,
       ),
-    invoke: (name, payload = "{}", ms) => call(raw.invokeSkill, { name, payload }, ms),
+    invoke: (name, payload = "{}", ms, routeId = "") => call(raw.invokeSkill, { name, payload, routeId }, ms),
     get: (name) => call(raw.getSkill, { name }),
     list: (includeInactive = false) => call(raw.listSkills, { includeInactive }),
     close: () => raw.close(),

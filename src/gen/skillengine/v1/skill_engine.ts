@@ -86,6 +86,93 @@ export function skillStatusToJSON(object: SkillStatus): string {
   }
 }
 
+export enum ToolFormat {
+  /** TOOL_FORMAT_UNSPECIFIED - OpenAI-style function definition. */
+  TOOL_FORMAT_UNSPECIFIED = 0,
+  TOOL_FORMAT_OPENAI = 1,
+  /** TOOL_FORMAT_ANTHROPIC - Anthropic-style tool definition. */
+  TOOL_FORMAT_ANTHROPIC = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function toolFormatFromJSON(object: any): ToolFormat {
+  switch (object) {
+    case 0:
+    case "TOOL_FORMAT_UNSPECIFIED":
+      return ToolFormat.TOOL_FORMAT_UNSPECIFIED;
+    case 1:
+    case "TOOL_FORMAT_OPENAI":
+      return ToolFormat.TOOL_FORMAT_OPENAI;
+    case 2:
+    case "TOOL_FORMAT_ANTHROPIC":
+      return ToolFormat.TOOL_FORMAT_ANTHROPIC;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ToolFormat.UNRECOGNIZED;
+  }
+}
+
+export function toolFormatToJSON(object: ToolFormat): string {
+  switch (object) {
+    case ToolFormat.TOOL_FORMAT_UNSPECIFIED:
+      return "TOOL_FORMAT_UNSPECIFIED";
+    case ToolFormat.TOOL_FORMAT_OPENAI:
+      return "TOOL_FORMAT_OPENAI";
+    case ToolFormat.TOOL_FORMAT_ANTHROPIC:
+      return "TOOL_FORMAT_ANTHROPIC";
+    case ToolFormat.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum RouteMode {
+  /** ROUTE_MODE_UNSPECIFIED - Keywords and vectors fused (reciprocal rank fusion). */
+  ROUTE_MODE_UNSPECIFIED = 0,
+  ROUTE_MODE_FUSED = 1,
+  ROUTE_MODE_KEYWORDS = 2,
+  ROUTE_MODE_VECTORS = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function routeModeFromJSON(object: any): RouteMode {
+  switch (object) {
+    case 0:
+    case "ROUTE_MODE_UNSPECIFIED":
+      return RouteMode.ROUTE_MODE_UNSPECIFIED;
+    case 1:
+    case "ROUTE_MODE_FUSED":
+      return RouteMode.ROUTE_MODE_FUSED;
+    case 2:
+    case "ROUTE_MODE_KEYWORDS":
+      return RouteMode.ROUTE_MODE_KEYWORDS;
+    case 3:
+    case "ROUTE_MODE_VECTORS":
+      return RouteMode.ROUTE_MODE_VECTORS;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return RouteMode.UNRECOGNIZED;
+  }
+}
+
+export function routeModeToJSON(object: RouteMode): string {
+  switch (object) {
+    case RouteMode.ROUTE_MODE_UNSPECIFIED:
+      return "ROUTE_MODE_UNSPECIFIED";
+    case RouteMode.ROUTE_MODE_FUSED:
+      return "ROUTE_MODE_FUSED";
+    case RouteMode.ROUTE_MODE_KEYWORDS:
+      return "ROUTE_MODE_KEYWORDS";
+    case RouteMode.ROUTE_MODE_VECTORS:
+      return "ROUTE_MODE_VECTORS";
+    case RouteMode.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface Skill {
   name: string;
   description: string;
@@ -156,6 +243,8 @@ export interface RegisterSkillRequest {
   code: string;
   /** JSON text passed to the test run; it must exit 0 and print something. */
   testPayload: string;
+  /** Optional queries this skill answers; routing uses them as evidence from the start. */
+  exampleQueries: string[];
 }
 
 export interface RegisterSkillResponse {
@@ -192,6 +281,8 @@ export interface InvokeSkillRequest {
   name: string;
   /** JSON text, handed to the skill as sys.argv[1]. Empty means "{}". */
   payload: string;
+  /** The RouteSkills answer this call follows, if any: a success credits the route's query. */
+  routeId: string;
 }
 
 export interface InvokeSkillResponse {
@@ -331,6 +422,50 @@ export interface WipeSandboxRequest {
 export interface WipeSandboxResponse {
   /** Run directories removed (each belonged to a run in flight or a crashed process). */
   removedRunDirectories: number;
+}
+
+export interface RouteSkillsRequest {
+  query: string;
+  /** Default 5, at most 50. */
+  limit: number;
+  format: ToolFormat;
+  mode: RouteMode;
+}
+
+export interface RoutedSkill {
+  name: string;
+  /** Hardened: labelled, with an invocation example and the forbidden wrap patterns. */
+  description: string;
+  parametersSchema: string;
+  score: number;
+  status: SkillStatus;
+  successRate: number;
+  hasSuccessRate: boolean;
+  warnings: string[];
+  /** The tool definition in the requested format, as JSON text. */
+  toolDefinition: string;
+  /** 1-based ranks in each source (0 = not found there). */
+  keywordRank: number;
+  vectorRank: number;
+}
+
+export interface RouteSkillsResponse {
+  /** Pass it back with InvokeSkill (or RecordRouteFeedback) so routing learns. */
+  routeId: string;
+  skills: RoutedSkill[];
+  /** Sources that could not answer (e.g. Qdrant unreachable) and what was used instead. */
+  degraded: string[];
+}
+
+export interface RecordRouteFeedbackRequest {
+  routeId: string;
+  name: string;
+  success: boolean;
+}
+
+export interface RecordRouteFeedbackResponse {
+  /** True when the query became evidence for the skill. */
+  credited: boolean;
 }
 
 function createBaseSkill(): Skill {
@@ -1179,7 +1314,7 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
 };
 
 function createBaseRegisterSkillRequest(): RegisterSkillRequest {
-  return { name: "", description: "", parametersSchema: "", code: "", testPayload: "" };
+  return { name: "", description: "", parametersSchema: "", code: "", testPayload: "", exampleQueries: [] };
 }
 
 export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
@@ -1198,6 +1333,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     if (message.testPayload !== "") {
       writer.uint32(42).string(message.testPayload);
+    }
+    for (const v of message.exampleQueries) {
+      writer.uint32(50).string(v!);
     }
     return writer;
   },
@@ -1255,6 +1393,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.testPayload = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.exampleQueries.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1282,6 +1428,11 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         : isSet(object.test_payload)
         ? globalThis.String(object.test_payload)
         : "",
+      exampleQueries: globalThis.Array.isArray(object?.exampleQueries)
+        ? object.exampleQueries.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.example_queries)
+        ? object.example_queries.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1302,6 +1453,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.testPayload !== "") {
       obj.testPayload = message.testPayload;
     }
+    if (message.exampleQueries?.length) {
+      obj.exampleQueries = message.exampleQueries;
+    }
     return obj;
   },
 
@@ -1315,6 +1469,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.parametersSchema = object.parametersSchema ?? "";
     message.code = object.code ?? "";
     message.testPayload = object.testPayload ?? "";
+    message.exampleQueries = object.exampleQueries?.map((e) => e) || [];
     return message;
   },
 };
@@ -1580,7 +1735,7 @@ export const GuardFinding: MessageFns<GuardFinding> = {
 };
 
 function createBaseInvokeSkillRequest(): InvokeSkillRequest {
-  return { name: "", payload: "" };
+  return { name: "", payload: "", routeId: "" };
 }
 
 export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
@@ -1590,6 +1745,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     }
     if (message.payload !== "") {
       writer.uint32(18).string(message.payload);
+    }
+    if (message.routeId !== "") {
+      writer.uint32(26).string(message.routeId);
     }
     return writer;
   },
@@ -1623,6 +1781,14 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
             message.payload = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.routeId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1639,6 +1805,11 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       payload: isSet(object.payload) ? globalThis.String(object.payload) : "",
+      routeId: isSet(object.routeId)
+        ? globalThis.String(object.routeId)
+        : isSet(object.route_id)
+        ? globalThis.String(object.route_id)
+        : "",
     };
   },
 
@@ -1650,6 +1821,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     if (message.payload !== "") {
       obj.payload = message.payload;
     }
+    if (message.routeId !== "") {
+      obj.routeId = message.routeId;
+    }
     return obj;
   },
 
@@ -1660,6 +1834,7 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     const message = createBaseInvokeSkillRequest();
     message.name = object.name ?? "";
     message.payload = object.payload ?? "";
+    message.routeId = object.routeId ?? "";
     return message;
   },
 };
@@ -3774,6 +3949,667 @@ export const WipeSandboxResponse: MessageFns<WipeSandboxResponse> = {
   },
 };
 
+function createBaseRouteSkillsRequest(): RouteSkillsRequest {
+  return { query: "", limit: 0, format: 0, mode: 0 };
+}
+
+export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
+  encode(message: RouteSkillsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.query !== "") {
+      writer.uint32(10).string(message.query);
+    }
+    if (message.limit !== 0) {
+      writer.uint32(16).uint32(message.limit);
+    }
+    if (message.format !== 0) {
+      writer.uint32(24).int32(message.format);
+    }
+    if (message.mode !== 0) {
+      writer.uint32(32).int32(message.mode);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RouteSkillsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRouteSkillsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.query = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.limit = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.format = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.mode = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RouteSkillsRequest {
+    return {
+      query: isSet(object.query) ? globalThis.String(object.query) : "",
+      limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
+      format: isSet(object.format) ? toolFormatFromJSON(object.format) : 0,
+      mode: isSet(object.mode) ? routeModeFromJSON(object.mode) : 0,
+    };
+  },
+
+  toJSON(message: RouteSkillsRequest): unknown {
+    const obj: any = {};
+    if (message.query !== "") {
+      obj.query = message.query;
+    }
+    if (message.limit !== 0) {
+      obj.limit = Math.round(message.limit);
+    }
+    if (message.format !== 0) {
+      obj.format = toolFormatToJSON(message.format);
+    }
+    if (message.mode !== 0) {
+      obj.mode = routeModeToJSON(message.mode);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RouteSkillsRequest>): RouteSkillsRequest {
+    return RouteSkillsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RouteSkillsRequest>): RouteSkillsRequest {
+    const message = createBaseRouteSkillsRequest();
+    message.query = object.query ?? "";
+    message.limit = object.limit ?? 0;
+    message.format = object.format ?? 0;
+    message.mode = object.mode ?? 0;
+    return message;
+  },
+};
+
+function createBaseRoutedSkill(): RoutedSkill {
+  return {
+    name: "",
+    description: "",
+    parametersSchema: "",
+    score: 0,
+    status: 0,
+    successRate: 0,
+    hasSuccessRate: false,
+    warnings: [],
+    toolDefinition: "",
+    keywordRank: 0,
+    vectorRank: 0,
+  };
+}
+
+export const RoutedSkill: MessageFns<RoutedSkill> = {
+  encode(message: RoutedSkill, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(18).string(message.description);
+    }
+    if (message.parametersSchema !== "") {
+      writer.uint32(26).string(message.parametersSchema);
+    }
+    if (message.score !== 0) {
+      writer.uint32(33).double(message.score);
+    }
+    if (message.status !== 0) {
+      writer.uint32(40).int32(message.status);
+    }
+    if (message.successRate !== 0) {
+      writer.uint32(49).double(message.successRate);
+    }
+    if (message.hasSuccessRate !== false) {
+      writer.uint32(56).bool(message.hasSuccessRate);
+    }
+    for (const v of message.warnings) {
+      writer.uint32(66).string(v!);
+    }
+    if (message.toolDefinition !== "") {
+      writer.uint32(74).string(message.toolDefinition);
+    }
+    if (message.keywordRank !== 0) {
+      writer.uint32(80).uint32(message.keywordRank);
+    }
+    if (message.vectorRank !== 0) {
+      writer.uint32(88).uint32(message.vectorRank);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RoutedSkill {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRoutedSkill();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.parametersSchema = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.status = reader.int32() as any;
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.successRate = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.hasSuccessRate = reader.bool();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.warnings.push(reader.string());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.toolDefinition = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.keywordRank = reader.uint32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.vectorRank = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RoutedSkill {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      parametersSchema: isSet(object.parametersSchema)
+        ? globalThis.String(object.parametersSchema)
+        : isSet(object.parameters_schema)
+        ? globalThis.String(object.parameters_schema)
+        : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      status: isSet(object.status) ? skillStatusFromJSON(object.status) : 0,
+      successRate: isSet(object.successRate)
+        ? globalThis.Number(object.successRate)
+        : isSet(object.success_rate)
+        ? globalThis.Number(object.success_rate)
+        : 0,
+      hasSuccessRate: isSet(object.hasSuccessRate)
+        ? globalThis.Boolean(object.hasSuccessRate)
+        : isSet(object.has_success_rate)
+        ? globalThis.Boolean(object.has_success_rate)
+        : false,
+      warnings: globalThis.Array.isArray(object?.warnings)
+        ? object.warnings.map((e: any) => globalThis.String(e))
+        : [],
+      toolDefinition: isSet(object.toolDefinition)
+        ? globalThis.String(object.toolDefinition)
+        : isSet(object.tool_definition)
+        ? globalThis.String(object.tool_definition)
+        : "",
+      keywordRank: isSet(object.keywordRank)
+        ? globalThis.Number(object.keywordRank)
+        : isSet(object.keyword_rank)
+        ? globalThis.Number(object.keyword_rank)
+        : 0,
+      vectorRank: isSet(object.vectorRank)
+        ? globalThis.Number(object.vectorRank)
+        : isSet(object.vector_rank)
+        ? globalThis.Number(object.vector_rank)
+        : 0,
+    };
+  },
+
+  toJSON(message: RoutedSkill): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.parametersSchema !== "") {
+      obj.parametersSchema = message.parametersSchema;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
+    if (message.status !== 0) {
+      obj.status = skillStatusToJSON(message.status);
+    }
+    if (message.successRate !== 0) {
+      obj.successRate = floatToJson(message.successRate);
+    }
+    if (message.hasSuccessRate !== false) {
+      obj.hasSuccessRate = message.hasSuccessRate;
+    }
+    if (message.warnings?.length) {
+      obj.warnings = message.warnings;
+    }
+    if (message.toolDefinition !== "") {
+      obj.toolDefinition = message.toolDefinition;
+    }
+    if (message.keywordRank !== 0) {
+      obj.keywordRank = Math.round(message.keywordRank);
+    }
+    if (message.vectorRank !== 0) {
+      obj.vectorRank = Math.round(message.vectorRank);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RoutedSkill>): RoutedSkill {
+    return RoutedSkill.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RoutedSkill>): RoutedSkill {
+    const message = createBaseRoutedSkill();
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.parametersSchema = object.parametersSchema ?? "";
+    message.score = object.score ?? 0;
+    message.status = object.status ?? 0;
+    message.successRate = object.successRate ?? 0;
+    message.hasSuccessRate = object.hasSuccessRate ?? false;
+    message.warnings = object.warnings?.map((e) => e) || [];
+    message.toolDefinition = object.toolDefinition ?? "";
+    message.keywordRank = object.keywordRank ?? 0;
+    message.vectorRank = object.vectorRank ?? 0;
+    return message;
+  },
+};
+
+function createBaseRouteSkillsResponse(): RouteSkillsResponse {
+  return { routeId: "", skills: [], degraded: [] };
+}
+
+export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
+  encode(message: RouteSkillsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.routeId !== "") {
+      writer.uint32(10).string(message.routeId);
+    }
+    for (const v of message.skills) {
+      RoutedSkill.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.degraded) {
+      writer.uint32(26).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RouteSkillsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRouteSkillsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.routeId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.skills.push(RoutedSkill.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.degraded.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RouteSkillsResponse {
+    return {
+      routeId: isSet(object.routeId)
+        ? globalThis.String(object.routeId)
+        : isSet(object.route_id)
+        ? globalThis.String(object.route_id)
+        : "",
+      skills: globalThis.Array.isArray(object?.skills) ? object.skills.map((e: any) => RoutedSkill.fromJSON(e)) : [],
+      degraded: globalThis.Array.isArray(object?.degraded) ? object.degraded.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: RouteSkillsResponse): unknown {
+    const obj: any = {};
+    if (message.routeId !== "") {
+      obj.routeId = message.routeId;
+    }
+    if (message.skills?.length) {
+      obj.skills = message.skills.map((e) => RoutedSkill.toJSON(e));
+    }
+    if (message.degraded?.length) {
+      obj.degraded = message.degraded;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RouteSkillsResponse>): RouteSkillsResponse {
+    return RouteSkillsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RouteSkillsResponse>): RouteSkillsResponse {
+    const message = createBaseRouteSkillsResponse();
+    message.routeId = object.routeId ?? "";
+    message.skills = object.skills?.map((e) => RoutedSkill.fromPartial(e)) || [];
+    message.degraded = object.degraded?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseRecordRouteFeedbackRequest(): RecordRouteFeedbackRequest {
+  return { routeId: "", name: "", success: false };
+}
+
+export const RecordRouteFeedbackRequest: MessageFns<RecordRouteFeedbackRequest> = {
+  encode(message: RecordRouteFeedbackRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.routeId !== "") {
+      writer.uint32(10).string(message.routeId);
+    }
+    if (message.name !== "") {
+      writer.uint32(18).string(message.name);
+    }
+    if (message.success !== false) {
+      writer.uint32(24).bool(message.success);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordRouteFeedbackRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordRouteFeedbackRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.routeId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.success = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordRouteFeedbackRequest {
+    return {
+      routeId: isSet(object.routeId)
+        ? globalThis.String(object.routeId)
+        : isSet(object.route_id)
+        ? globalThis.String(object.route_id)
+        : "",
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
+    };
+  },
+
+  toJSON(message: RecordRouteFeedbackRequest): unknown {
+    const obj: any = {};
+    if (message.routeId !== "") {
+      obj.routeId = message.routeId;
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.success !== false) {
+      obj.success = message.success;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecordRouteFeedbackRequest>): RecordRouteFeedbackRequest {
+    return RecordRouteFeedbackRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordRouteFeedbackRequest>): RecordRouteFeedbackRequest {
+    const message = createBaseRecordRouteFeedbackRequest();
+    message.routeId = object.routeId ?? "";
+    message.name = object.name ?? "";
+    message.success = object.success ?? false;
+    return message;
+  },
+};
+
+function createBaseRecordRouteFeedbackResponse(): RecordRouteFeedbackResponse {
+  return { credited: false };
+}
+
+export const RecordRouteFeedbackResponse: MessageFns<RecordRouteFeedbackResponse> = {
+  encode(message: RecordRouteFeedbackResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.credited !== false) {
+      writer.uint32(8).bool(message.credited);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RecordRouteFeedbackResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRecordRouteFeedbackResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.credited = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RecordRouteFeedbackResponse {
+    return { credited: isSet(object.credited) ? globalThis.Boolean(object.credited) : false };
+  },
+
+  toJSON(message: RecordRouteFeedbackResponse): unknown {
+    const obj: any = {};
+    if (message.credited !== false) {
+      obj.credited = message.credited;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RecordRouteFeedbackResponse>): RecordRouteFeedbackResponse {
+    return RecordRouteFeedbackResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RecordRouteFeedbackResponse>): RecordRouteFeedbackResponse {
+    const message = createBaseRecordRouteFeedbackResponse();
+    message.credited = object.credited ?? false;
+    return message;
+  },
+};
+
 export type SkillEngineService = typeof SkillEngineService;
 export const SkillEngineService = {
   /**
@@ -3928,6 +4764,35 @@ export const SkillEngineService = {
     responseDeserialize: (value: Buffer): RetireDegradedSkillsResponse => RetireDegradedSkillsResponse.decode(value),
   },
   /**
+   * The few skills related to a query, each as a tool definition ready for an LLM's tool list
+   * (hardened description, parameters schema), with score and health. Only routable skills:
+   * not retired, deprecated or deleted, and not filtered out by the quality rules.
+   */
+  routeSkills: {
+    path: "/skillengine.v1.SkillEngine/RouteSkills" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RouteSkillsRequest): Buffer => Buffer.from(RouteSkillsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RouteSkillsRequest => RouteSkillsRequest.decode(value),
+    responseSerialize: (value: RouteSkillsResponse): Buffer => Buffer.from(RouteSkillsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RouteSkillsResponse => RouteSkillsResponse.decode(value),
+  },
+  /**
+   * Tells routing whether a routed skill did the job (InvokeSkill with route_id does it too).
+   * A success credits the query as evidence for that skill.
+   */
+  recordRouteFeedback: {
+    path: "/skillengine.v1.SkillEngine/RecordRouteFeedback" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordRouteFeedbackRequest): Buffer =>
+      Buffer.from(RecordRouteFeedbackRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordRouteFeedbackRequest => RecordRouteFeedbackRequest.decode(value),
+    responseSerialize: (value: RecordRouteFeedbackResponse): Buffer =>
+      Buffer.from(RecordRouteFeedbackResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordRouteFeedbackResponse => RecordRouteFeedbackResponse.decode(value),
+  },
+  /**
    * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
    * UNAVAILABLE.
    */
@@ -3988,6 +4853,17 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    * (failure_count >= 5 AND usage_count < 10). Files move to retired/.
    */
   retireDegradedSkills: handleUnaryCall<RetireDegradedSkillsRequest, RetireDegradedSkillsResponse>;
+  /**
+   * The few skills related to a query, each as a tool definition ready for an LLM's tool list
+   * (hardened description, parameters schema), with score and health. Only routable skills:
+   * not retired, deprecated or deleted, and not filtered out by the quality rules.
+   */
+  routeSkills: handleUnaryCall<RouteSkillsRequest, RouteSkillsResponse>;
+  /**
+   * Tells routing whether a routed skill did the job (InvokeSkill with route_id does it too).
+   * A success credits the query as evidence for that skill.
+   */
+  recordRouteFeedback: handleUnaryCall<RecordRouteFeedbackRequest, RecordRouteFeedbackResponse>;
   /**
    * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
    * UNAVAILABLE.
@@ -4208,6 +5084,45 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RetireDegradedSkillsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The few skills related to a query, each as a tool definition ready for an LLM's tool list
+   * (hardened description, parameters schema), with score and health. Only routable skills:
+   * not retired, deprecated or deleted, and not filtered out by the quality rules.
+   */
+  routeSkills(
+    request: RouteSkillsRequest,
+    callback: (error: ServiceError | null, response: RouteSkillsResponse) => void,
+  ): ClientUnaryCall;
+  routeSkills(
+    request: RouteSkillsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RouteSkillsResponse) => void,
+  ): ClientUnaryCall;
+  routeSkills(
+    request: RouteSkillsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RouteSkillsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Tells routing whether a routed skill did the job (InvokeSkill with route_id does it too).
+   * A success credits the query as evidence for that skill.
+   */
+  recordRouteFeedback(
+    request: RecordRouteFeedbackRequest,
+    callback: (error: ServiceError | null, response: RecordRouteFeedbackResponse) => void,
+  ): ClientUnaryCall;
+  recordRouteFeedback(
+    request: RecordRouteFeedbackRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordRouteFeedbackResponse) => void,
+  ): ClientUnaryCall;
+  recordRouteFeedback(
+    request: RecordRouteFeedbackRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordRouteFeedbackResponse) => void,
   ): ClientUnaryCall;
   /**
    * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer

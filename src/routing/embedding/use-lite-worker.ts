@@ -1,0 +1,136 @@
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import {
+  USE_LITE_EMBEDDINGS_PACKAGE,
+  USE_LITE_MODEL_PACKAGE,
+  type SentenceEncoder,
+  type SentenceEncoderLoader,
+} from "./use-lite-encoder.js";
+
+/**
+ * The worker's program. It is plain CommonJS in a string, not a module file, so that it runs the
+ * same from `src/` under vitest or tsx and from `dist/` in production, without a TypeScript loader
+ * inside the worker. The parent resolves the package paths, so the worker's cwd does not matter.
+ */
+const WORKER_SCRIPT = `
+"use strict";
+const { parentPort, workerData } = require("node:worker_threads");
+const { initModel } = require(workerData.embeddingsPath);
+const { modelSource } = require(workerData.modelPath);
+const describe = (error) => String((error && error.stack) || error);
+initModel(modelSource).then(
+  (model) => {
+    let last = Promise.resolve();
+    parentPort.on("message", ({ id, texts }) => {
+      // One model run at a time, in arrival order.
+      last = last
+        .then(() => model.embed(texts))
+        .then(
+          (vectors) => parentPort.postMessage({ type: "result", id, vectors }),
+          (error) => parentPort.postMessage({ type: "result", id, error: describe(error) }),
+        );
+    });
+    parentPort.postMessage({ type: "ready" });
+  },
+  (error) => parentPort.postMessage({ type: "failed", error: describe(error) }),
+);
+`;
+
+type WorkerMessage =
+  | { type: "ready" }
+  | { type: "failed"; error: string }
+  | { type: "result"; id: number; vectors?: number[][]; error?: string };
+
+interface Pending {
+  resolve(vectors: number[][]): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Loads the encoder into a worker thread, so that model runs (up to a second for a batch of long
+ * descriptions) never block the gRPC event loop. Resolves once the model is ready.
+ */
+export const loadUseLiteEncoderInWorker: SentenceEncoderLoader = async () => {
+  const require = createRequire(import.meta.url);
+  const worker = new Worker(WORKER_SCRIPT, {
+    eval: true,
+    name: "use-lite-encoder",
+    workerData: {
+      embeddingsPath: require.resolve(USE_LITE_EMBEDDINGS_PACKAGE),
+      modelPath: require.resolve(USE_LITE_MODEL_PACKAGE),
+    },
+  });
+  await new Promise<void>((resolve, reject) => {
+    const fail = (error: Error): void => {
+      cleanUp();
+      void worker.terminate();
+      reject(error);
+    };
+    const onMessage = (message: WorkerMessage): void => {
+      if (message.type === "ready") {
+        cleanUp();
+        resolve();
+      } else if (message.type === "failed") fail(new Error(message.error));
+    };
+    const onError = (error: Error): void => fail(error);
+    const onExit = (code: number): void => fail(new Error(`the encoder worker exited with code ${code} while loading`));
+    const cleanUp = (): void => {
+      worker.off("message", onMessage).off("error", onError).off("exit", onExit);
+    };
+    worker.on("message", onMessage).on("error", onError).on("exit", onExit);
+  });
+  return new WorkerEncoder(worker);
+};
+
+class WorkerEncoder implements SentenceEncoder {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 0;
+  private deathReason: string | undefined;
+
+  constructor(private readonly worker: Worker) {
+    // An idle encoder must not keep the process alive; a pending call must (see track).
+    worker.unref();
+    worker.on("message", (message: WorkerMessage) => {
+      if (message.type === "result") this.settle(message);
+    });
+    worker.on("error", (error) => this.die(`the encoder worker failed: ${error.message}`));
+    worker.on("exit", (code) => this.die(`the encoder worker exited with code ${code}`));
+  }
+
+  get dead(): boolean {
+    return this.deathReason !== undefined;
+  }
+
+  embed(texts: string[]): Promise<number[][]> {
+    if (this.deathReason !== undefined) return Promise.reject(new Error(this.deathReason));
+    const id = this.nextId++;
+    return new Promise<number[][]>((resolve, reject) => {
+      if (this.pending.size === 0) this.worker.ref();
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, texts });
+    });
+  }
+
+  async dispose(): Promise<void> {
+    if (this.deathReason !== undefined) return;
+    this.die("the encoder was disposed");
+    await this.worker.terminate();
+  }
+
+  private settle(message: { id: number; vectors?: number[][]; error?: string }): void {
+    const call = this.pending.get(message.id);
+    if (call === undefined) return;
+    this.pending.delete(message.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if (message.vectors !== undefined) call.resolve(message.vectors);
+    else call.reject(new Error(message.error ?? "the encoder worker answered neither vectors nor an error"));
+  }
+
+  private die(reason: string): void {
+    if (this.deathReason !== undefined) return;
+    this.deathReason = reason;
+    for (const call of this.pending.values()) call.reject(new Error(reason));
+    this.pending.clear();
+    this.worker.unref();
+  }
+}
