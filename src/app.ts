@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import Database from "better-sqlite3";
 import Docker from "dockerode";
 import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
@@ -19,6 +20,18 @@ import { CPythonSyntaxChecker } from "./control/intake/python-syntax.js";
 import { NormalizingGuardedIntake } from "./control/skill-code-intake.js";
 import { DockerSandboxRunner } from "./execution/index.js";
 import { startGrpcServer } from "./grpc/index.js";
+import {
+  CachedEmbedder,
+  FallbackVectorIndex,
+  KeywordIndex,
+  OpenAiEmbedder,
+  QdrantVectorIndex,
+  RoutingService,
+  SkillRouter,
+  SqliteEmbeddingStore,
+  SqliteVecIndex,
+  UseLiteEmbedder,
+} from "./routing/index.js";
 
 /** A running service, as the entry point and the tests see it. */
 export interface SkillEngineApp {
@@ -71,6 +84,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     warmPoolSize: config.warmPoolSize,
     warmIdleMs: config.warmIdleMs,
   });
+  const routing = await startRouting(config, logger.child({ component: "routing" }), registry);
   const service = new SkillService({
     registry,
     store,
@@ -78,9 +92,10 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     mirror,
     intake,
     policy: config.healthPolicy,
+    indexer: routing.service,
     logger: logger.child({ component: "control" }),
   });
-  const server = await startGrpcServer({ host: config.host, port: config.port, service, logger });
+  const server = await startGrpcServer({ host: config.host, port: config.port, service, routing: routing.service, logger });
 
   let orphansReaped = false;
   const probeEngine = async (): Promise<void> => {
@@ -133,10 +148,57 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         await server.close();
         await mirror.close();
         await intake.close();
+        await routing.close();
         registry.close();
         logger.info("skill engine stopped");
       })();
       return closing;
+    },
+  };
+}
+
+/**
+ * Routing beside the registry: its own connection to registry.db (WAL lets both write), the
+ * embedded indexes (sqlite-vec, FTS5) always, Qdrant in front of them when configured.
+ */
+async function startRouting(
+  config: SkillEngineConfig,
+  logger: Logger,
+  registry: SkillRegistry,
+): Promise<{ service: RoutingService; close(): Promise<void> }> {
+  const db = new Database(path.join(config.home, REGISTRY_FILE));
+  db.pragma("journal_mode = WAL");
+  db.pragma("busy_timeout = 5000");
+  const backend =
+    config.embedder.kind === "openai"
+      ? await OpenAiEmbedder.create({
+          baseUrl: config.embedder.baseUrl,
+          model: config.embedder.model,
+          timeoutMs: 30_000,
+          ...(config.embedder.apiKey ? { apiKey: config.embedder.apiKey } : {}),
+          ...(config.embedder.dimensions ? { dimensions: config.embedder.dimensions } : {}),
+        })
+      : new UseLiteEmbedder({ logger });
+  const embedder = new CachedEmbedder(backend, new SqliteEmbeddingStore(db));
+  const embedded = new SqliteVecIndex(db, { logger });
+  let service: RoutingService | undefined;
+  const vectors = config.qdrant
+    ? new FallbackVectorIndex(
+        new QdrantVectorIndex({ url: config.qdrant.url, logger, ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}) }),
+        embedded,
+        () => service?.reindexAll() ?? Promise.resolve(),
+        logger,
+      )
+    : embedded;
+  const router = new SkillRouter({ db, embedder, vectors, keywords: new KeywordIndex(db, { logger }), logger });
+  service = new RoutingService(router, registry, config.healthPolicy, logger);
+  await service.init();
+  return {
+    service,
+    async close() {
+      await (backend as { close?: () => Promise<void> }).close?.();
+      await vectors.close();
+      if (db.open) db.close();
     },
   };
 }

@@ -49,6 +49,17 @@ export interface SkillEngineConfig {
   readonly contentGuard: "enforce" | "warn";
   /** Minutes between automatic RetireDegradedSkills sweeps; 0 turns the sweep off. @default 0 (SKILL_ENGINE_RETIRE_SWEEP_MINUTES) */
   readonly retireSweepMinutes: number;
+  /**
+   * Routing embeddings: the in-process Universal Sentence Encoder lite (offline, the default) or an
+   * OpenAI-compatible `/v1/embeddings` endpoint. @default "use-lite" (SKILL_ENGINE_EMBEDDER =
+   * "use-lite" | "openai"; with "openai": EMBEDDING_BASE_URL, EMBEDDING_MODEL, EMBEDDING_API_KEY,
+   * EMBEDDING_DIMENSIONS)
+   */
+  readonly embedder:
+    | { readonly kind: "use-lite" }
+    | { readonly kind: "openai"; readonly baseUrl: string; readonly model: string; readonly apiKey: string | undefined; readonly dimensions: number | undefined };
+  /** Qdrant for the vector index (scale-out); the embedded sqlite-vec index is kept alongside as the fallback. @default none (QDRANT_URL, QDRANT_API_KEY) */
+  readonly qdrant: { readonly url: string; readonly apiKey: string | undefined } | undefined;
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -99,6 +110,13 @@ const schema = z.object({
   SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
+  SKILL_ENGINE_EMBEDDER: z.enum(["use-lite", "openai"]).default("use-lite"),
+  EMBEDDING_BASE_URL: z.url().optional(),
+  EMBEDDING_MODEL: z.string().min(1).optional(),
+  EMBEDDING_API_KEY: z.string().min(1).optional(),
+  EMBEDDING_DIMENSIONS: integer(1, 65_536).optional(),
+  QDRANT_URL: z.url().optional(),
+  QDRANT_API_KEY: z.string().min(1).optional(),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -130,8 +148,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
   if (v.SKILL_ENGINE_DEPRECATE_BELOW > v.SKILL_ENGINE_WARN_BELOW) {
     problems.push("SKILL_ENGINE_DEPRECATE_BELOW cannot exceed SKILL_ENGINE_WARN_BELOW: a skill is warned about before it is deprecated");
   }
+  if (v.SKILL_ENGINE_EMBEDDER === "openai" && (!v.EMBEDDING_BASE_URL || !v.EMBEDDING_MODEL)) {
+    problems.push('SKILL_ENGINE_EMBEDDER=openai needs EMBEDDING_BASE_URL and EMBEDDING_MODEL (e.g. "http://127.0.0.1:8080" and "text-embedding-3-small")');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    embedder:
+      v.SKILL_ENGINE_EMBEDDER === "openai"
+        ? {
+            kind: "openai",
+            baseUrl: v.EMBEDDING_BASE_URL as string,
+            model: v.EMBEDDING_MODEL as string,
+            apiKey: v.EMBEDDING_API_KEY,
+            dimensions: v.EMBEDDING_DIMENSIONS,
+          }
+        : { kind: "use-lite" },
+    qdrant: v.QDRANT_URL ? { url: v.QDRANT_URL, apiKey: v.QDRANT_API_KEY } : undefined,
     host: v.SKILL_ENGINE_HOST,
     port: v.SKILL_ENGINE_PORT,
     home,

@@ -5,7 +5,8 @@ export { migrateLegacySkills, type LegacyMigrationReport } from "./legacy-migrat
 export { MirrorWriter } from "./mirror-writer.js";
 export { rebuildRegistry, RebuildRefusedError, type RebuildReport, REGISTRY_FILE } from "./rebuild-registry.js";
 export { reconcile, type ReconcileReport } from "./reconcile.js";
-export { DEFAULT_HEALTH_POLICY, type HealthPolicy } from "./skill-health.js";
+export { DEFAULT_HEALTH_POLICY, type HealthPolicy, windowRate } from "./skill-health.js";
+export type { SkillIndexer } from "./skill-indexer.js";
 export { SkillRegistry, type SkillRecord, type SkillStatus, type VersionRecord } from "./skill-registry.js";
 export {
   SkillService,

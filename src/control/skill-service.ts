@@ -15,6 +15,7 @@ import {
   validateSkillName,
 } from "./request-validation.js";
 import { type HealthPolicy, isLive, quantile, retirementReasons, windowRate } from "./skill-health.js";
+import type { SkillIndexer } from "./skill-indexer.js";
 import type { SkillRecord, SkillRegistry, VersionOrigin, VersionRecord } from "./skill-registry.js";
 
 export type { IntakeWarning } from "./code-intake.js";
@@ -78,8 +79,13 @@ export interface SkillServiceDependencies {
   readonly intake: CodeIntake;
   readonly policy: HealthPolicy;
   readonly logger: Logger;
+  /** Keeps routing's indexes in step; omitted where routing is not wired (some tests). */
+  readonly indexer?: SkillIndexer;
   readonly now?: () => Date;
 }
+
+/** Example queries a registration may carry for routing. */
+export const EXAMPLE_QUERY_LIMITS = { count: 20, chars: 500 } as const;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -98,9 +104,11 @@ export class SkillService {
   private readonly intake: CodeIntake;
   private readonly policy: HealthPolicy;
   private readonly logger: Logger;
+  private readonly indexer: SkillIndexer | undefined;
   private readonly now: () => Date;
 
   constructor(deps: SkillServiceDependencies) {
+    this.indexer = deps.indexer;
     this.registry = deps.registry;
     this.store = deps.store;
     this.runner = deps.runner;
@@ -111,8 +119,15 @@ export class SkillService {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async register(input: RegistrationInput, context: CallContext): Promise<RegistrationResult> {
+  async register(input: RegistrationInput, context: CallContext, exampleQueries: readonly string[] = []): Promise<RegistrationResult> {
     const valid = validateRegistration(input);
+    if (exampleQueries.length > EXAMPLE_QUERY_LIMITS.count) {
+      throw new InvalidArgumentError("example_queries", `has ${exampleQueries.length} entries; the limit is ${EXAMPLE_QUERY_LIMITS.count}`);
+    }
+    const tooLong = exampleQueries.findIndex((q) => q.length > EXAMPLE_QUERY_LIMITS.chars);
+    if (tooLong >= 0) {
+      throw new InvalidArgumentError(`example_queries[${tooLong}]`, `is longer than ${EXAMPLE_QUERY_LIMITS.chars} characters`);
+    }
     const prepared = await this.intake.prepare(valid.code);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const test = await this.testRun(valid.name, prepared.code, testPayload, context);
@@ -121,6 +136,7 @@ export class SkillService {
     const skill = await this.perName.run(valid.name, () =>
       this.commitNewVersion(valid.name, prepared.code, valid.description, valid.parametersSchema, testPayload, "register"),
     );
+    await this.reindex(skill, exampleQueries);
     this.logger.info({ skill: skill.name, version: skill.version, caller: context.caller }, "skill registered");
     return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
   }
@@ -152,6 +168,7 @@ export class SkillService {
       }
       return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch");
     });
+    await this.reindex(committed);
     this.logger.info({ skill: committed.name, version: committed.version, caller: context.caller }, "skill patched");
     return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
   }
@@ -171,6 +188,7 @@ export class SkillService {
       const rolledBack = this.registry.activateVersion(name, version, this.now());
       await this.store.writeActive(name, code);
       await this.mirror.flush();
+      await this.reindex(rolledBack);
       this.logger.info({ skill: name, from: skill.version, to: version, caller: context.caller }, "skill rolled back");
       return rolledBack;
     });
@@ -184,6 +202,7 @@ export class SkillService {
       const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
       await this.mirror.flush();
+      await this.reindex(deleted);
       this.logger.info({ skill: name, caller: context.caller }, "skill deleted (soft)");
       return deleted;
     });
@@ -199,6 +218,7 @@ export class SkillService {
       const restored = this.registry.restore(name, `restored by ${context.caller}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "active", this.now());
       await this.mirror.flush();
+      await this.reindex(restored);
       this.logger.info({ skill: name, from: skill.status, caller: context.caller }, "skill restored");
       return restored;
     });
@@ -210,6 +230,7 @@ export class SkillService {
       this.existingSkill(name);
       const updated = this.registry.setProtected(name, pinned, this.now());
       await this.mirror.flush();
+      await this.reindex(updated);
       return updated;
     });
   }
@@ -224,8 +245,9 @@ export class SkillService {
         const reasons = retirementReasons(skill, this.policy);
         if (reasons.length === 0) return undefined;
         if (!dryRun) {
-          this.registry.setStatus(skill.name, "retired", reasons.join("; "), this.now());
+          const retiredSkill = this.registry.setStatus(skill.name, "retired", reasons.join("; "), this.now());
           await this.store.moveSkill(skill.name, locationOf(skill.status), "retired", this.now());
+          await this.reindex(retiredSkill);
           this.logger.warn({ skill: skill.name, reasons, caller: context.caller }, "skill retired");
         }
         return { name: skill.name, reasons };
@@ -236,7 +258,7 @@ export class SkillService {
     return retired;
   }
 
-  async invoke(name: string, payloadText: string, context: CallContext): Promise<InvocationResult> {
+  async invoke(name: string, payloadText: string, context: CallContext, routeId = ""): Promise<InvocationResult> {
     const skill = this.liveSkill(name, "invoke");
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
     const code = await this.activeCode(skill);
@@ -262,10 +284,39 @@ export class SkillService {
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
       await this.mirror.flush();
+      await this.reindex(updated);
     } else {
       this.mirror.schedule();
     }
+    if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success);
     return { result, version: skill.version };
+  }
+
+  /** Explicit routing feedback (RecordRouteFeedback). */
+  async recordRouteFeedback(routeId: string, name: string, success: boolean): Promise<boolean> {
+    if (routeId.trim() === "") throw new InvalidArgumentError("route_id", "is required: the id RouteSkills returned");
+    const skill = this.existingSkill(name);
+    return this.creditRoute(routeId, skill, success);
+  }
+
+  private async creditRoute(routeId: string, skill: SkillRecord, success: boolean): Promise<boolean> {
+    if (!this.indexer) return false;
+    try {
+      return await this.indexer.credit(routeId, skill, success);
+    } catch (error) {
+      this.logger.error({ err: error, skill: skill.name, routeId }, "could not record routing feedback");
+      return false;
+    }
+  }
+
+  /** Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. */
+  private async reindex(skill: SkillRecord, exampleQueries: readonly string[] = []): Promise<void> {
+    if (!this.indexer) return;
+    try {
+      await this.indexer.sync(skill, exampleQueries);
+    } catch (error) {
+      this.logger.error({ err: error, skill: skill.name }, "could not update the routing index");
+    }
   }
 
   async get(name: string): Promise<SkillWithCode> {

@@ -1,9 +1,11 @@
 import type { IntakeWarning, SkillRecord, SkillStats, SkillStatus as DomainStatus, VersionRecord } from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
+import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
 import {
   type ExecutionResult,
   type GetSkillStatsResponse,
   type GuardFinding,
+  type RoutedSkill,
   type Skill,
   SkillStatus,
   type SkillVersion,
@@ -88,5 +90,21 @@ export function toExecutionResultMessage(result: DomainExecutionResult): Executi
     stderrTruncated: result.stderrTruncated,
     errorSummary: result.errorSummary,
     success: result.success,
+  };
+}
+
+export function toRoutedSkillMessage(routed: DomainRoutedSkill): RoutedSkill {
+  return {
+    name: routed.skill.name,
+    description: routed.description,
+    parametersSchema: routed.skill.parametersSchema,
+    score: routed.score,
+    status: STATUS_TO_WIRE[routed.skill.status],
+    successRate: routed.successRate ?? 0,
+    hasSuccessRate: routed.successRate !== undefined,
+    warnings: routed.warnings,
+    toolDefinition: routed.toolDefinition,
+    keywordRank: routed.keywordRank,
+    vectorRank: routed.vectorRank,
   };
 }

@@ -5,6 +5,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "pino";
 import type { SkillService } from "../control/index.js";
+import type { RoutingService } from "../routing/index.js";
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
 import { skillEngineHandlers } from "./skill-engine-handlers.js";
 
@@ -18,6 +19,7 @@ export interface GrpcServerOptions {
   /** 0 lets the OS pick a free port. */
   readonly port: number;
   readonly service: SkillService;
+  readonly routing: RoutingService;
   readonly logger: Logger;
 }
 
@@ -36,7 +38,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     "grpc.max_receive_message_length": 4 * 1024 * 1024,
     "grpc.max_send_message_length": 8 * 1024 * 1024,
   });
-  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.logger));
+  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.routing, options.logger));
 
   const health = new HealthImplementation({ "": "NOT_SERVING", [SKILL_ENGINE_SERVICE_NAME]: "NOT_SERVING" });
   health.addToServer(server);

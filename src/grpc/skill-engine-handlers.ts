@@ -2,12 +2,13 @@ import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnar
 import type { Logger } from "pino";
 import type { CallContext, SkillService } from "../control/index.js";
 import { SkillEngineError } from "../errors.js";
-import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
+import { RouteMode, type SkillEngineServer, ToolFormat } from "../gen/skillengine/v1/skill_engine.js";
+import type { RoutingService } from "../routing/index.js";
 import { LOCAL_AGENT, signalOf } from "./call-context.js";
-import { toExecutionResultMessage, toSkillMessage, toStatsMessage, toVersionMessage, toWarningMessage } from "./messages.js";
+import { toExecutionResultMessage, toRoutedSkillMessage, toSkillMessage, toStatsMessage, toVersionMessage, toWarningMessage } from "./messages.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
-export function skillEngineHandlers(service: SkillService, logger: Logger): SkillEngineServer {
+export function skillEngineHandlers(service: SkillService, routing: RoutingService, logger: Logger): SkillEngineServer {
   const caller = LOCAL_AGENT;
   return {
     registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
@@ -20,6 +21,7 @@ export function skillEngineHandlers(service: SkillService, logger: Logger): Skil
           testPayload: request.testPayload,
         },
         context,
+        request.exampleQueries,
       );
       return {
         skill: toSkillMessage(registered.skill),
@@ -43,7 +45,7 @@ export function skillEngineHandlers(service: SkillService, logger: Logger): Skil
     }),
 
     invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {
-      const invoked = await service.invoke(request.name, request.payload, context);
+      const invoked = await service.invoke(request.name, request.payload, context, request.routeId);
       return { result: toExecutionResultMessage(invoked.result), version: invoked.version };
     }),
 
@@ -82,6 +84,18 @@ export function skillEngineHandlers(service: SkillService, logger: Logger): Skil
     retireDegradedSkills: unary(logger, "RetireDegradedSkills", async (request, context) => ({
       retired: (await service.retireDegraded(request.dryRun, context)).map((r) => ({ name: r.name, reasons: r.reasons })),
       dryRun: request.dryRun,
+    })),
+
+    routeSkills: unary(logger, "RouteSkills", async (request) => {
+      const format = request.format === ToolFormat.TOOL_FORMAT_ANTHROPIC ? "anthropic" : "openai";
+      const mode =
+        request.mode === RouteMode.ROUTE_MODE_KEYWORDS ? "keywords" : request.mode === RouteMode.ROUTE_MODE_VECTORS ? "vectors" : "fused";
+      const routed = await routing.route({ query: request.query, limit: request.limit, mode, format });
+      return { routeId: routed.routeId, skills: routed.skills.map(toRoutedSkillMessage), degraded: routed.degraded };
+    }),
+
+    recordRouteFeedback: unary(logger, "RecordRouteFeedback", async (request) => ({
+      credited: await service.recordRouteFeedback(request.routeId, request.name, request.success),
     })),
 
     wipeSandbox: unary(logger, "WipeSandbox", async (_request, context) => ({

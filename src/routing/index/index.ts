@@ -31,3 +31,4 @@ export {
 export { VectorDimensionError, VectorIndexUnavailableError } from "./index-errors.js";
 export { skillPointId } from "./point-id.js";
 export { nameWords, queryWords } from "./name-tokens.js";
+export { FallbackVectorIndex } from "./fallback-vector-index.js";

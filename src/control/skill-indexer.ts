@@ -1,0 +1,12 @@
+import type { SkillRecord } from "./skill-registry.js";
+
+/**
+ * What the control plane tells routing: every change of a skill (new version, status, pin) and
+ * every routed invocation's outcome. Implemented by the routing layer; failures there are logged,
+ * never fatal to the change itself (a rebuild re-indexes from the registry).
+ */
+export interface SkillIndexer {
+  sync(skill: SkillRecord, exampleQueries?: readonly string[]): Promise<void>;
+  /** Returns true when the route's query became evidence for the skill. */
+  credit(routeId: string, skill: SkillRecord, success: boolean): Promise<boolean>;
+}

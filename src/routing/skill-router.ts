@@ -1,0 +1,243 @@
+import { createHash, randomUUID } from "node:crypto";
+import type Database from "better-sqlite3";
+import type { Logger } from "pino";
+import type { Embedder } from "./embedding/index.js";
+import { type KeywordIndex, reciprocalRankFusion, type SkillVisibility, type VectorIndex, VectorIndexUnavailableError } from "./index/index.js";
+
+/** What routing needs to know of a skill. */
+export interface RoutableSkill {
+  readonly name: string;
+  readonly description: string;
+  readonly status: string;
+  readonly owner: string;
+  readonly visibility: SkillVisibility;
+}
+
+export type RouteMode = "fused" | "keywords" | "vectors";
+
+export interface RouteHit {
+  readonly name: string;
+  readonly score: number;
+  /** 1-based; 0 when the source did not return it. */
+  readonly keywordRank: number;
+  readonly vectorRank: number;
+}
+
+export interface RouteResult {
+  readonly routeId: string;
+  readonly hits: RouteHit[];
+  /** Sources that could not answer, and what was used instead. */
+  readonly degraded: string[];
+}
+
+/** Seed 001's quality counters of a skill, from routed invocations. */
+export interface RouteQuality {
+  readonly selections: number;
+  readonly completions: number;
+  readonly failures: number;
+}
+
+export interface SkillRouterOptions {
+  /** A handle on registry.db: routes, outcomes and evidence live beside the skills. */
+  readonly db: Database.Database;
+  readonly embedder: Embedder;
+  readonly vectors: VectorIndex;
+  readonly keywords: KeywordIndex;
+  readonly logger: Logger;
+  /** How long after a route an invocation still credits it. @default 10 minutes */
+  readonly creditWindowMs?: number;
+}
+
+/** Statuses that are routed; deprecated, retired and deleted skills are not. */
+export const ROUTABLE_STATUSES = ["active", "degraded"];
+const EVIDENCE_SEPARATOR = "::evidence::";
+const META_EMBEDDER = "embedder";
+
+/**
+ * Routes a query to the few skills that matter: keywords (FTS5 bm25) and vectors (sentence
+ * embeddings) ranked separately and fused by reciprocal rank fusion. Learns from use (seed 000's
+ * retrieval feedback loop): a routed skill that then succeeds gets the query as evidence, both as
+ * keyword text and as an extra vector of its own, so similar future queries find it even when its
+ * description is poor.
+ */
+export class SkillRouter {
+  private readonly db: Database.Database;
+  private readonly embedder: Embedder;
+  private readonly vectors: VectorIndex;
+  private readonly keywords: KeywordIndex;
+  private readonly logger: Logger;
+  private readonly creditWindowMs: number;
+
+  constructor(options: SkillRouterOptions) {
+    this.db = options.db;
+    this.embedder = options.embedder;
+    this.vectors = options.vectors;
+    this.keywords = options.keywords;
+    this.logger = options.logger;
+    this.creditWindowMs = options.creditWindowMs ?? 10 * 60_000;
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS routing_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+      CREATE TABLE IF NOT EXISTS routes (route_id TEXT PRIMARY KEY, query TEXT NOT NULL, names TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
+      CREATE TABLE IF NOT EXISTS route_outcomes (route_id TEXT NOT NULL, name TEXT NOT NULL, success INTEGER NOT NULL, at INTEGER NOT NULL,
+                                                PRIMARY KEY (route_id, name)) STRICT;
+      CREATE INDEX IF NOT EXISTS route_outcomes_by_name ON route_outcomes (name);
+      CREATE TABLE IF NOT EXISTS route_evidence (name TEXT NOT NULL, query TEXT NOT NULL, hash TEXT NOT NULL, at INTEGER NOT NULL,
+                                                PRIMARY KEY (name, hash)) STRICT;`);
+  }
+
+  /**
+   * Brings both indexes in line with the registry at start-up: a changed embedder (other model
+   * or dimensions) or a count that does not match re-indexes everything.
+   */
+  async init(skills: readonly RoutableSkill[]): Promise<void> {
+    await this.vectors.ensure(this.embedder.dimensions);
+    const identity = `${this.embedder.modelId}/${this.embedder.dimensions}`;
+    const previous = this.db.prepare<[string], { value: string }>("SELECT value FROM routing_meta WHERE key = ?").get(META_EMBEDDER)?.value;
+    const evidenceCount = (this.db.prepare("SELECT COUNT(*) AS n FROM route_evidence").get() as { n: number }).n;
+    const stale =
+      previous !== identity ||
+      (await this.vectors.count()) !== skills.length + evidenceCount ||
+      this.keywords.count() !== skills.length;
+    if (!stale) return;
+    this.logger.info({ skills: skills.length, embedder: identity, previous }, "re-indexing skills for routing");
+    await this.reindexAll(skills);
+    this.db.prepare("INSERT INTO routing_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(META_EMBEDDER, identity);
+  }
+
+  /** Rebuilds both indexes from `skills` and the stored evidence. */
+  async reindexAll(skills: readonly RoutableSkill[]): Promise<void> {
+    this.keywords.clear();
+    await this.vectors.ensure(this.embedder.dimensions);
+    for (const skill of skills) await this.index(skill);
+  }
+
+  /** (Re)indexes one skill with its current description, status and evidence. */
+  async index(skill: RoutableSkill, exampleQueries: readonly string[] = []): Promise<void> {
+    for (const query of exampleQueries) this.rememberEvidence(skill.name, query);
+    const evidence = this.evidenceOf(skill.name);
+    this.keywords.upsert([{ ...skill, evidence: evidence.map((e) => e.query) }]);
+    const texts = [documentText(skill), ...evidence.map((e) => e.query)];
+    const vectors = await this.embedder.embed(texts);
+    const payload = { type: "acquired_skill" as const, name: skill.name, owner: skill.owner, visibility: skill.visibility, status: skill.status };
+    await this.vectors.upsert(
+      vectors.map((vector, i) => ({
+        id: i === 0 ? skill.name : `${skill.name}${EVIDENCE_SEPARATOR}${evidence[i - 1]?.hash ?? ""}`,
+        vector,
+        payload,
+      })),
+    );
+  }
+
+  async remove(name: string): Promise<void> {
+    const evidence = this.evidenceOf(name);
+    this.keywords.remove([name]);
+    await this.vectors.remove([name, ...evidence.map((e) => `${name}${EVIDENCE_SEPARATOR}${e.hash}`)]);
+  }
+
+  async route(query: string, options: { limit: number; mode: RouteMode; exclude?: (name: string) => boolean }): Promise<RouteResult> {
+    const fetch = Math.min(200, options.limit * 4 + 10);
+    const filter = { statuses: ROUTABLE_STATUSES };
+    const degraded: string[] = [];
+    const lists = [];
+    if (options.mode !== "vectors") {
+      lists.push({ source: "keywords", items: this.keywords.search(query, { limit: fetch, filter }) });
+    }
+    if (options.mode !== "keywords") {
+      try {
+        const [vector] = await this.embedder.embed([query]);
+        const hits = vector ? await this.vectors.search(vector, { limit: fetch * 2, filter }) : [];
+        lists.push({ source: "vectors", items: bestPerSkill(hits) });
+        const fallback = (this.vectors as { lastFallback?: string }).lastFallback;
+        if (fallback) degraded.push(fallback);
+      } catch (error) {
+        if (!(error instanceof VectorIndexUnavailableError) && !(error instanceof Error && error.name === "EmbedderError")) throw error;
+        degraded.push(`vectors unavailable (${error.message}); routed by keywords`);
+        if (options.mode === "vectors") lists.push({ source: "keywords", items: this.keywords.search(query, { limit: fetch, filter }) });
+      }
+    }
+    const fused = reciprocalRankFusion(lists, { limit: fetch });
+    const hits = fused
+      .filter((item) => !options.exclude?.(item.id))
+      .slice(0, options.limit)
+      .map((item) => ({
+        name: item.id,
+        score: item.score,
+        keywordRank: item.ranks.keywords ?? 0,
+        vectorRank: item.ranks.vectors ?? 0,
+      }));
+    const routeId = randomUUID();
+    this.db
+      .prepare("INSERT INTO routes (route_id, query, names, created_at) VALUES (?, ?, ?, ?)")
+      .run(routeId, query, JSON.stringify(hits.map((h) => h.name)), Date.now());
+    return { routeId, hits, degraded };
+  }
+
+  /**
+   * Records whether a routed skill did the job. A success within the credit window makes the
+   * route's query evidence for that skill. Returns true when it was credited.
+   */
+  async credit(routeId: string, name: string, success: boolean, skill: RoutableSkill | undefined): Promise<boolean> {
+    const route = this.db
+      .prepare<[string], { query: string; names: string; created_at: number }>("SELECT query, names, created_at FROM routes WHERE route_id = ?")
+      .get(routeId);
+    if (!route || !(JSON.parse(route.names) as string[]).includes(name)) return false;
+    this.db
+      .prepare(
+        `INSERT INTO route_outcomes (route_id, name, success, at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (route_id, name) DO UPDATE SET success = MAX(success, excluded.success), at = excluded.at`,
+      )
+      .run(routeId, name, success ? 1 : 0, Date.now());
+    if (!success || Date.now() - route.created_at > this.creditWindowMs || !skill) return false;
+    if (!this.rememberEvidence(name, route.query)) return true;
+    await this.index(skill);
+    return true;
+  }
+
+  /** Seed 001's quality counters: routed invocations (selections), successes and failures. */
+  quality(name: string): RouteQuality {
+    const row = this.db
+      .prepare<[string], { selections: number; completions: number | null }>(
+        "SELECT COUNT(*) AS selections, SUM(success) AS completions FROM route_outcomes WHERE name = ?",
+      )
+      .get(name);
+    const selections = row?.selections ?? 0;
+    const completions = row?.completions ?? 0;
+    return { selections, completions, failures: selections - completions };
+  }
+
+  private rememberEvidence(name: string, query: string): boolean {
+    const text = query.trim().slice(0, 500);
+    if (text === "") return false;
+    const hash = createHash("sha256").update(text).digest("hex").slice(0, 16);
+    return this.db.prepare("INSERT OR IGNORE INTO route_evidence (name, query, hash, at) VALUES (?, ?, ?, ?)").run(name, text, hash, Date.now()).changes > 0;
+  }
+
+  private evidenceOf(name: string): Array<{ query: string; hash: string }> {
+    return this.db.prepare<[string], { query: string; hash: string }>("SELECT query, hash FROM route_evidence WHERE name = ? ORDER BY at").all(name);
+  }
+}
+
+/** Seed 001's quality filter: selected ≥ 2 times and never completed, or a fallback rate > 0.5. */
+export function failsQualityFilter(quality: RouteQuality): boolean {
+  if (quality.selections >= 2 && quality.completions === 0) return true;
+  return quality.selections >= 2 && quality.failures / quality.selections > 0.5;
+}
+
+/** What a skill's main vector is made of: its name, split into words, and its description. */
+export function documentText(skill: Pick<RoutableSkill, "name" | "description">): string {
+  const words = skill.name
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .replace(/[_-]+/g, " ")
+    .toLowerCase();
+  return `${words}: ${skill.description}`;
+}
+
+/** A skill's evidence vectors compete with its main vector; keep its best hit only. */
+function bestPerSkill(hits: ReadonlyArray<{ id: string; score: number }>): Array<{ id: string; score: number }> {
+  const best = new Map<string, number>();
+  for (const hit of hits) {
+    const name = hit.id.split(EVIDENCE_SEPARATOR)[0] ?? hit.id;
+    if (!best.has(name) || (best.get(name) as number) < hit.score) best.set(name, hit.score);
+  }
+  return [...best.entries()].sort((a, b) => b[1] - a[1]).map(([id, score]) => ({ id, score }));
+}

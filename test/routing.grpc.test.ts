@@ -1,0 +1,101 @@
+import { status } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RouteMode, SkillStatus, ToolFormat } from "../src/gen/skillengine/v1/skill_engine.js";
+import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+
+const echo = 'import json, sys\nargs = json.loads(sys.argv[1])\nif args.get("fail"):\n    raise RuntimeError("asked to fail")\nprint(json.dumps(args))\n';
+const TOOLS = [
+  { name: "weather_forecast", description: "Get the weather forecast (temperature, rain, wind) for a city for the next days." },
+  { name: "currency_convert", description: "Convert an amount of money from one currency to another at today's exchange rate." },
+  { name: "reminder_create", description: "Create a reminder with a title and a time; the user is notified then." },
+  { name: "movie_credits", description: "List the cast and crew of a movie given its id." },
+  { name: "zq_tool", description: "Handles zq operations." }, // a poor description: only evidence can save it
+];
+
+describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool definitions, learning from use", () => {
+  let engine: TestEngine;
+  const route = (query: string, extra: Partial<{ limit: number; format: ToolFormat; mode: RouteMode }> = {}) =>
+    engine.client.call(engine.client.raw.routeSkills, { query, limit: 3, format: ToolFormat.TOOL_FORMAT_OPENAI, mode: RouteMode.ROUTE_MODE_FUSED, ...extra });
+
+  beforeAll(async () => {
+    engine = await startTestEngine({ env: { SKILL_ENGINE_WINDOW_SIZE: "4" } });
+    for (const tool of TOOLS) {
+      await engine.client.register({
+        name: tool.name,
+        description: tool.description,
+        code: echo,
+        parametersSchema: '{"type":"object","properties":{"city":{"type":"string"},"fail":{"type":"boolean"}},"required":["city"]}',
+        testPayload: '{"city": "Athens"}',
+        exampleQueries: tool.name === "reminder_create" ? ["ping me tomorrow at nine about the dentist"] : [],
+      });
+    }
+  });
+  afterAll(async () => {
+    await engine.dispose();
+  });
+
+  it("puts the relevant skill first, by keywords and by meaning", async () => {
+    expect((await route("will it rain in Lisbon this weekend?")).skills[0]?.name).toBe("weather_forecast");
+    expect((await route("how many yen is 50 euros")).skills[0]?.name).toBe("currency_convert");
+    // Only the example query given at registration links this wording to the skill.
+    expect((await route("ping me tomorrow morning about the dentist")).skills[0]?.name).toBe("reminder_create");
+  });
+
+  it("returns ready-to-use, hardened tool definitions in OpenAI and Anthropic shapes", async () => {
+    const openai = (await route("weather forecast for Paris")).skills[0];
+    expect(openai?.description).toMatch(/^\[ACQUIRED SKILL — CALL BY NAME\] Get the weather forecast/);
+    expect(openai?.description).toContain('weather_forecast({"city":"<city>"})');
+    expect(openai?.description).toContain("python3 acquired_skills/weather_forecast.py");
+    expect(JSON.parse(openai?.toolDefinition ?? "{}")).toMatchObject({ type: "function", function: { name: "weather_forecast", parameters: { type: "object" } } });
+    const anthropic = (await route("weather forecast for Paris", { format: ToolFormat.TOOL_FORMAT_ANTHROPIC })).skills[0];
+    expect(JSON.parse(anthropic?.toolDefinition ?? "{}")).toMatchObject({ name: "weather_forecast", input_schema: { type: "object" } });
+    expect(openai?.status).toBe(SkillStatus.SKILL_STATUS_ACTIVE);
+  });
+
+  it("ranks by one source alone when asked", async () => {
+    const keywords = await route("cast of a movie", { mode: RouteMode.ROUTE_MODE_KEYWORDS });
+    expect(keywords.skills[0]?.name).toBe("movie_credits");
+    expect(keywords.skills[0]?.vectorRank).toBe(0);
+    const vectors = await route("who acted in this film", { mode: RouteMode.ROUTE_MODE_VECTORS });
+    expect(vectors.skills[0]?.name).toBe("movie_credits");
+    expect(vectors.skills[0]?.keywordRank).toBe(0);
+  });
+
+  it("learns from use: a routed invocation that succeeds makes its query evidence for that skill", async () => {
+    const query = "translate the quarterly ledger into Klingon glyphs";
+    const before = await route(query, { limit: 5 });
+    const beforeRank = before.skills.findIndex((s) => s.name === "zq_tool");
+    // The agent picked zq_tool from a broader listing and it worked: credit it.
+    const listing = await route(query, { limit: 5 });
+    if (!listing.skills.some((s) => s.name === "zq_tool")) throw new Error("zq_tool must be among 5 routed skills of 5");
+    const invoked = await engine.client.invoke("zq_tool", '{"city": "x"}', undefined, listing.routeId);
+    expect(invoked.result?.success).toBe(true);
+    const after = await route(query, { limit: 5 });
+    expect(after.skills[0]?.name).toBe("zq_tool");
+    expect(beforeRank === -1 || beforeRank > 0).toBe(true);
+
+    const feedback = await engine.client.call(engine.client.raw.recordRouteFeedback, { routeId: after.routeId, name: "zq_tool", success: true });
+    expect(feedback.credited).toBe(true);
+    const unknown = await engine.client.call(engine.client.raw.recordRouteFeedback, { routeId: "no-such-route", name: "zq_tool", success: true });
+    expect(unknown.credited).toBe(false);
+  });
+
+  it("routes only routable skills: deprecated, retired and deleted ones drop out, and come back when restored", async () => {
+    for (let i = 0; i < 4; i++) await engine.client.invoke("currency_convert", '{"city": "x", "fail": true}');
+    expect((await engine.client.get("currency_convert")).skill?.status).toBe(SkillStatus.SKILL_STATUS_DEPRECATED);
+    expect((await route("convert euros to dollars")).skills.map((s) => s.name)).not.toContain("currency_convert");
+
+    await engine.client.call(engine.client.raw.deleteSkill, { name: "movie_credits" });
+    expect((await route("cast of a movie")).skills.map((s) => s.name)).not.toContain("movie_credits");
+    await engine.client.call(engine.client.raw.restoreSkill, { name: "movie_credits" });
+    expect((await route("cast of a movie")).skills[0]?.name).toBe("movie_credits");
+  });
+
+  it("rejects bad requests with the field and the reason", async () => {
+    expect((await rpcError(route("   "))).details).toMatch(/^query: is required/);
+    expect((await rpcError(route("x", { limit: 51 }))).code).toBe(status.INVALID_ARGUMENT);
+    expect((await rpcError(route("x".repeat(2001)))).details).toMatch(/^query: is 2001 characters/);
+    // Hostile FTS syntax is just text.
+    expect((await route('NEAR("a" b) OR * -x AND (')).skills).toBeInstanceOf(Array);
+  });
+});
