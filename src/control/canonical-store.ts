@@ -1,7 +1,8 @@
-import { lstat, mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDirectory, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
 import type { SkillStatus } from "./skill-health.js";
+import { pathExists } from "./path-exists.js";
 
 const VERSIONS_DIR = ".versions";
 const ORPHANS_DIR = ".orphans";
@@ -89,7 +90,7 @@ export class CanonicalStore {
   async locationsOf(name: string): Promise<StoreLocation[]> {
     const found: StoreLocation[] = [];
     for (const location of STORE_LOCATIONS) {
-      if ((await exists(this.activePath(name, location))) || (await exists(this.versionsDir(name, location)))) {
+      if ((await pathExists(this.activePath(name, location))) || (await pathExists(this.versionsDir(name, location)))) {
         found.push(location);
       }
     }
@@ -107,8 +108,8 @@ export class CanonicalStore {
       [this.activePath(name, from), this.activePath(name, to)],
       [this.versionsDir(name, from), this.versionsDir(name, to)],
     ] as const) {
-      if (!(await exists(source))) continue;
-      if (await exists(target)) await this.moveAside(target, now);
+      if (!(await pathExists(source))) continue;
+      if (await pathExists(target)) await this.moveAside(target, now);
       await rename(source, target);
       await fsyncDirectory(path.dirname(target));
     }
@@ -177,14 +178,6 @@ export class CanonicalStore {
   }
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await lstat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function readIfExists(file: string): Promise<string | undefined> {
   try {

@@ -11,6 +11,7 @@ import { contentHash } from "./content-hash.js";
 import { compileParametersSchema, LIMITS, SKILL_NAME_PATTERN } from "./request-validation.js";
 import type { SkillStatus } from "./skill-health.js";
 import type { SkillRegistry } from "./skill-registry.js";
+import { pathExists } from "./path-exists.js";
 
 /** The legacy location of skills, relative to `$SKILL_ENGINE_SANDBOX_DIR`. */
 export const LEGACY_SKILLS_DIR = "acquired_skills";
@@ -93,7 +94,7 @@ export async function migrateLegacySkills(options: LegacyMigrationOptions): Prom
 
   await store.init();
   const markerPath = path.join(store.directory, MIGRATION_MARKER_FILE);
-  const resuming = await exists(markerPath);
+  const resuming = await pathExists(markerPath);
   if (!resuming && (await canonicalStorePopulated(registry, store))) {
     logger.debug({ legacyDir }, "canonical store already populated; legacy skills not migrated (legacy files may be removed)");
     return report({ legacyDirFound: true, alreadyPopulated: true });
@@ -533,11 +534,3 @@ function dateField(record: Record<string, unknown>, keys: readonly string[]): Da
   return date;
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await lstat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}

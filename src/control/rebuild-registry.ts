@@ -1,6 +1,6 @@
 import { status as grpcStatus } from "@grpc/grpc-js";
 import Database from "better-sqlite3";
-import { lstat, mkdir, rename, stat, unlink } from "node:fs/promises";
+import { mkdir, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import { SkillEngineError } from "../errors.js";
@@ -11,6 +11,7 @@ import { MIRROR_FORMAT } from "./mirror-writer.js";
 import { SKILL_NAME_PATTERN } from "./request-validation.js";
 import { type HealthPolicy, isLive, type SkillStatus } from "./skill-health.js";
 import { type ImportedSkill, type NewVersion, SkillRegistry, type VersionOrigin } from "./skill-registry.js";
+import { pathExists } from "./path-exists.js";
 
 /** The registry's file name under `$SKILL_ENGINE_HOME`. */
 export const REGISTRY_FILE = "registry.db";
@@ -148,13 +149,13 @@ export async function rebuildRegistry(options: RebuildOptions): Promise<RebuildR
   if (existing.state !== "missing" || (await anyExists(SQLITE_SIDE_FILES.map((s) => `${dbFile}${s}`)))) {
     const backup = await freeBackupName(dbFile, stamp);
     for (const suffix of SQLITE_SIDE_FILES) {
-      if (!(await exists(`${dbFile}${suffix}`))) continue;
+      if (!(await pathExists(`${dbFile}${suffix}`))) continue;
       await rename(`${dbFile}${suffix}`, `${backup}${suffix}`);
       movedAside.push(`${backup}${suffix}`);
     }
   }
   for (const suffix of SQLITE_SIDE_FILES) {
-    if (await exists(`${building}${suffix}`)) await rename(`${building}${suffix}`, `${dbFile}${suffix}`);
+    if (await pathExists(`${building}${suffix}`)) await rename(`${building}${suffix}`, `${dbFile}${suffix}`);
   }
   await fsyncDirectory(home);
 
@@ -182,7 +183,7 @@ type ExistingRegistry =
  * once (busy timeout 0). Closing the probe checkpoints the WAL, leaving one self-contained file.
  */
 async function inspectExistingRegistry(dbFile: string): Promise<ExistingRegistry> {
-  if (!(await exists(dbFile))) return { state: "missing" };
+  if (!(await pathExists(dbFile))) return { state: "missing" };
   let db: Database.Database | undefined;
   try {
     db = new Database(dbFile, { fileMustExist: true });
@@ -495,16 +496,8 @@ function date(value: unknown): Date | undefined {
   return Number.isNaN(parsed.getTime()) ? undefined : parsed;
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await lstat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function anyExists(files: readonly string[]): Promise<boolean> {
-  for (const file of files) if (await exists(file)) return true;
+  for (const file of files) if (await pathExists(file)) return true;
   return false;
 }
