@@ -51,6 +51,17 @@ export interface SkillRouterOptions {
 /** Statuses that are routed; deprecated, retired and deleted skills are not. */
 export const ROUTABLE_STATUSES = ["active", "degraded"];
 const EVIDENCE_SEPARATOR = "::evidence::";
+/**
+ * Credited queries kept per skill (the most recent). Bounded so that a skill credited for
+ * everything (a prerequisite every task calls, say) cannot become a hub near every query, and so
+ * the work of re-indexing a skill stays bounded.
+ */
+export const MAX_EVIDENCE_PER_SKILL = 20;
+/**
+ * An evidence vector's similarity counts slightly less than the description's: a query that
+ * matches what a skill says it does outranks one that only resembles an earlier query.
+ */
+const EVIDENCE_DISCOUNT = 0.9;
 const META_EMBEDDER = "embedder";
 
 /**
@@ -114,6 +125,7 @@ export class SkillRouter {
   /** (Re)indexes one skill with its current description, status and evidence. */
   async index(skill: RoutableSkill, exampleQueries: readonly string[] = []): Promise<void> {
     for (const query of exampleQueries) this.rememberEvidence(skill.name, query);
+    await this.pruneEvidence(skill.name);
     const evidence = this.evidenceOf(skill.name);
     this.keywords.upsert([{ ...skill, evidence: evidence.map((e) => e.query) }]);
     const texts = [documentText(skill), ...evidence.map((e) => e.query)];
@@ -213,7 +225,22 @@ export class SkillRouter {
   }
 
   private evidenceOf(name: string): Array<{ query: string; hash: string }> {
-    return this.db.prepare<[string], { query: string; hash: string }>("SELECT query, hash FROM route_evidence WHERE name = ? ORDER BY at").all(name);
+    return this.db
+      .prepare<[string, number], { query: string; hash: string }>(
+        "SELECT query, hash FROM (SELECT query, hash, at FROM route_evidence WHERE name = ? ORDER BY at DESC LIMIT ?) ORDER BY at",
+      )
+      .all(name, MAX_EVIDENCE_PER_SKILL);
+  }
+
+  /** Drops evidence beyond the cap (oldest first), from the table and from the vector index. */
+  private async pruneEvidence(name: string): Promise<void> {
+    const stale = this.db
+      .prepare<[string, number], { hash: string }>("SELECT hash FROM route_evidence WHERE name = ? ORDER BY at DESC LIMIT -1 OFFSET ?")
+      .all(name, MAX_EVIDENCE_PER_SKILL);
+    if (stale.length === 0) return;
+    const drop = this.db.prepare("DELETE FROM route_evidence WHERE name = ? AND hash = ?");
+    for (const { hash } of stale) drop.run(name, hash);
+    await this.vectors.remove(stale.map(({ hash }) => `${name}${EVIDENCE_SEPARATOR}${hash}`));
   }
 }
 
@@ -236,8 +263,9 @@ export function documentText(skill: Pick<RoutableSkill, "name" | "description">)
 function bestPerSkill(hits: ReadonlyArray<{ id: string; score: number }>): Array<{ id: string; score: number }> {
   const best = new Map<string, number>();
   for (const hit of hits) {
-    const name = hit.id.split(EVIDENCE_SEPARATOR)[0] ?? hit.id;
-    if (!best.has(name) || (best.get(name) as number) < hit.score) best.set(name, hit.score);
+    const [name = hit.id, evidence] = hit.id.split(EVIDENCE_SEPARATOR);
+    const score = evidence === undefined ? hit.score : hit.score * EVIDENCE_DISCOUNT;
+    if (!best.has(name) || (best.get(name) as number) < score) best.set(name, score);
   }
   return [...best.entries()].sort((a, b) => b[1] - a[1]).map(([id, score]) => ({ id, score }));
 }

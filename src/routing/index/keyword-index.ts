@@ -199,7 +199,7 @@ export class KeywordIndex {
           `SELECT d.name AS id, bm25(${this.fts}, ?, ?, ?) AS rank
              FROM ${this.fts} JOIN ${this.docs} d ON d.id = ${this.fts}.rowid
             WHERE ${this.fts} MATCH ? ${clauses.join(" ")}
-            ORDER BY rank, d.id
+            ORDER BY rank, d.name
             LIMIT ?`,
         )
         .all(name, description, evidence, match, ...params, limit),
