@@ -81,7 +81,8 @@ export class FallbackVectorIndex implements VectorIndex {
     try {
       this.stale = false;
       await this.resync();
-      this.logger.info(`${this.primary.kind} is back and up to date`);
+      // The resync's own writes mark the primary stale again if it is still unreachable.
+      if (!this.stale) this.logger.info(`${this.primary.kind} is back and up to date`);
     } catch (error) {
       this.stale = true;
       if (!(error instanceof VectorIndexUnavailableError)) throw error;
