@@ -161,7 +161,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
  * Routing beside the registry: its own connection to registry.db (WAL lets both write), the
  * embedded indexes (sqlite-vec, FTS5) always, Qdrant in front of them when configured.
  */
-async function startRouting(
+export async function startRouting(
   config: SkillEngineConfig,
   logger: Logger,
   registry: SkillRegistry,

@@ -85,5 +85,17 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
     expect((await rebuilt.client.invoke("kept", "{}")).result?.stdout).toBe('{"tag": "v2", "args": {}}\n');
     const { versions } = await rebuilt.client.call(rebuilt.client.raw.listSkillVersions, { name: "kept" });
     expect(versions.map((v) => v.version)).toEqual([1, 2]);
+    await rebuilt.stop();
+
+    // The routing indexes are re-created from the registry by their own command.
+    const routed = await run(process.execPath, ["--import", "tsx", "src/cli/rebuild-routing.ts"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, SKILL_ENGINE_HOME: dirs.home, SKILL_ENGINE_SANDBOX_DIR: dirs.sandboxDir },
+    });
+    expect(routed.stdout).toMatch(/re-indexed 2 skill\(s\)/);
+    const again = await startTestEngine({ dirs });
+    engines.push(again);
+    const route = await again.client.call(again.client.raw.routeSkills, { query: "echo v2 tag", limit: 3, format: 0, mode: 0 });
+    expect(route.skills.map((s) => s.name)).toEqual(["kept"]);
   });
 });
