@@ -55,6 +55,10 @@ export interface DockerSandboxRunnerOptions {
 
 /** Grace after the exit for the attach stream to deliver its last bytes. */
 const OUTPUT_DRAIN_MS = 2_000;
+/** 128 + SIGKILL: what a process killed by the kernel's OOM killer (or by us) exits with. */
+const SIGKILL_EXIT_CODE = 137;
+const OOM_FLAG_ATTEMPTS = 10;
+const OOM_FLAG_RETRY_MS = 50;
 /** Attempts to prepare a run when an operator wipes the sandbox directory under our feet. */
 const PREPARE_ATTEMPTS = 5;
 
@@ -375,10 +379,9 @@ export class DockerSandboxRunner implements SandboxRunner {
     const { limits } = this.options;
     if (!outputComplete) await Promise.race([member.outputDone, delay(OUTPUT_DRAIN_MS)]);
     member.attached.destroy();
-    const state = await member.container.inspect().then((info) => info.State);
     // The engine flags an OOM kill of any process in the container, a child's included: it is
     // reported, but the run's success stays the seed's rule (exit 0 and something printed).
-    const oomKilled = !timedOut && Boolean(state.OOMKilled);
+    const oomKilled = !timedOut && (await this.wasOomKilled(member, exitCode));
     const stdoutText = member.stdout.text();
     const errorSummary = summarizeRun({
       exitCode,
@@ -408,6 +411,19 @@ export class DockerSandboxRunner implements SandboxRunner {
       errorSummary,
       success,
     };
+  }
+
+  /**
+   * The engine learns of OOM kills through an event that can arrive after the exit: when the
+   * process died of SIGKILL that we did not send, ask again for a short while before saying no.
+   */
+  private async wasOomKilled(member: SandboxContainer, exitCode: number): Promise<boolean> {
+    const attempts = exitCode === SIGKILL_EXIT_CODE ? OOM_FLAG_ATTEMPTS : 1;
+    for (let attempt = 1; ; attempt++) {
+      const state = await member.container.inspect().then((info) => info.State);
+      if (state.OOMKilled || attempt >= attempts) return Boolean(state.OOMKilled);
+      await delay(OOM_FLAG_RETRY_MS);
+    }
   }
 
   /** A failed create/start is a retryable wipe when the run directory is gone, else an engine error. */
