@@ -20,6 +20,7 @@ import { CPythonSyntaxChecker } from "./control/intake/python-syntax.js";
 import { NormalizingGuardedIntake } from "./control/skill-code-intake.js";
 import { DockerSandboxRunner } from "./execution/index.js";
 import { startGrpcServer } from "./grpc/index.js";
+import { ServiceMetrics, startMetricsServer } from "./observability/index.js";
 import {
   CachedEmbedder,
   FallbackVectorIndex,
@@ -38,6 +39,8 @@ export interface SkillEngineApp {
   readonly port: number;
   readonly reconcileReport: ReconcileReport;
   readonly migrationReport: LegacyMigrationReport;
+  /** The metrics port actually bound, when metrics are on. */
+  readonly metricsPort: number | undefined;
   /** Stops serving, stops runs in flight (removing their containers), flushes and closes storage. */
   close(): Promise<void>;
 }
@@ -71,6 +74,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   const mirror = new MirrorWriter(registry, store, logger);
   await mirror.flush();
 
+  const metrics = new ServiceMetrics();
   const runner = new DockerSandboxRunner({
     docker: new Docker(dockerConnection(config.dockerHost)),
     logger: logger.child({ component: "sandbox" }),
@@ -83,6 +87,10 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     maxQueuedRuns: config.maxQueuedRuns,
     warmPoolSize: config.warmPoolSize,
     warmIdleMs: config.warmIdleMs,
+    onRunFinished: (result, runPath, purpose) => {
+      const outcome = result.timedOut ? "timeout" : result.success ? "success" : result.oomKilled ? "oom" : "failure";
+      metrics.recordRun(outcome, runPath, purpose, result.durationMs / 1000);
+    },
   });
   const routing = await startRouting(config, logger.child({ component: "routing" }), registry);
   const service = new SkillService({
@@ -95,7 +103,18 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     indexer: routing.service,
     logger: logger.child({ component: "control" }),
   });
-  const server = await startGrpcServer({ host: config.host, port: config.port, service, routing: routing.service, logger });
+  const server = await startGrpcServer({ host: config.host, port: config.port, service, routing: routing.service, logger, metrics });
+  metrics.attach({
+    queueDepth: () => runner.queueDepth,
+    runningRuns: () => runner.runningRuns,
+    warmIdle: () => runner.warmIdle,
+    skillsByStatus: () => {
+      const counts: Record<string, number> = {};
+      for (const skill of registry.list({ includeInactive: true })) counts[skill.status] = (counts[skill.status] ?? 0) + 1;
+      return counts;
+    },
+  });
+  const metricsServer = config.metricsPort === undefined ? undefined : await startMetricsServer(metrics, config.host, config.metricsPort);
 
   let orphansReaped = false;
   const probeEngine = async (): Promise<void> => {
@@ -129,7 +148,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   sweep?.unref();
 
   logger.info(
-    { host: config.host, port: server.port, home: config.home, sandboxDir: config.sandboxDir, image: config.image },
+    { host: config.host, port: server.port, metricsPort: metricsServer?.port, home: config.home, sandboxDir: config.sandboxDir, image: config.image },
     `skill engine listening on ${config.host}:${server.port}`,
   );
 
@@ -138,6 +157,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     port: server.port,
     reconcileReport,
     migrationReport,
+    metricsPort: metricsServer?.port,
     close() {
       closing ??= (async () => {
         clearInterval(probe);
@@ -146,6 +166,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         // Stop the runs first so calls in flight end (with UNAVAILABLE) instead of holding shutdown.
         await runner.close();
         await server.close();
+        await metricsServer?.close();
         await mirror.close();
         await intake.close();
         await routing.close();

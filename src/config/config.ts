@@ -60,6 +60,8 @@ export interface SkillEngineConfig {
     | { readonly kind: "openai"; readonly baseUrl: string; readonly model: string; readonly apiKey: string | undefined; readonly dimensions: number | undefined };
   /** Qdrant for the vector index (scale-out); the embedded sqlite-vec index is kept alongside as the fallback. @default none (QDRANT_URL, QDRANT_API_KEY) */
   readonly qdrant: { readonly url: string; readonly apiKey: string | undefined } | undefined;
+  /** Prometheus scrape port (GET /metrics, on `host`); undefined when metrics are off; 0 picks a free port. @default 9464 (SKILL_ENGINE_METRICS_PORT; SKILL_ENGINE_METRICS=off turns it off) */
+  readonly metricsPort: number | undefined;
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -117,6 +119,8 @@ const schema = z.object({
   EMBEDDING_DIMENSIONS: integer(1, 65_536).optional(),
   QDRANT_URL: z.url().optional(),
   QDRANT_API_KEY: z.string().min(1).optional(),
+  SKILL_ENGINE_METRICS: z.enum(["on", "off"]).default("on"),
+  SKILL_ENGINE_METRICS_PORT: integer(0, 65535).default(9464),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -197,6 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     },
     contentGuard: v.SKILL_ENGINE_CONTENT_GUARD,
     retireSweepMinutes: v.SKILL_ENGINE_RETIRE_SWEEP_MINUTES,
+    metricsPort: v.SKILL_ENGINE_METRICS === "on" ? v.SKILL_ENGINE_METRICS_PORT : undefined,
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };
 }

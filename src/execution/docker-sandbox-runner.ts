@@ -51,6 +51,8 @@ export interface DockerSandboxRunnerOptions {
   readonly warmPoolSize: number;
   /** An idle warm container older than this is replaced. */
   readonly warmIdleMs: number;
+  /** Told about every finished run (for metrics); must not throw. */
+  readonly onRunFinished?: (result: ExecutionResult, path: "warm" | "cold", purpose: string) => void;
 }
 
 /** Grace after the exit for the attach stream to deliver its last bytes. */
@@ -118,6 +120,15 @@ export class DockerSandboxRunner implements SandboxRunner {
   /** Containers waiting in the warm pool (for metrics and tests). */
   get warmIdle(): number {
     return this.pool?.idleCount ?? 0;
+  }
+
+  /** Runs waiting for a slot, and runs executing (for metrics). */
+  get queueDepth(): number {
+    return this.queue.waiting;
+  }
+
+  get runningRuns(): number {
+    return this.queue.running;
   }
 
   /** Starts filling the warm pool; call once the engine answers. */
@@ -241,7 +252,9 @@ export class DockerSandboxRunner implements SandboxRunner {
       const { exitCode, timedOut, cancelled } = await this.awaitExit(member, exit, signal, this.options.limits.timeoutMs);
       const durationMs = Math.round(performance.now() - started);
       if (cancelled) throw cancellationOf(signal);
-      return await this.finish(member, exitCode, timedOut, durationMs, log, byMarker);
+      const result = await this.finish(member, exitCode, timedOut, durationMs, log, byMarker);
+      this.options.onRunFinished?.(result, "warm", request.purpose);
+      return result;
     } catch (error) {
       if (error instanceof SkillEngineError) throw error;
       throw fromDockerError(error, { image: this.options.image, action: "run a warm sandbox container" });
@@ -280,7 +293,9 @@ export class DockerSandboxRunner implements SandboxRunner {
       const { exitCode, timedOut, cancelled } = await this.awaitExit(member, member.exited, signal, this.options.limits.timeoutMs);
       const durationMs = Math.round(performance.now() - member.startedAt);
       if (cancelled) throw cancellationOf(signal);
-      return await this.finish(member, exitCode, timedOut, durationMs, log, false);
+      const result = await this.finish(member, exitCode, timedOut, durationMs, log, false);
+      this.options.onRunFinished?.(result, "cold", request.purpose);
+      return result;
     } catch (error) {
       if (error instanceof SkillEngineError) throw error;
       throw fromDockerError(error, { image: this.options.image, action: "run a sandbox container" });

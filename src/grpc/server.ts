@@ -5,6 +5,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "pino";
 import type { SkillService } from "../control/index.js";
+import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
 import { skillEngineHandlers } from "./skill-engine-handlers.js";
@@ -21,6 +22,7 @@ export interface GrpcServerOptions {
   readonly service: SkillService;
   readonly routing: RoutingService;
   readonly logger: Logger;
+  readonly metrics?: ServiceMetrics;
 }
 
 /** A bound, serving gRPC server. */
@@ -38,7 +40,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     "grpc.max_receive_message_length": 4 * 1024 * 1024,
     "grpc.max_send_message_length": 8 * 1024 * 1024,
   });
-  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.routing, options.logger));
+  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.routing, options.logger, options.metrics));
 
   const health = new HealthImplementation({ "": "NOT_SERVING", [SKILL_ENGINE_SERVICE_NAME]: "NOT_SERVING" });
   health.addToServer(server);

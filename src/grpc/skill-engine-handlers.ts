@@ -1,14 +1,21 @@
+import { performance } from "node:perf_hooks";
 import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { CallContext, SkillService } from "../control/index.js";
 import { SkillEngineError } from "../errors.js";
 import { RouteMode, type SkillEngineServer, ToolFormat } from "../gen/skillengine/v1/skill_engine.js";
+import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
 import { LOCAL_AGENT, signalOf } from "./call-context.js";
 import { toExecutionResultMessage, toRoutedSkillMessage, toSkillMessage, toStatsMessage, toVersionMessage, toWarningMessage } from "./messages.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
-export function skillEngineHandlers(service: SkillService, routing: RoutingService, logger: Logger): SkillEngineServer {
+export function skillEngineHandlers(
+  service: SkillService,
+  routing: RoutingService,
+  logger: Logger,
+  metrics?: ServiceMetrics,
+): SkillEngineServer {
   const caller = LOCAL_AGENT;
   return {
     registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
@@ -115,10 +122,19 @@ export function skillEngineHandlers(service: SkillService, routing: RoutingServi
   ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
     return (call, callback) => {
       const { signal, dispose } = signalOf(call);
+      const started = performance.now();
+      const done = (code: status): void => metrics?.recordRpc(method, status[code] ?? String(code), (performance.now() - started) / 1000);
       handler(call.request, { caller, signal })
         .then(
-          (response) => callback(null, response),
-          (error: unknown) => callback(toServiceError(log, method, error)),
+          (response) => {
+            done(status.OK);
+            callback(null, response);
+          },
+          (error: unknown) => {
+            const serviceError = toServiceError(log, method, error);
+            done(serviceError.code ?? status.UNKNOWN);
+            callback(serviceError);
+          },
         )
         .finally(dispose);
     };

@@ -61,6 +61,8 @@ export async function startTestEngine(options: TestEngineOptions = {}): Promise<
     SKILL_ENGINE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     // Most suites exercise the cold path and count containers; warm-pool suites turn it on.
     SKILL_ENGINE_POOL: "off",
+    // Many engines run at once in the suite: each gets its own free metrics port.
+    SKILL_ENGINE_METRICS_PORT: "0",
     ...options.env,
   });
   const app = await startSkillEngine(config, pino({ level: config.logLevel }));

@@ -1,0 +1,3 @@
+/** Observability: Prometheus metrics and their scrape endpoint. The only way in. */
+export { ServiceMetrics, type MetricsSources, type RunOutcome } from "./metrics.js";
+export { startMetricsServer } from "./metrics-server.js";

@@ -1,0 +1,105 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** What a finished sandbox run is counted as. */
+export type RunOutcome = "success" | "failure" | "timeout" | "oom";
+
+/** Live figures the metrics read at scrape time. */
+export interface MetricsSources {
+  readonly queueDepth: () => number;
+  readonly runningRuns: () => number;
+  readonly warmIdle: () => number;
+  readonly skillsByStatus: () => Record<string, number>;
+}
+
+/**
+ * The service's Prometheus metrics (prom-client), in one registry of their own so tests and
+ * several instances in one process do not collide.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly rpcs: Counter<"method" | "code">;
+  private readonly rpcSeconds: Histogram<"method">;
+  private readonly runs: Counter<"outcome" | "path" | "purpose">;
+  private readonly runSeconds: Histogram<"path">;
+  private sources: MetricsSources | undefined;
+
+  constructor() {
+    this.rpcs = new Counter({
+      name: "skill_engine_rpc_requests_total",
+      help: "gRPC calls by method and status code.",
+      labelNames: ["method", "code"],
+      registers: [this.registry],
+    });
+    this.rpcSeconds = new Histogram({
+      name: "skill_engine_rpc_duration_seconds",
+      help: "gRPC call latency by method.",
+      labelNames: ["method"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.runs = new Counter({
+      name: "skill_engine_sandbox_runs_total",
+      help: "Sandbox runs by outcome, path (warm or cold) and purpose (test or invoke).",
+      labelNames: ["outcome", "path", "purpose"],
+      registers: [this.registry],
+    });
+    this.runSeconds = new Histogram({
+      name: "skill_engine_sandbox_run_duration_seconds",
+      help: "Time from start (or hand-over to a warm container) to the end of the skill.",
+      labelNames: ["path"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    const read = (pick: (s: MetricsSources) => number) => () => (this.sources ? pick(this.sources) : 0);
+    new Gauge({
+      name: "skill_engine_run_queue_depth",
+      help: "Runs waiting for a sandbox slot.",
+      registers: [this.registry],
+      collect() {
+        this.set(read((s) => s.queueDepth())());
+      },
+    });
+    new Gauge({
+      name: "skill_engine_runs_in_flight",
+      help: "Sandbox runs executing now.",
+      registers: [this.registry],
+      collect() {
+        this.set(read((s) => s.runningRuns())());
+      },
+    });
+    new Gauge({
+      name: "skill_engine_warm_pool_idle",
+      help: "Warm containers waiting for a job.",
+      registers: [this.registry],
+      collect() {
+        this.set(read((s) => s.warmIdle())());
+      },
+    });
+    const sources = () => this.sources;
+    new Gauge({
+      name: "skill_engine_skills",
+      help: "Registered skills by status.",
+      labelNames: ["status"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [status, count] of Object.entries(sources()?.skillsByStatus() ?? {})) this.set({ status }, count);
+      },
+    });
+  }
+
+  /** Connects the gauges to the running service. */
+  attach(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
+  recordRpc(method: string, code: string, seconds: number): void {
+    this.rpcs.inc({ method, code });
+    this.rpcSeconds.observe({ method }, seconds);
+  }
+
+  recordRun(outcome: RunOutcome, path: "warm" | "cold", purpose: string, seconds: number): void {
+    this.runs.inc({ outcome, path, purpose });
+    this.runSeconds.observe({ path }, seconds);
+  }
+}
