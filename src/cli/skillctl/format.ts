@@ -1,0 +1,90 @@
+import {
+  type ExecutionResult,
+  type GuardFinding,
+  type Skill,
+  type SkillStatus,
+  skillStatusToJSON,
+} from "../../gen/skillengine/v1/skill_engine.js";
+
+/** Where a command writes; the entry point binds it to the process, tests could bind it to buffers. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+  /** True when stderr is a terminal: progress lines go there only then. */
+  readonly errIsTty: boolean;
+}
+
+/** JSON for scripts: every field present (unset messages and timestamps as null), enums by name. */
+export function toJson(value: unknown): string {
+  return `${JSON.stringify(value, (_key, v: unknown) => (v === undefined ? null : v), 2)}\n`;
+}
+
+export function statusName(status: SkillStatus): string {
+  return skillStatusToJSON(status).replace(/^SKILL_STATUS_/, "").toLowerCase();
+}
+
+/** A Skill with its status by name, for --json output. */
+export function skillJson(skill: Skill | undefined): unknown {
+  return skill === undefined ? null : { ...skill, status: skillStatusToJSON(skill.status) };
+}
+
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .map((line) => `${line}\n`)
+    .join("");
+}
+
+export function oneLine(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
+
+function date(value: Date | undefined): string {
+  return value === undefined ? "-" : value.toISOString();
+}
+
+/** `name v3 (active)`. */
+export function skillLine(skill: Skill | undefined): string {
+  if (skill === undefined) return "(no skill in the answer)";
+  return `${skill.name} v${skill.version} (${statusName(skill.status)})`;
+}
+
+export function skillDetails(skill: Skill): string {
+  const rows: [string, string][] = [
+    ["name", skill.name],
+    ["description", skill.description],
+    ["status", statusName(skill.status) + (skill.statusReason ? ` — ${skill.statusReason}` : "")],
+    ["version", `${skill.version}${skill.latestVersion > skill.version ? ` (latest ${skill.latestVersion})` : ""}`],
+    ["content hash", skill.contentHash],
+    ["schema", skill.parametersSchema],
+    ["usage", `${skill.usageCount} successful invocations, ${skill.failureCount} consecutive failures`],
+    ["protected", skill.protected ? "yes" : "no"],
+    ["auto-created", skill.autoCreated ? "yes" : "no"],
+    ["created", date(skill.createdAt)],
+    ["updated", date(skill.updatedAt)],
+    ["last invoked", date(skill.lastInvokedAt)],
+  ];
+  if (skill.warning) rows.push(["warning", skill.warning]);
+  return rows.map(([key, value]) => `${`${key}:`.padEnd(14)}${value}\n`).join("");
+}
+
+export function warningLine(finding: GuardFinding): string {
+  return `warning: [${finding.ruleId}] ${finding.category}, line ${finding.line}: ${finding.message}`;
+}
+
+/** The one-line cause of a failed run, falling back on the facts when the service gave none. */
+export function failureCause(result: ExecutionResult | undefined): string {
+  if (result === undefined) return "no result in the answer";
+  if (result.errorSummary) return result.errorSummary;
+  if (result.timedOut) return "timed out";
+  if (result.oomKilled) return "killed: out of memory";
+  return result.exitCode !== 0 ? `exited ${result.exitCode}` : "exited 0 but printed nothing";
+}
