@@ -1,7 +1,8 @@
+import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
-describe("Prometheus metrics on their own HTTP port", () => {
+describe("observability: Prometheus metrics on their own HTTP port, request ids", () => {
   let engine: TestEngine;
   beforeAll(async () => {
     engine = await startTestEngine();
@@ -33,6 +34,18 @@ describe("Prometheus metrics on their own HTTP port", () => {
     expect(text).toContain("skill_engine_run_queue_depth 0");
     expect(text).toContain("skill_engine_warm_pool_idle 0");
     expect(text).toContain('skill_engine_skills{status="active"} 1');
+  });
+
+  it("answers every call with an x-request-id: the caller's own when it sent one, else a new one", async () => {
+    const idOf = (metadata: Metadata) =>
+      new Promise<string>((resolve, reject) => {
+        const call = engine.client.raw.listSkills({ includeInactive: false }, metadata, (error) => error && reject(error));
+        call.on("metadata", (reply: Metadata) => resolve(String(reply.get("x-request-id")[0])));
+      });
+    const mine = new Metadata();
+    mine.set("x-request-id", "req-123");
+    expect(await idOf(mine)).toBe("req-123");
+    expect(await idOf(new Metadata())).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it("answers 404 elsewhere", async () => {

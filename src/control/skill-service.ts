@@ -23,6 +23,8 @@ export type { IntakeWarning } from "./code-intake.js";
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
   readonly caller: string;
+  /** Correlates the service's log lines of one call (and the client's, via x-request-id). */
+  readonly requestId?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -137,7 +139,7 @@ export class SkillService {
       this.commitNewVersion(valid.name, prepared.code, valid.description, valid.parametersSchema, testPayload, "register"),
     );
     await this.reindex(skill, exampleQueries);
-    this.logger.info({ skill: skill.name, version: skill.version, caller: context.caller }, "skill registered");
+    this.logger.info({ skill: skill.name, version: skill.version, caller: context.caller, requestId: context.requestId }, "skill registered");
     return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
   }
 
@@ -169,7 +171,7 @@ export class SkillService {
       return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch");
     });
     await this.reindex(committed);
-    this.logger.info({ skill: committed.name, version: committed.version, caller: context.caller }, "skill patched");
+    this.logger.info({ skill: committed.name, version: committed.version, caller: context.caller, requestId: context.requestId }, "skill patched");
     return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
   }
 
@@ -189,7 +191,7 @@ export class SkillService {
       await this.store.writeActive(name, code);
       await this.mirror.flush();
       await this.reindex(rolledBack);
-      this.logger.info({ skill: name, from: skill.version, to: version, caller: context.caller }, "skill rolled back");
+      this.logger.info({ skill: name, from: skill.version, to: version, caller: context.caller, requestId: context.requestId }, "skill rolled back");
       return rolledBack;
     });
   }
@@ -203,7 +205,7 @@ export class SkillService {
       await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
       await this.mirror.flush();
       await this.reindex(deleted);
-      this.logger.info({ skill: name, caller: context.caller }, "skill deleted (soft)");
+      this.logger.info({ skill: name, caller: context.caller, requestId: context.requestId }, "skill deleted (soft)");
       return deleted;
     });
   }
@@ -219,7 +221,7 @@ export class SkillService {
       await this.store.moveSkill(name, locationOf(skill.status), "active", this.now());
       await this.mirror.flush();
       await this.reindex(restored);
-      this.logger.info({ skill: name, from: skill.status, caller: context.caller }, "skill restored");
+      this.logger.info({ skill: name, from: skill.status, caller: context.caller, requestId: context.requestId }, "skill restored");
       return restored;
     });
   }
@@ -248,7 +250,7 @@ export class SkillService {
           const retiredSkill = this.registry.setStatus(skill.name, "retired", reasons.join("; "), this.now());
           await this.store.moveSkill(skill.name, locationOf(skill.status), "retired", this.now());
           await this.reindex(retiredSkill);
-          this.logger.warn({ skill: skill.name, reasons, caller: context.caller }, "skill retired");
+          this.logger.warn({ skill: skill.name, reasons, caller: context.caller, requestId: context.requestId }, "skill retired");
         }
         return { name: skill.name, reasons };
       });
@@ -353,7 +355,7 @@ export class SkillService {
 
   async wipeSandbox(context: CallContext): Promise<number> {
     const { removedRunDirectories } = await this.runner.wipe();
-    this.logger.warn({ removedRunDirectories, caller: context.caller }, "sandbox wiped by request");
+    this.logger.warn({ removedRunDirectories, caller: context.caller, requestId: context.requestId }, "sandbox wiped by request");
     return removedRunDirectories;
   }
 
@@ -367,7 +369,7 @@ export class SkillService {
       ...(context.signal ? { signal: context.signal } : {}),
     });
     if (!test.success) {
-      this.logger.info({ skill: name, cause: test.errorSummary, caller: context.caller }, "code rejected by its test run");
+      this.logger.info({ skill: name, cause: test.errorSummary, caller: context.caller, requestId: context.requestId }, "code rejected by its test run");
       throw new SkillTestFailedError(name, test.errorSummary);
     }
     return test;

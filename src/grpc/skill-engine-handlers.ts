@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
@@ -123,8 +124,18 @@ export function skillEngineHandlers(
     return (call, callback) => {
       const { signal, dispose } = signalOf(call);
       const started = performance.now();
-      const done = (code: status): void => metrics?.recordRpc(method, status[code] ?? String(code), (performance.now() - started) / 1000);
-      handler(call.request, { caller, signal })
+      const requestId = requestIdOf(call.metadata);
+      const reply = new Metadata();
+      reply.set(REQUEST_ID_HEADER, requestId);
+      call.sendMetadata(reply);
+      const skill = (call.request as { name?: unknown }).name;
+      const done = (code: status): void => {
+        const seconds = (performance.now() - started) / 1000;
+        metrics?.recordRpc(method, status[code] ?? String(code), seconds);
+        // Names and sizes only: skill code and payloads never reach the log above debug.
+        log.info({ requestId, method, code: status[code], ms: Math.round(seconds * 1000), caller, skill }, "rpc");
+      };
+      handler(call.request, { caller, requestId, signal })
         .then(
           (response) => {
             done(status.OK);
@@ -139,6 +150,14 @@ export function skillEngineHandlers(
         .finally(dispose);
     };
   }
+}
+
+const REQUEST_ID_HEADER = "x-request-id";
+
+/** The caller's x-request-id when it sent a sane one, else a new id. */
+function requestIdOf(metadata: Metadata): string {
+  const sent = metadata.get(REQUEST_ID_HEADER)[0];
+  return typeof sent === "string" && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
 }
 
 function toServiceError(logger: Logger, method: string, error: unknown): ServerErrorResponse {
