@@ -1,0 +1,21 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+describe("docker-compose.yml, as Debian's docker-compose reads it", () => {
+  it("is valid, mounts the sandbox dir at the same path, the engine socket, and the home on its own volume", async () => {
+    await run("docker-compose", ["-f", "docker-compose.yml", "config", "-q"], { cwd: REPO_ROOT });
+    const { stdout } = await run("docker-compose", ["-f", "docker-compose.yml", "--profile", "scale-out", "config"], { cwd: REPO_ROOT });
+    // The engine resolves bind mounts on the host: the sandbox dir must be the same path on both sides.
+    expect(stdout).toContain("- /var/lib/skill-engine-sandbox:/var/lib/skill-engine-sandbox:rw");
+    expect(stdout).toContain("- /var/run/docker.sock:/var/run/docker.sock:rw");
+    expect(stdout).toContain("- skill-engine-home:/var/lib/skill-engine:rw");
+    expect(stdout).toMatch(/SKILL_ENGINE_SANDBOX_DIR: \/var\/lib\/skill-engine-sandbox/);
+    // Qdrant comes pinned, in a version with the Query API the adapter uses.
+    expect(stdout).toMatch(/image: qdrant\/qdrant:v1\.(1[0-9]|[2-9][0-9])\.\d+/);
+  });
+});
