@@ -12,6 +12,13 @@ const CORPUS_ROOTS = ["/usr/lib/python3.11/", "/usr/lib/python3/dist-packages/"]
 /** Far below any real corpus here (2000+ files): the test must not pass on an empty directory. */
 const MIN_CORPUS_FILES = 500;
 /**
+ * Packages whose whole purpose is driving a container engine (Debian's docker-compose and the
+ * docker SDK, which the test tooling itself installs). They talk to docker.sock and read
+ * ~/.docker/config.json, which is exactly what a skill trying to escape its sandbox does: a rule
+ * firing there is right about the code, not a false positive, so they are not benign-corpus material.
+ */
+const CONTAINER_ENGINE_CLIENTS = /\/dist-packages\/(docker|compose|dockerpty)\//;
+/**
  * At most 0.1% of benign files may be rejected. Measured: 0 of 2164 on Debian 12. A new false
  * positive should be fixed in the rule (narrow the signal); raise this only with a reason.
  */
@@ -39,7 +46,9 @@ const percent = (part: number, whole: number): string => `${((100 * part) / whol
 
 describe("content guard over the Debian Python corpus", () => {
   it("rejects (almost) none of it and reports what fired", () => {
-    const files = CORPUS_ROOTS.flatMap(pythonFiles).sort();
+    const files = CORPUS_ROOTS.flatMap(pythonFiles)
+      .filter((file) => !CONTAINER_ENGINE_CLIENTS.test(file))
+      .sort();
     expect(files.length).toBeGreaterThanOrEqual(MIN_CORPUS_FILES);
 
     const utf8 = new TextDecoder("utf-8", { fatal: true });
