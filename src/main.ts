@@ -1,19 +1,11 @@
 import pino from "pino";
 import { startSkillEngine } from "./app.js";
-import { ConfigError, loadConfig } from "./config/index.js";
+import { loadConfigOrExplain } from "./config/index.js";
 
 /** Entry point: `npm start`. Reads the environment once, starts, and stops cleanly on SIGINT/SIGTERM. */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`skill-engine: ${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExplain("skill-engine", process.env);
+  if (!config) process.exit(2);
   const logger = pino({ level: config.logLevel, base: { service: "skill-engine" } });
   const app = await startSkillEngine(config, logger);
   const stop = (signal: NodeJS.Signals): void => {

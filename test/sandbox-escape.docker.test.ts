@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/skill_engine.js";
 import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
 import { containersOf, docker, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { entriesUnder, processesNamed } from "./support/host-probes.js";
 
 /**
  * Escape attempts from inside the sandbox, each through a real server and a real container.
@@ -82,34 +83,6 @@ async function processesWith(marker: string): Promise<number[]> {
       if (cmdline.includes(marker)) found.push(Number(entry));
     } catch {
       // The process exited while we looked.
-    }
-  }
-  return found;
-}
-
-/** Processes on this host named `name` (/proc/<pid>/comm, which a process may set for itself). */
-async function processesNamed(name: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if ((await readFile(path.join("/proc", entry, "comm"), "utf8")).trim() === name) found.push(Number(entry));
-    } catch {
-      // The process exited while we looked.
-    }
-  }
-  return found;
-}
-
-/** Every entry under `dir` on the host (links not followed), as relative path → size in bytes. */
-async function entriesUnder(dir: string): Promise<Record<string, number>> {
-  const found: Record<string, number> = {};
-  for (const name of await readdir(dir)) {
-    const full = path.join(dir, name);
-    const info = await lstat(full);
-    found[name] = info.isDirectory() ? 0 : info.size;
-    if (info.isDirectory()) {
-      for (const [inner, size] of Object.entries(await entriesUnder(full))) found[path.join(name, inner)] = size;
     }
   }
   return found;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { lstat, readdir, readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { credentials, loadPackageDefinition, status } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/skill_engine.js";
 import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
 import { containersOf, docker, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { entriesUnder, processesNamed } from "./support/host-probes.js";
 
 /**
  * Resource limits of the sandbox, exercised end to end: a real server, real containers, and
@@ -61,34 +62,6 @@ const HOLD_PY = `def hold(tag):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     ctypes.CDLL(None).prctl(15, tag.encode(), 0, 0, 0)  # PR_SET_NAME
     signal.sigwait({signal.SIGUSR1})`;
-
-/** Processes on this host named `name` (/proc/<pid>/comm, which a process may set for itself). */
-async function processesNamed(name: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if ((await readFile(path.join("/proc", entry, "comm"), "utf8")).trim() === name) found.push(Number(entry));
-    } catch {
-      // The process exited while we looked.
-    }
-  }
-  return found;
-}
-
-/** Every entry under `dir` on the host (links not followed), as relative path → size in bytes. */
-async function entriesUnder(dir: string): Promise<Record<string, number>> {
-  const found: Record<string, number> = {};
-  for (const name of await readdir(dir)) {
-    const full = path.join(dir, name);
-    const info = await lstat(full);
-    found[name] = info.isDirectory() ? 0 : info.size;
-    if (info.isDirectory()) {
-      for (const [inner, size] of Object.entries(await entriesUnder(full))) found[path.join(name, inner)] = size;
-    }
-  }
-  return found;
-}
 
 /** grpc.health.v1 status of the whole server, through a client built from the health proto. */
 async function healthStatus(port: number): Promise<string> {

@@ -1,5 +1,5 @@
 import pino from "pino";
-import { ConfigError, loadConfig } from "../config/index.js";
+import { loadConfigOrExplain } from "../config/index.js";
 import { rebuildRegistry } from "../control/index.js";
 
 const USAGE = `usage: npm run rebuild-registry -- [--force]
@@ -24,16 +24,8 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`rebuild-registry: unknown argument ${unknown.join(" ")}\n${USAGE}`);
     return 1;
   }
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`rebuild-registry: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  const config = loadConfigOrExplain("rebuild-registry", process.env);
+  if (!config) return 1;
   // The summary (warnings included) goes to stdout; structured logs go to stderr, only on request.
   const verbose = config.logLevel === "debug" || config.logLevel === "trace";
   const logger = pino({ level: verbose ? config.logLevel : "error" }, pino.destination(2));

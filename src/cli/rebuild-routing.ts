@@ -1,7 +1,7 @@
 import path from "node:path";
 import pino from "pino";
 import { startRouting } from "../app.js";
-import { ConfigError, loadConfig } from "../config/index.js";
+import { loadConfigOrExplain } from "../config/index.js";
 import { REGISTRY_FILE, SkillRegistry } from "../control/index.js";
 
 const USAGE = `usage: npm run rebuild-routing
@@ -21,16 +21,8 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`rebuild-routing: unknown argument ${argv.join(" ")}\n${USAGE}`);
     return 1;
   }
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`rebuild-routing: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  const config = loadConfigOrExplain("rebuild-routing", process.env);
+  if (!config) return 1;
   const logger = pino({ level: "warn" }, pino.destination(2));
   const registry = SkillRegistry.open(path.join(config.home, REGISTRY_FILE), config.healthPolicy);
   try {

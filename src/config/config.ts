@@ -217,3 +217,17 @@ function isSameOrInside(child: string, parent: string): boolean {
   const relative = path.relative(parent, child);
   return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
 }
+
+/**
+ * For entry points: the configuration, or undefined after telling the operator on stderr what is
+ * wrong (prefixed with the tool's name). Anything but a ConfigError is a bug and is rethrown.
+ */
+export function loadConfigOrExplain(tool: string, env: NodeJS.ProcessEnv): SkillEngineConfig | undefined {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${tool}: ${error.message}\n`);
+    return undefined;
+  }
+}
