@@ -62,6 +62,21 @@ export interface SkillEngineConfig {
   readonly qdrant: { readonly url: string; readonly apiKey: string | undefined } | undefined;
   /** Prometheus scrape port (GET /metrics, on `host`); undefined when metrics are off; 0 picks a free port. @default 9464 (SKILL_ENGINE_METRICS_PORT; SKILL_ENGINE_METRICS=off turns it off) */
   readonly metricsPort: number | undefined;
+  /**
+   * Where bearer tokens come from. With neither set, every call runs as the one local agent (with
+   * the admin role). @default none (SKILL_ENGINE_TOKENS_FILE: a JSON file, re-read on SIGHUP;
+   * SKILL_ENGINE_TOKENS: "agent[:admin]=token,..." inline)
+   */
+  readonly auth: { readonly tokensFile: string | undefined; readonly inlineTokens: string | undefined };
+  /**
+   * TLS for the gRPC port (PEM files); bearer tokens should not cross a network in the clear.
+   * @default none: plaintext (SKILL_ENGINE_TLS_CERT and SKILL_ENGINE_TLS_KEY, both or neither)
+   */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  /** How often the Docker engine is probed for the health service. @default 15000 (SKILL_ENGINE_ENGINE_PROBE_MS) */
+  readonly engineProbeMs: number;
+  /** On SIGTERM/SIGINT, how long runs in flight may finish before they are stopped. @default 15 s (SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS) */
+  readonly shutdownGraceMs: number;
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -121,6 +136,12 @@ const schema = z.object({
   QDRANT_API_KEY: z.string().min(1).optional(),
   SKILL_ENGINE_METRICS: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_METRICS_PORT: integer(0, 65535).default(9464),
+  SKILL_ENGINE_TOKENS_FILE: z.string().min(1).optional(),
+  SKILL_ENGINE_TOKENS: z.string().min(1).optional(),
+  SKILL_ENGINE_TLS_CERT: z.string().min(1).optional(),
+  SKILL_ENGINE_TLS_KEY: z.string().min(1).optional(),
+  SKILL_ENGINE_ENGINE_PROBE_MS: integer(100, 3_600_000).default(15_000),
+  SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(3600).default(15),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -154,6 +175,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
   }
   if (v.SKILL_ENGINE_EMBEDDER === "openai" && (!v.EMBEDDING_BASE_URL || !v.EMBEDDING_MODEL)) {
     problems.push('SKILL_ENGINE_EMBEDDER=openai needs EMBEDDING_BASE_URL and EMBEDDING_MODEL (e.g. "http://127.0.0.1:8080" and "text-embedding-3-small")');
+  }
+  if ((v.SKILL_ENGINE_TLS_CERT === undefined) !== (v.SKILL_ENGINE_TLS_KEY === undefined)) {
+    problems.push("SKILL_ENGINE_TLS_CERT and SKILL_ENGINE_TLS_KEY go together: set both (PEM certificate chain and private key) or neither");
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -202,6 +226,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     contentGuard: v.SKILL_ENGINE_CONTENT_GUARD,
     retireSweepMinutes: v.SKILL_ENGINE_RETIRE_SWEEP_MINUTES,
     metricsPort: v.SKILL_ENGINE_METRICS === "on" ? v.SKILL_ENGINE_METRICS_PORT : undefined,
+    auth: {
+      tokensFile: v.SKILL_ENGINE_TOKENS_FILE === undefined ? undefined : path.resolve(v.SKILL_ENGINE_TOKENS_FILE),
+      inlineTokens: v.SKILL_ENGINE_TOKENS,
+    },
+    tls:
+      v.SKILL_ENGINE_TLS_CERT !== undefined && v.SKILL_ENGINE_TLS_KEY !== undefined
+        ? { certFile: path.resolve(v.SKILL_ENGINE_TLS_CERT), keyFile: path.resolve(v.SKILL_ENGINE_TLS_KEY) }
+        : undefined,
+    engineProbeMs: v.SKILL_ENGINE_ENGINE_PROBE_MS,
+    shutdownGraceMs: Math.round(v.SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS * 1000),
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };
 }
