@@ -45,8 +45,6 @@ export interface SkillEngineApp {
   close(): Promise<void>;
 }
 
-const ENGINE_PROBE_INTERVAL_MS = 15_000;
-
 /**
  * The composition root: config → stores → planes → server. Nothing else wires components or
  * decides start-up order.
@@ -134,7 +132,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   await probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
   const probe = setInterval(() => {
     probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
-  }, ENGINE_PROBE_INTERVAL_MS);
+  }, config.engineProbeMs);
   probe.unref();
 
   const sweep =
