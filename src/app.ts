@@ -20,6 +20,7 @@ import { CPythonSyntaxChecker } from "./control/intake/python-syntax.js";
 import { NormalizingGuardedIntake } from "./control/skill-code-intake.js";
 import { DockerSandboxRunner } from "./execution/index.js";
 import { startGrpcServer } from "./grpc/index.js";
+import { Authenticator, serviceCaller } from "./identity/index.js";
 import { ServiceMetrics, startMetricsServer } from "./observability/index.js";
 import {
   CachedEmbedder,
@@ -41,6 +42,8 @@ export interface SkillEngineApp {
   readonly migrationReport: LegacyMigrationReport;
   /** The metrics port actually bound, when metrics are on. */
   readonly metricsPort: number | undefined;
+  /** Re-reads the tokens file (SIGHUP); a broken file keeps the previous tokens and throws. */
+  reloadTokens(): Promise<{ agents: number }>;
   /** Stops serving, stops runs in flight (removing their containers), flushes and closes storage. */
   close(): Promise<void>;
 }
@@ -52,6 +55,8 @@ export interface SkillEngineApp {
 export async function startSkillEngine(config: SkillEngineConfig, logger: Logger): Promise<SkillEngineApp> {
   await mkdir(config.home, { recursive: true, mode: 0o700 });
   await mkdir(config.sandboxDir, { recursive: true, mode: 0o700 });
+  // First, so that a broken tokens file stops the start before anything else is opened.
+  const authenticator = await Authenticator.load(config.auth, logger.child({ component: "auth" }));
 
   const checker = new CPythonSyntaxChecker({ pythonPath: config.pythonPath, logger: logger.child({ component: "python-parser" }) });
   await assertParserWorks(checker, config.pythonPath);
@@ -101,7 +106,15 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     indexer: routing.service,
     logger: logger.child({ component: "control" }),
   });
-  const server = await startGrpcServer({ host: config.host, port: config.port, service, routing: routing.service, logger, metrics });
+  const server = await startGrpcServer({
+    host: config.host,
+    port: config.port,
+    service,
+    routing: routing.service,
+    authenticator,
+    logger,
+    metrics,
+  });
   metrics.attach({
     queueDepth: () => runner.queueDepth,
     runningRuns: () => runner.runningRuns,
@@ -139,7 +152,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     config.retireSweepMinutes > 0
       ? setInterval(() => {
           service
-            .retireDegraded(false, { caller: "retire-sweep" })
+            .retireDegraded(false, { caller: serviceCaller("retire-sweep") })
             .catch((error: unknown) => logger.error({ err: error }, "retirement sweep failed"));
         }, config.retireSweepMinutes * 60_000)
       : undefined;
@@ -156,6 +169,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     reconcileReport,
     migrationReport,
     metricsPort: metricsServer?.port,
+    reloadTokens: () => authenticator.reload(),
     close() {
       closing ??= (async () => {
         clearInterval(probe);
@@ -205,7 +219,9 @@ export async function startRouting(
     ? new FallbackVectorIndex(
         new QdrantVectorIndex({ url: config.qdrant.url, logger, ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}) }),
         embedded,
-        () => service?.reindexAll() ?? Promise.resolve(),
+        async () => {
+          await service?.reindexAll();
+        },
         logger,
       )
     : embedded;

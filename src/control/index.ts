@@ -7,11 +7,13 @@ export { rebuildRegistry, RebuildRefusedError, type RebuildReport, REGISTRY_FILE
 export { reconcile, type ReconcileReport } from "./reconcile.js";
 export { DEFAULT_HEALTH_POLICY, type HealthPolicy, windowRate } from "./skill-health.js";
 export type { SkillIndexer } from "./skill-indexer.js";
-export { SkillRegistry, type SkillRecord, type SkillStatus, type VersionRecord } from "./skill-registry.js";
+export { canSee } from "./skill-access.js";
+export { SkillRegistry, type SkillAccess, type SkillRecord, type SkillStatus, type SkillVisibility, type VersionRecord } from "./skill-registry.js";
 export {
   SkillService,
   type CallContext,
   type InvocationResult,
+  type RebuildIndexesReport,
   type RegistrationResult,
   type SkillStats,
   type SkillWithCode,

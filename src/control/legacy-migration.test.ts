@@ -229,7 +229,7 @@ describe("migration from legacy sandbox storage (real SQLite file, real director
       contentHash: contentHash("print(1)\n"),
       origin: "register",
       at: now,
-    });
+    }, { owner: "local", visibility: "private" });
     await store.writeActive("mine", "print(1)\n");
     expect(await migrate()).toMatchObject({ migrated: [], alreadyPopulated: true });
     expect(registry.get("echo")).toBeUndefined();

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { writeFileAtomic } from "./atomic-file.js";
 import { type CanonicalStore, locationOf, STORE_LOCATIONS } from "./canonical-store.js";
 import { InvalidArgumentError } from "../errors.js";
+import { LOCAL_AGENT } from "../identity/index.js";
 import type { CodeIntake } from "./code-intake.js";
 import { contentHash } from "./content-hash.js";
 import { compileParametersSchema, LIMITS, SKILL_NAME_PATTERN } from "./request-validation.js";
@@ -180,6 +181,8 @@ export async function migrateLegacySkills(options: LegacyMigrationOptions): Prom
         autoCreated: true,
         createdAt: plan.createdAt,
         lastInvokedAt: plan.lastInvokedAt,
+        // The legacy layout knew one agent; an admin can publish or transfer these later.
+        access: { owner: LOCAL_AGENT, visibility: "private" },
         versions: [
           {
             name: plan.name,

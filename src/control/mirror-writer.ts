@@ -34,6 +34,8 @@ export interface MirrorEntry {
   readonly created_at: string;
   readonly updated_at: string;
   readonly last_invoked_at: string | null;
+  readonly owner: string;
+  readonly visibility: string;
   readonly versions: readonly MirrorVersion[];
 }
 
@@ -118,6 +120,8 @@ export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRec
     created_at: record.createdAt.toISOString(),
     updated_at: record.updatedAt.toISOString(),
     last_invoked_at: record.lastInvokedAt?.toISOString() ?? null,
+    owner: record.owner,
+    visibility: record.visibility,
     versions: versions.map((v) => ({
       version: v.version,
       content_hash: v.contentHash,

@@ -67,7 +67,7 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     if (existing && locationOf(existing.status) !== "active") await store.moveSkill(name, locationOf(existing.status), "active", tick());
     const version = registry.nextVersion(name);
     await store.writeVersion(name, version, code);
-    const committed = registry.commitVersion({ name, version, description, parametersSchema: schema, testPayload: payload, contentHash: contentHash(code), origin, at: tick() });
+    const committed = registry.commitVersion({ name, version, description, parametersSchema: schema, testPayload: payload, contentHash: contentHash(code), origin, at: tick() }, { owner: "local", visibility: "private" });
     await store.writeActive(name, code);
     return committed;
   }

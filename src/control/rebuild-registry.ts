@@ -4,13 +4,14 @@ import { mkdir, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import { SkillEngineError } from "../errors.js";
+import { agentIdProblem, LOCAL_AGENT } from "../identity/index.js";
 import { fsyncDirectory, writeFileAtomic } from "./atomic-file.js";
 import { CanonicalStore, locationOf, MIRROR_FILE, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
 import { contentHash } from "./content-hash.js";
 import { MIRROR_FORMAT } from "./mirror-writer.js";
 import { SKILL_NAME_PATTERN } from "./request-validation.js";
 import { type HealthPolicy, isLive, type SkillStatus } from "./skill-health.js";
-import { type ImportedSkill, type NewVersion, SkillRegistry, type VersionOrigin } from "./skill-registry.js";
+import { type ImportedSkill, type NewVersion, SkillRegistry, type SkillVisibility, type VersionOrigin } from "./skill-registry.js";
 import { pathExists } from "./path-exists.js";
 
 /** The registry's file name under `$SKILL_ENGINE_HOME`. */
@@ -231,6 +232,8 @@ interface MirrorSkillInfo {
   readonly autoCreated: boolean | undefined;
   readonly createdAt: Date | undefined;
   readonly lastInvokedAt: Date | undefined;
+  readonly owner: string | undefined;
+  readonly visibility: SkillVisibility | undefined;
   readonly versions: readonly MirrorVersionInfo[];
 }
 
@@ -297,6 +300,8 @@ async function readMirrorIndex(store: CanonicalStore, warnings: string[]): Promi
       autoCreated: typeof entry.auto_created === "boolean" ? entry.auto_created : undefined,
       createdAt: date(entry.created_at),
       lastInvokedAt: date(entry.last_invoked_at),
+      owner: typeof entry.owner === "string" && agentIdProblem(entry.owner) === undefined ? entry.owner : undefined,
+      visibility: entry.visibility === "public" || entry.visibility === "private" ? entry.visibility : undefined,
       versions,
     });
   }
@@ -458,6 +463,8 @@ function planSkill(name: string, found: FoundSkill, entry: MirrorSkillInfo | und
       createdAt: entry?.createdAt ?? new Date(Math.min(...versions.map((v) => v.at.getTime()))),
       lastInvokedAt: entry?.lastInvokedAt,
       versions,
+      // Without a mirror entry nobody can say whose a skill was: the local agent's, private.
+      access: { owner: entry?.owner ?? LOCAL_AGENT, visibility: entry?.visibility ?? "private" },
     },
   };
 }

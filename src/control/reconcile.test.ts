@@ -31,7 +31,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
   async function registerFully(name: string, code: string): Promise<void> {
     const version = registry.nextVersion(name);
     await store.writeVersion(name, version, code);
-    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash(code), at: new Date() });
+    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash(code), at: new Date() }, { owner: "local", visibility: "private" });
     await store.writeActive(name, code);
   }
 
@@ -55,7 +55,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     await registerFully("a", "print('v1')");
     const version = registry.nextVersion("a");
     await store.writeVersion("a", version, "print('v2')");
-    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash("print('v2')"), at: new Date() });
+    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash("print('v2')"), at: new Date() }, { owner: "local", visibility: "private" });
     // crash here: <name>.py still holds v1
     const report = await reconcile(registry, store, logger);
     expect(report.restoredActive).toEqual(["a"]);

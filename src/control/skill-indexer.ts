@@ -7,6 +7,11 @@ import type { SkillRecord } from "./skill-registry.js";
  */
 export interface SkillIndexer {
   sync(skill: SkillRecord, exampleQueries?: readonly string[]): Promise<void>;
-  /** Returns true when the route's query became evidence for the skill. */
-  credit(routeId: string, skill: SkillRecord, success: boolean): Promise<boolean>;
+  /**
+   * Records a routed skill's outcome for the route `agentId` asked for (another agent's route id
+   * counts for nothing). Returns true when the route's query became evidence for the skill.
+   */
+  credit(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean>;
+  /** Re-indexes every skill; returns how many. */
+  reindexAll(): Promise<number>;
 }

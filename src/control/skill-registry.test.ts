@@ -18,7 +18,7 @@ describe("SkillRegistry (real SQLite file)", () => {
   });
 
   const commit = (name: string, version: number) =>
-    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: "h".repeat(64), at: new Date(1_000 * version) });
+    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: "h".repeat(64), at: new Date(1_000 * version) }, { owner: "local", visibility: "private" });
   const outcome = (name: string, success: boolean) => ({
     name,
     version: 1,

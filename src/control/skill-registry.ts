@@ -5,6 +5,15 @@ import { evaluateHealth, type HealthPolicy, type SkillStatus, type WindowStats }
 
 export type { SkillStatus } from "./skill-health.js";
 
+/** Who may see a skill: its owner (and admins) only, or every agent. */
+export type SkillVisibility = "private" | "public";
+
+/** Whose a skill is and who may see it. */
+export interface SkillAccess {
+  readonly owner: string;
+  readonly visibility: SkillVisibility;
+}
+
 /** How a version came to be. */
 export type VersionOrigin = "register" | "patch" | "migrate" | "rebuild";
 
@@ -38,6 +47,9 @@ export interface SkillRecord {
   readonly updatedAt: Date;
   readonly statusChangedAt: Date;
   readonly lastInvokedAt: Date | undefined;
+  /** The agent that registered it (or was given it). */
+  readonly owner: string;
+  readonly visibility: SkillVisibility;
 }
 
 /** One immutable version of a skill. */
@@ -100,6 +112,17 @@ export interface ImportedSkill {
   readonly createdAt: Date;
   readonly lastInvokedAt: Date | undefined;
   readonly versions: readonly NewVersion[];
+  readonly access: SkillAccess;
+}
+
+/** Which skills a listing returns. */
+export interface ListOptions {
+  /** Retired and deleted skills too. */
+  readonly includeInactive?: boolean;
+  /** Only skills this agent may see (its own and public ones); omitted: every skill. */
+  readonly visibleTo?: string;
+  /** Only skills this agent owns. */
+  readonly owner?: string;
 }
 
 interface SkillRow {
@@ -121,6 +144,8 @@ interface SkillRow {
   updated_at: number;
   status_changed_at: number;
   last_invoked_at: number | null;
+  owner: string;
+  visibility: string;
 }
 
 interface VersionRow {
@@ -180,6 +205,11 @@ const MIGRATIONS: readonly string[] = [
    ) STRICT;
    CREATE INDEX invocations_by_skill ON invocations (skill_name, version, id);
    CREATE INDEX invocations_by_time ON invocations (skill_name, invoked_at);`,
+  // Identity and scoping: skills from before it belong to the local agent and stay private.
+  `ALTER TABLE skills ADD COLUMN owner TEXT NOT NULL DEFAULT 'local';
+   ALTER TABLE skills ADD COLUMN visibility TEXT NOT NULL DEFAULT 'private' CHECK (visibility IN ('private', 'public'));
+   CREATE INDEX skills_by_owner ON skills (owner, name);
+   CREATE INDEX skills_by_visibility ON skills (visibility, name);`,
 ];
 
 const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version
@@ -219,10 +249,21 @@ export class SkillRegistry {
   }
 
   /** Skills ordered by name; retired and deleted ones only when asked for. */
-  list(options: { includeInactive?: boolean } = {}): SkillRecord[] {
-    const where = options.includeInactive ? "" : "WHERE s.status NOT IN ('retired', 'deleted')";
+  list(options: ListOptions = {}): SkillRecord[] {
+    const conditions: string[] = [];
+    const params: Record<string, string> = {};
+    if (!options.includeInactive) conditions.push("s.status NOT IN ('retired', 'deleted')");
+    if (options.visibleTo !== undefined) {
+      conditions.push("(s.owner = @viewer OR s.visibility = 'public')");
+      params.viewer = options.visibleTo;
+    }
+    if (options.owner !== undefined) {
+      conditions.push("s.owner = @owner");
+      params.owner = options.owner;
+    }
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
     return this.guard("list skills", () =>
-      this.db.prepare<[], SkillRow>(`${SELECT_SKILL} ${where} ORDER BY s.name`).all().map(toRecord),
+      this.db.prepare<[Record<string, string>], SkillRow>(`${SELECT_SKILL} ${where} ORDER BY s.name`).all(params).map(toRecord),
     );
   }
 
@@ -258,9 +299,10 @@ export class SkillRegistry {
 
   /**
    * Records a new version and makes it the active one, with a fresh health record (a new
-   * version gets a new chance). Fails if another writer already took that number.
+   * version gets a new chance). `access` is the skill's owner and visibility from now on. Fails
+   * if another writer already took that number.
    */
-  commitVersion(next: NewVersion): SkillRecord {
+  commitVersion(next: NewVersion, access: SkillAccess): SkillRecord {
     return this.guard("commit a skill version", () =>
       this.db.transaction(() => {
         this.insertVersion(next);
@@ -269,8 +311,8 @@ export class SkillRegistry {
           .prepare(
             `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason,
                                  health_warning, version, content_hash, usage_count, failure_count,
-                                 created_at, updated_at, status_changed_at)
-             VALUES (@name, @description, @schema, @payload, 'active', '', '', @version, @hash, 0, 0, @at, @at, @at)
+                                 created_at, updated_at, status_changed_at, owner, visibility)
+             VALUES (@name, @description, @schema, @payload, 'active', '', '', @version, @hash, 0, 0, @at, @at, @at, @owner, @visibility)
              ON CONFLICT (name) DO UPDATE SET
                description = excluded.description,
                parameters_schema = excluded.parameters_schema,
@@ -280,7 +322,9 @@ export class SkillRegistry {
                content_hash = excluded.content_hash,
                failure_count = 0,
                updated_at = excluded.updated_at,
-               status_changed_at = excluded.status_changed_at`,
+               status_changed_at = excluded.status_changed_at,
+               owner = excluded.owner,
+               visibility = excluded.visibility`,
           )
           .run({
             name: next.name,
@@ -290,6 +334,8 @@ export class SkillRegistry {
             version: next.version,
             hash: next.contentHash,
             at,
+            owner: access.owner,
+            visibility: access.visibility,
           });
         return this.get(next.name) as SkillRecord;
       })(),
@@ -386,6 +432,20 @@ export class SkillRegistry {
     );
   }
 
+  /** Changes who owns a skill or who may see it. */
+  setAccess(name: string, access: SkillAccess, at: Date): SkillRecord {
+    return this.guard("change a skill's owner or visibility", () =>
+      this.db.transaction(() => {
+        this.db
+          .prepare("UPDATE skills SET owner = ?, visibility = ?, updated_at = ? WHERE name = ?")
+          .run(access.owner, access.visibility, at.getTime(), name);
+        const updated = this.get(name);
+        if (!updated) throw new SkillEngineError(status.NOT_FOUND, `no skill named "${name}" is registered`);
+        return updated;
+      })(),
+    );
+  }
+
   /** Outcomes of the most recent invocations of `version` (the rolling window). */
   window(name: string, version: number): WindowStats {
     const row = this.guard("read the rolling window", () =>
@@ -459,8 +519,8 @@ export class SkillRegistry {
           .prepare(
             `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason, version,
                                  content_hash, usage_count, failure_count, protected, auto_created,
-                                 created_at, updated_at, status_changed_at, last_invoked_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                 created_at, updated_at, status_changed_at, last_invoked_at, owner, visibility)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             skill.name,
@@ -479,6 +539,8 @@ export class SkillRegistry {
             now,
             now,
             skill.lastInvokedAt?.getTime() ?? null,
+            skill.access.owner,
+            skill.access.visibility,
           );
         return this.get(skill.name) as SkillRecord;
       })(),
@@ -564,6 +626,8 @@ function toRecord(row: SkillRow): SkillRecord {
     updatedAt: new Date(row.updated_at),
     statusChangedAt: new Date(row.status_changed_at),
     lastInvokedAt: row.last_invoked_at === null ? undefined : new Date(row.last_invoked_at),
+    owner: row.owner,
+    visibility: row.visibility === "public" ? "public" : "private",
   };
 }
 

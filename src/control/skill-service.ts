@@ -2,6 +2,7 @@ import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { InternalError, InvalidArgumentError, SkillEngineError, SkillNotFoundError, SkillTestFailedError } from "../errors.js";
 import type { ExecutionResult, SandboxRunner } from "../execution/index.js";
+import { agentIdProblem, type Caller } from "../identity/index.js";
 import { type CanonicalStore, locationOf } from "./canonical-store.js";
 import type { CodeIntake, IntakeWarning } from "./code-intake.js";
 import { contentHash } from "./content-hash.js";
@@ -14,15 +15,16 @@ import {
   validateRegistration,
   validateSkillName,
 } from "./request-validation.js";
+import { canManage, canSee, notYoursError, requireAdmin } from "./skill-access.js";
 import { type HealthPolicy, isLive, quantile, retirementReasons, windowRate } from "./skill-health.js";
 import type { SkillIndexer } from "./skill-indexer.js";
-import type { SkillRecord, SkillRegistry, VersionOrigin, VersionRecord } from "./skill-registry.js";
+import type { SkillAccess, SkillRecord, SkillRegistry, SkillVisibility, VersionOrigin, VersionRecord } from "./skill-registry.js";
 
 export type { IntakeWarning } from "./code-intake.js";
 
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
-  readonly caller: string;
+  readonly caller: Caller;
   /** Correlates the service's log lines of one call (and the client's, via x-request-id). */
   readonly requestId?: string;
   readonly signal?: AbortSignal;
@@ -66,6 +68,13 @@ export interface SkillStats {
   readonly windowSuccesses: number;
   readonly totalInvocations: number;
   readonly totalSuccesses: number;
+}
+
+/** What RebuildIndexes did. */
+export interface RebuildIndexesReport {
+  readonly skillsIndexed: number;
+  /** Canonical files rewritten from history, and skills that could not be repaired. */
+  readonly repairs: string[];
 }
 
 export interface RetiredSkill {
@@ -121,8 +130,20 @@ export class SkillService {
     this.now = deps.now ?? (() => new Date());
   }
 
-  async register(input: RegistrationInput, context: CallContext, exampleQueries: readonly string[] = []): Promise<RegistrationResult> {
+  /**
+   * Registers a skill, or a new version of one the caller may change. `visibility` undefined:
+   * private for a new skill, unchanged for an existing one.
+   */
+  async register(
+    input: RegistrationInput,
+    context: CallContext,
+    exampleQueries: readonly string[] = [],
+    visibility?: SkillVisibility,
+  ): Promise<RegistrationResult> {
     const valid = validateRegistration(input);
+    // Checked before the test run so a taken name costs no sandbox run; checked again under the
+    // lock because the name may be taken meanwhile.
+    this.accessForRegistration(valid.name, context.caller, visibility);
     if (exampleQueries.length > EXAMPLE_QUERY_LIMITS.count) {
       throw new InvalidArgumentError("example_queries", `has ${exampleQueries.length} entries; the limit is ${EXAMPLE_QUERY_LIMITS.count}`);
     }
@@ -136,15 +157,26 @@ export class SkillService {
     // The test ran outside the lock so registrations of one name can test in parallel;
     // numbering and writes are serialized.
     const skill = await this.perName.run(valid.name, () =>
-      this.commitNewVersion(valid.name, prepared.code, valid.description, valid.parametersSchema, testPayload, "register"),
+      this.commitNewVersion(
+        valid.name,
+        prepared.code,
+        valid.description,
+        valid.parametersSchema,
+        testPayload,
+        "register",
+        this.accessForRegistration(valid.name, context.caller, visibility),
+      ),
     );
     await this.reindex(skill, exampleQueries);
-    this.logger.info({ skill: skill.name, version: skill.version, caller: context.caller, requestId: context.requestId }, "skill registered");
+    this.logger.info(
+      { skill: skill.name, version: skill.version, owner: skill.owner, visibility: skill.visibility, agent: context.caller.agentId, requestId: context.requestId },
+      "skill registered",
+    );
     return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
   }
 
   async patch(input: PatchInput, context: CallContext): Promise<RegistrationResult> {
-    const skill = this.liveSkill(input.name, "patch");
+    const skill = this.liveSkill(this.manageableSkill(input.name, context.caller, "patch"), "patch");
     if (input.find === "") throw new InvalidArgumentError("find", "is required: the exact text to replace");
     const current = await this.activeCode(skill);
     const occurrences = current.split(input.find).length - 1;
@@ -168,10 +200,10 @@ export class SkillService {
           `"${skill.name}" changed while the patch was being tested (v${skill.version} → v${latest?.version ?? "?"}); read it again and retry`,
         );
       }
-      return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch");
+      return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch", latest);
     });
     await this.reindex(committed);
-    this.logger.info({ skill: committed.name, version: committed.version, caller: context.caller, requestId: context.requestId }, "skill patched");
+    this.logger.info({ skill: committed.name, version: committed.version, agent: context.caller.agentId, requestId: context.requestId }, "skill patched");
     return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
   }
 
@@ -179,7 +211,7 @@ export class SkillService {
     validateSkillName(name);
     if (!Number.isInteger(version) || version < 1) throw new InvalidArgumentError("version", "must be a version number ≥ 1");
     return this.perName.run(name, async () => {
-      const skill = this.liveSkill(name, "roll back");
+      const skill = this.liveSkill(this.manageableSkill(name, context.caller, "roll back"), "roll back");
       if (skill.version === version) throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is already at version ${version}`);
       const target = this.registry.version(name, version);
       if (!target) throw new SkillEngineError(status.NOT_FOUND, `"${name}" has no version ${version} (latest is ${skill.latestVersion})`);
@@ -191,7 +223,7 @@ export class SkillService {
       await this.store.writeActive(name, code);
       await this.mirror.flush();
       await this.reindex(rolledBack);
-      this.logger.info({ skill: name, from: skill.version, to: version, caller: context.caller, requestId: context.requestId }, "skill rolled back");
+      this.logger.info({ skill: name, from: skill.version, to: version, agent: context.caller.agentId, requestId: context.requestId }, "skill rolled back");
       return rolledBack;
     });
   }
@@ -199,13 +231,13 @@ export class SkillService {
   async delete(name: string, context: CallContext): Promise<SkillRecord> {
     validateSkillName(name);
     return this.perName.run(name, async () => {
-      const skill = this.existingSkill(name);
+      const skill = this.manageableSkill(name, context.caller, "delete");
       if (skill.status === "deleted") throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is already deleted`);
-      const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller}`, this.now());
+      const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
       await this.mirror.flush();
       await this.reindex(deleted);
-      this.logger.info({ skill: name, caller: context.caller, requestId: context.requestId }, "skill deleted (soft)");
+      this.logger.info({ skill: name, agent: context.caller.agentId, requestId: context.requestId }, "skill deleted (soft)");
       return deleted;
     });
   }
@@ -213,23 +245,23 @@ export class SkillService {
   async restore(name: string, context: CallContext): Promise<SkillRecord> {
     validateSkillName(name);
     return this.perName.run(name, async () => {
-      const skill = this.existingSkill(name);
+      const skill = this.manageableSkill(name, context.caller, "restore");
       if (isLive(skill.status)) {
         throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is ${skill.status}, not retired or deleted: nothing to restore`);
       }
-      const restored = this.registry.restore(name, `restored by ${context.caller}`, this.now());
+      const restored = this.registry.restore(name, `restored by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "active", this.now());
       await this.mirror.flush();
       await this.reindex(restored);
-      this.logger.info({ skill: name, from: skill.status, caller: context.caller, requestId: context.requestId }, "skill restored");
+      this.logger.info({ skill: name, from: skill.status, agent: context.caller.agentId, requestId: context.requestId }, "skill restored");
       return restored;
     });
   }
 
-  async setProtected(name: string, pinned: boolean): Promise<SkillRecord> {
+  async setProtected(name: string, pinned: boolean, context: CallContext): Promise<SkillRecord> {
     validateSkillName(name);
     return this.perName.run(name, async () => {
-      this.existingSkill(name);
+      this.manageableSkill(name, context.caller, pinned ? "protect" : "unprotect");
       const updated = this.registry.setProtected(name, pinned, this.now());
       await this.mirror.flush();
       await this.reindex(updated);
@@ -237,10 +269,68 @@ export class SkillService {
     });
   }
 
-  /** Seed 000's retirement sweep; `dryRun` only reports. */
+  /** Makes a skill private or public; its owner's or an admin's call. */
+  async setVisibility(name: string, visibility: SkillVisibility, context: CallContext): Promise<SkillRecord> {
+    validateSkillName(name);
+    return this.perName.run(name, async () => {
+      const skill = this.manageableSkill(name, context.caller, "change the visibility of");
+      if (skill.visibility === visibility) return skill;
+      const updated = this.registry.setAccess(name, { owner: skill.owner, visibility }, this.now());
+      await this.mirror.flush();
+      await this.reindex(updated);
+      this.logger.info({ skill: name, from: skill.visibility, to: visibility, agent: context.caller.agentId, requestId: context.requestId }, "skill visibility changed");
+      return updated;
+    });
+  }
+
+  /** Gives a skill to another agent (admins only), e.g. the local agent's skills once tokens exist. */
+  async transfer(name: string, newOwner: string, context: CallContext): Promise<SkillRecord> {
+    requireAdmin(context.caller, "TransferSkill");
+    validateSkillName(name);
+    const ownerProblem = agentIdProblem(newOwner);
+    if (ownerProblem) throw new InvalidArgumentError("new_owner", ownerProblem);
+    return this.perName.run(name, async () => {
+      const skill = this.existingSkill(name);
+      if (skill.owner === newOwner) return skill;
+      const updated = this.registry.setAccess(name, { owner: newOwner, visibility: skill.visibility }, this.now());
+      await this.mirror.flush();
+      await this.reindex(updated);
+      this.logger.warn({ skill: name, from: skill.owner, to: newOwner, agent: context.caller.agentId, requestId: context.requestId }, "skill transferred");
+      return updated;
+    });
+  }
+
+  /**
+   * Operator repair without a restart: every skill's canonical file checked against the registry
+   * (rewritten from history when missing or altered), the mirror rewritten, routing re-indexed.
+   * Each skill is checked under its own lock, so calls keep being served meanwhile.
+   */
+  async rebuildIndexes(context: CallContext): Promise<RebuildIndexesReport> {
+    requireAdmin(context.caller, "RebuildIndexes");
+    const repairs: string[] = [];
+    for (const { name } of this.registry.list({ includeInactive: true })) {
+      await this.perName.run(name, async () => {
+        const skill = this.registry.get(name);
+        if (!skill) return;
+        try {
+          const { restored } = await this.readActiveCode(skill);
+          if (restored) repairs.push(`${name}: canonical file rewritten from v${skill.version} in its history`);
+        } catch (error) {
+          repairs.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      });
+    }
+    await this.mirror.flush();
+    const skillsIndexed = this.indexer ? await this.indexer.reindexAll() : 0;
+    this.logger.warn({ skillsIndexed, repairs, agent: context.caller.agentId, requestId: context.requestId }, "indexes rebuilt by request");
+    return { skillsIndexed, repairs };
+  }
+
+  /** Seed 000's retirement sweep over the skills the caller manages (all of them for admins); `dryRun` only reports. */
   async retireDegraded(dryRun: boolean, context: CallContext): Promise<RetiredSkill[]> {
     const retired: RetiredSkill[] = [];
-    for (const candidate of this.registry.list()) {
+    const candidates = this.registry.list(context.caller.admin ? {} : { owner: context.caller.agentId });
+    for (const candidate of candidates) {
       const outcome = await this.perName.run(candidate.name, async () => {
         const skill = this.registry.get(candidate.name);
         if (!skill) return undefined;
@@ -250,7 +340,7 @@ export class SkillService {
           const retiredSkill = this.registry.setStatus(skill.name, "retired", reasons.join("; "), this.now());
           await this.store.moveSkill(skill.name, locationOf(skill.status), "retired", this.now());
           await this.reindex(retiredSkill);
-          this.logger.warn({ skill: skill.name, reasons, caller: context.caller, requestId: context.requestId }, "skill retired");
+          this.logger.warn({ skill: skill.name, reasons, agent: context.caller.agentId, requestId: context.requestId }, "skill retired");
         }
         return { name: skill.name, reasons };
       });
@@ -261,7 +351,7 @@ export class SkillService {
   }
 
   async invoke(name: string, payloadText: string, context: CallContext, routeId = ""): Promise<InvocationResult> {
-    const skill = this.liveSkill(name, "invoke");
+    const skill = this.liveSkill(this.visibleSkill(name, context.caller), "invoke");
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
     const code = await this.activeCode(skill);
     const result = await this.runner.run({
@@ -281,7 +371,7 @@ export class SkillService {
       timedOut: result.timedOut,
       oomKilled: result.oomKilled,
       errorSummary: result.errorSummary,
-      caller: context.caller,
+      caller: context.caller.agentId,
     });
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
@@ -290,21 +380,21 @@ export class SkillService {
     } else {
       this.mirror.schedule();
     }
-    if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success);
+    if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
     return { result, version: skill.version };
   }
 
-  /** Explicit routing feedback (RecordRouteFeedback). */
-  async recordRouteFeedback(routeId: string, name: string, success: boolean): Promise<boolean> {
+  /** Explicit routing feedback (RecordRouteFeedback); only for the caller's own routes. */
+  async recordRouteFeedback(routeId: string, name: string, success: boolean, context: CallContext): Promise<boolean> {
     if (routeId.trim() === "") throw new InvalidArgumentError("route_id", "is required: the id RouteSkills returned");
-    const skill = this.existingSkill(name);
-    return this.creditRoute(routeId, skill, success);
+    const skill = this.visibleSkill(name, context.caller);
+    return this.creditRoute(routeId, skill, success, context.caller);
   }
 
-  private async creditRoute(routeId: string, skill: SkillRecord, success: boolean): Promise<boolean> {
+  private async creditRoute(routeId: string, skill: SkillRecord, success: boolean, caller: Caller): Promise<boolean> {
     if (!this.indexer) return false;
     try {
-      return await this.indexer.credit(routeId, skill, success);
+      return await this.indexer.credit(routeId, skill, success, caller.agentId);
     } catch (error) {
       this.logger.error({ err: error, skill: skill.name, routeId }, "could not record routing feedback");
       return false;
@@ -321,22 +411,31 @@ export class SkillService {
     }
   }
 
-  async get(name: string): Promise<SkillWithCode> {
-    const skill = this.existingSkill(name);
+  async get(name: string, context: CallContext): Promise<SkillWithCode> {
+    const skill = this.visibleSkill(name, context.caller);
     return { skill, code: await this.activeCode(skill) };
   }
 
-  list(includeInactive = false): SkillRecord[] {
-    return this.registry.list({ includeInactive });
+  /** The skills the caller may see, optionally only one owner's. */
+  list(context: CallContext, options: { includeInactive?: boolean; owner?: string } = {}): SkillRecord[] {
+    if (options.owner !== undefined) {
+      const ownerProblem = agentIdProblem(options.owner);
+      if (ownerProblem) throw new InvalidArgumentError("owner", ownerProblem);
+    }
+    return this.registry.list({
+      includeInactive: options.includeInactive ?? false,
+      ...(context.caller.admin ? {} : { visibleTo: context.caller.agentId }),
+      ...(options.owner === undefined ? {} : { owner: options.owner }),
+    });
   }
 
-  versions(name: string): { skill: SkillRecord; versions: VersionRecord[] } {
-    const skill = this.existingSkill(name);
+  versions(name: string, context: CallContext): { skill: SkillRecord; versions: VersionRecord[] } {
+    const skill = this.visibleSkill(name, context.caller);
     return { skill, versions: this.registry.versions(name) };
   }
 
-  stats(name: string): SkillStats {
-    const skill = this.existingSkill(name);
+  stats(name: string, context: CallContext): SkillStats {
+    const skill = this.visibleSkill(name, context.caller);
     const now = this.now();
     const usage = this.registry.usage(name, skill.version, now);
     return {
@@ -354,8 +453,9 @@ export class SkillService {
   }
 
   async wipeSandbox(context: CallContext): Promise<number> {
+    requireAdmin(context.caller, "WipeSandbox");
     const { removedRunDirectories } = await this.runner.wipe();
-    this.logger.warn({ removedRunDirectories, caller: context.caller, requestId: context.requestId }, "sandbox wiped by request");
+    this.logger.warn({ removedRunDirectories, agent: context.caller.agentId, requestId: context.requestId }, "sandbox wiped by request");
     return removedRunDirectories;
   }
 
@@ -369,7 +469,7 @@ export class SkillService {
       ...(context.signal ? { signal: context.signal } : {}),
     });
     if (!test.success) {
-      this.logger.info({ skill: name, cause: test.errorSummary, caller: context.caller, requestId: context.requestId }, "code rejected by its test run");
+      this.logger.info({ skill: name, cause: test.errorSummary, agent: context.caller.agentId, requestId: context.requestId }, "code rejected by its test run");
       throw new SkillTestFailedError(name, test.errorSummary);
     }
     return test;
@@ -386,6 +486,7 @@ export class SkillService {
     parametersSchema: string,
     testPayload: string,
     origin: VersionOrigin,
+    access: SkillAccess,
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
     if (existing && !isLive(existing.status)) {
@@ -402,7 +503,7 @@ export class SkillService {
       contentHash: contentHash(code),
       origin,
       at: this.now(),
-    });
+    }, { owner: access.owner, visibility: access.visibility });
     await this.store.writeActive(name, code);
     await this.mirror.flush();
     return committed;
@@ -415,14 +516,43 @@ export class SkillService {
     return skill;
   }
 
-  /** A skill that can run: retired and deleted ones answer FAILED_PRECONDITION with the way back. */
-  private liveSkill(name: string, action: string): SkillRecord {
+  /** A skill the caller may see; anybody else's private skill is NOT_FOUND, exactly like no skill. */
+  private visibleSkill(name: string, caller: Caller): SkillRecord {
     const skill = this.existingSkill(name);
+    if (!canSee(skill, caller)) throw new SkillNotFoundError(name);
+    return skill;
+  }
+
+  /** A skill the caller may change: PERMISSION_DENIED for another agent's public skill. */
+  private manageableSkill(name: string, caller: Caller, action: string): SkillRecord {
+    const skill = this.visibleSkill(name, caller);
+    if (!canManage(skill, caller)) throw notYoursError(name, skill.owner, action);
+    return skill;
+  }
+
+  /**
+   * Owner and visibility of the version a registration commits. Names are global (the canonical
+   * store is laid out by name), so a name held by another agent's skill, in any status, is
+   * refused: PERMISSION_DENIED when the caller can see that skill, else ALREADY_EXISTS, which
+   * says the name is taken and nothing else about it.
+   */
+  private accessForRegistration(name: string, caller: Caller, visibility: SkillVisibility | undefined): SkillAccess {
+    const existing = this.registry.get(name);
+    if (!existing) return { owner: caller.agentId, visibility: visibility ?? "private" };
+    if (!canManage(existing, caller)) {
+      if (canSee(existing, caller)) throw notYoursError(name, existing.owner, "register a new version of");
+      throw new SkillEngineError(status.ALREADY_EXISTS, `the name "${name}" is taken by another agent's skill; choose another name`);
+    }
+    return { owner: existing.owner, visibility: visibility ?? existing.visibility };
+  }
+
+  /** A skill that can run: retired and deleted ones answer FAILED_PRECONDITION with the way back. */
+  private liveSkill(skill: SkillRecord, action: string): SkillRecord {
     if (!isLive(skill.status)) {
       const why = skill.statusReason ? ` (${skill.statusReason})` : "";
       throw new SkillEngineError(
         status.FAILED_PRECONDITION,
-        `cannot ${action} "${name}": it is ${skill.status}${why}; RestoreSkill brings it back`,
+        `cannot ${action} "${skill.name}": it is ${skill.status}${why}; RestoreSkill brings it back`,
       );
     }
     return skill;
@@ -433,9 +563,13 @@ export class SkillService {
    * went missing or was altered on disk is restored from the immutable history.
    */
   private async activeCode(skill: SkillRecord): Promise<string> {
+    return (await this.readActiveCode(skill)).code;
+  }
+
+  private async readActiveCode(skill: SkillRecord): Promise<{ code: string; restored: boolean }> {
     const location = locationOf(skill.status);
     const active = await this.store.readActive(skill.name, location);
-    if (active !== undefined && contentHash(active) === skill.contentHash) return active;
+    if (active !== undefined && contentHash(active) === skill.contentHash) return { code: active, restored: false };
     const fromHistory = await this.store.readVersion(skill.name, skill.version, location);
     if (fromHistory === undefined || contentHash(fromHistory) !== skill.contentHash) {
       throw new InternalError(
@@ -444,7 +578,7 @@ export class SkillService {
     }
     this.logger.warn({ skill: skill.name, version: skill.version }, "canonical file missing or altered; restored from history");
     await this.store.writeActive(skill.name, fromHistory, location);
-    return fromHistory;
+    return { code: fromHistory, restored: true };
   }
 
   private payloadValidatorFor(skill: SkillRecord): PayloadValidator {

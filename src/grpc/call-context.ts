@@ -1,9 +1,6 @@
 import type { ServerUnaryCall } from "@grpc/grpc-js";
 import { RunCancelledError } from "../errors.js";
 
-/** The identity every caller has until tokens are configured (the embedded default). */
-export const LOCAL_AGENT = "local";
-
 /**
  * An AbortSignal that fires when the client cancels or its deadline passes, so the run (and its
  * container) stops as soon as nobody is waiting for it.

@@ -1,4 +1,11 @@
-import type { IntakeWarning, SkillRecord, SkillStats, SkillStatus as DomainStatus, VersionRecord } from "../control/index.js";
+import type {
+  IntakeWarning,
+  SkillRecord,
+  SkillStats,
+  SkillStatus as DomainStatus,
+  SkillVisibility as DomainVisibility,
+  VersionRecord,
+} from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
 import {
@@ -9,6 +16,7 @@ import {
   type Skill,
   SkillStatus,
   type SkillVersion,
+  Visibility,
 } from "../gen/skillengine/v1/skill_engine.js";
 
 /** Domain → wire mapping; the gRPC layer holds no other logic. */
@@ -19,6 +27,18 @@ const STATUS_TO_WIRE: Readonly<Record<DomainStatus, SkillStatus>> = {
   retired: SkillStatus.SKILL_STATUS_RETIRED,
   deleted: SkillStatus.SKILL_STATUS_DELETED,
 };
+
+const VISIBILITY_TO_WIRE: Readonly<Record<DomainVisibility, Visibility>> = {
+  private: Visibility.VISIBILITY_PRIVATE,
+  public: Visibility.VISIBILITY_PUBLIC,
+};
+
+/** A requested visibility; undefined for VISIBILITY_UNSPECIFIED (and unknown numbers, which the caller rejects). */
+export function fromVisibilityMessage(visibility: Visibility): DomainVisibility | undefined {
+  if (visibility === Visibility.VISIBILITY_PRIVATE) return "private";
+  if (visibility === Visibility.VISIBILITY_PUBLIC) return "public";
+  return undefined;
+}
 
 export function toSkillMessage(record: SkillRecord): Skill {
   return {
@@ -39,6 +59,8 @@ export function toSkillMessage(record: SkillRecord): Skill {
     autoCreated: record.autoCreated,
     latestVersion: record.latestVersion,
     statusChangedAt: record.statusChangedAt,
+    owner: record.owner,
+    visibility: VISIBILITY_TO_WIRE[record.visibility],
   };
 }
 

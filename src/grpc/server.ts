@@ -5,6 +5,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "pino";
 import type { SkillService } from "../control/index.js";
+import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
@@ -21,6 +22,8 @@ export interface GrpcServerOptions {
   readonly port: number;
   readonly service: SkillService;
   readonly routing: RoutingService;
+  /** Turns each call's `authorization` metadata into the calling agent. */
+  readonly authenticator: Authenticator;
   readonly logger: Logger;
   readonly metrics?: ServiceMetrics;
 }
@@ -40,7 +43,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     "grpc.max_receive_message_length": 4 * 1024 * 1024,
     "grpc.max_send_message_length": 8 * 1024 * 1024,
   });
-  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.routing, options.logger, options.metrics));
+  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics));
 
   const health = new HealthImplementation({ "": "NOT_SERVING", [SKILL_ENGINE_SERVICE_NAME]: "NOT_SERVING" });
   health.addToServer(server);

@@ -2,22 +2,31 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { CallContext, SkillService } from "../control/index.js";
-import { SkillEngineError } from "../errors.js";
-import { RouteMode, type SkillEngineServer, ToolFormat } from "../gen/skillengine/v1/skill_engine.js";
+import type { CallContext, SkillService, SkillVisibility } from "../control/index.js";
+import { InvalidArgumentError, SkillEngineError } from "../errors.js";
+import { RouteMode, type SkillEngineServer, ToolFormat, Visibility } from "../gen/skillengine/v1/skill_engine.js";
+import type { Authenticator, Caller } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
-import { LOCAL_AGENT, signalOf } from "./call-context.js";
-import { toExecutionResultMessage, toRoutedSkillMessage, toSkillMessage, toStatsMessage, toVersionMessage, toWarningMessage } from "./messages.js";
+import { signalOf } from "./call-context.js";
+import {
+  fromVisibilityMessage,
+  toExecutionResultMessage,
+  toRoutedSkillMessage,
+  toSkillMessage,
+  toStatsMessage,
+  toVersionMessage,
+  toWarningMessage,
+} from "./messages.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
 export function skillEngineHandlers(
   service: SkillService,
   routing: RoutingService,
+  authenticator: Authenticator,
   logger: Logger,
   metrics?: ServiceMetrics,
 ): SkillEngineServer {
-  const caller = LOCAL_AGENT;
   return {
     registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
       const registered = await service.register(
@@ -30,6 +39,7 @@ export function skillEngineHandlers(
         },
         context,
         request.exampleQueries,
+        requestedVisibility(request.visibility, { required: false }),
       );
       return {
         skill: toSkillMessage(registered.skill),
@@ -57,21 +67,23 @@ export function skillEngineHandlers(
       return { result: toExecutionResultMessage(invoked.result), version: invoked.version };
     }),
 
-    getSkill: unary(logger, "GetSkill", async (request) => {
-      const found = await service.get(request.name);
+    getSkill: unary(logger, "GetSkill", async (request, context) => {
+      const found = await service.get(request.name, context);
       return { skill: toSkillMessage(found.skill), code: found.code };
     }),
 
-    listSkills: unary(logger, "ListSkills", async (request) => ({
-      skills: service.list(request.includeInactive).map(toSkillMessage),
+    listSkills: unary(logger, "ListSkills", async (request, context) => ({
+      skills: service
+        .list(context, { includeInactive: request.includeInactive, ...(request.owner === "" ? {} : { owner: request.owner }) })
+        .map(toSkillMessage),
     })),
 
-    listSkillVersions: unary(logger, "ListSkillVersions", async (request) => {
-      const { skill, versions } = service.versions(request.name);
+    listSkillVersions: unary(logger, "ListSkillVersions", async (request, context) => {
+      const { skill, versions } = service.versions(request.name, context);
       return { versions: versions.map((v) => toVersionMessage(v, skill.version)) };
     }),
 
-    getSkillStats: unary(logger, "GetSkillStats", async (request) => toStatsMessage(service.stats(request.name))),
+    getSkillStats: unary(logger, "GetSkillStats", async (request, context) => toStatsMessage(service.stats(request.name, context))),
 
     rollbackSkill: unary(logger, "RollbackSkill", async (request, context) => ({
       skill: toSkillMessage(await service.rollback(request.name, request.version, context)),
@@ -85,25 +97,47 @@ export function skillEngineHandlers(
       skill: toSkillMessage(await service.restore(request.name, context)),
     })),
 
-    setSkillProtected: unary(logger, "SetSkillProtected", async (request) => ({
-      skill: toSkillMessage(await service.setProtected(request.name, request.protected)),
+    setSkillProtected: unary(logger, "SetSkillProtected", async (request, context) => ({
+      skill: toSkillMessage(await service.setProtected(request.name, request.protected, context)),
     })),
+
+    setSkillVisibility: unary(logger, "SetSkillVisibility", async (request, context) => ({
+      skill: toSkillMessage(
+        await service.setVisibility(request.name, requestedVisibility(request.visibility, { required: true }) as SkillVisibility, context),
+      ),
+    })),
+
+    transferSkill: unary(logger, "TransferSkill", async (request, context) => ({
+      skill: toSkillMessage(await service.transfer(request.name, request.newOwner, context)),
+    })),
+
+    whoAmI: unary(logger, "WhoAmI", async (_request, context) => ({
+      agentId: context.caller.agentId,
+      admin: context.caller.admin,
+      authenticated: context.caller.authenticated,
+    })),
+
+    rebuildIndexes: unary(logger, "RebuildIndexes", async (_request, context) => {
+      const started = performance.now();
+      const report = await service.rebuildIndexes(context);
+      return { skillsIndexed: report.skillsIndexed, repairs: report.repairs, durationMs: Math.round(performance.now() - started) };
+    }),
 
     retireDegradedSkills: unary(logger, "RetireDegradedSkills", async (request, context) => ({
       retired: (await service.retireDegraded(request.dryRun, context)).map((r) => ({ name: r.name, reasons: r.reasons })),
       dryRun: request.dryRun,
     })),
 
-    routeSkills: unary(logger, "RouteSkills", async (request) => {
+    routeSkills: unary(logger, "RouteSkills", async (request, context) => {
       const format = request.format === ToolFormat.TOOL_FORMAT_ANTHROPIC ? "anthropic" : "openai";
       const mode =
         request.mode === RouteMode.ROUTE_MODE_KEYWORDS ? "keywords" : request.mode === RouteMode.ROUTE_MODE_VECTORS ? "vectors" : "fused";
-      const routed = await routing.route({ query: request.query, limit: request.limit, mode, format });
+      const routed = await routing.route({ query: request.query, limit: request.limit, mode, format }, context.caller);
       return { routeId: routed.routeId, skills: routed.skills.map(toRoutedSkillMessage), degraded: routed.degraded };
     }),
 
-    recordRouteFeedback: unary(logger, "RecordRouteFeedback", async (request) => ({
-      credited: await service.recordRouteFeedback(request.routeId, request.name, request.success),
+    recordRouteFeedback: unary(logger, "RecordRouteFeedback", async (request, context) => ({
+      credited: await service.recordRouteFeedback(request.routeId, request.name, request.success, context),
     })),
 
     wipeSandbox: unary(logger, "WipeSandbox", async (_request, context) => ({
@@ -112,9 +146,10 @@ export function skillEngineHandlers(
   };
 
   /**
-   * Wraps a handler so every outcome reaches the client exactly once, with a call context whose
-   * signal fires on cancellation or deadline: a SkillEngineError becomes its status and message;
-   * anything else is logged and answered INTERNAL without leaking details.
+   * Wraps a handler so every outcome reaches the client exactly once: the caller is authenticated
+   * first (UNAUTHENTICATED before any work); the call context's signal fires on cancellation or
+   * deadline; a SkillEngineError becomes its status and message; anything else is logged and
+   * answered INTERNAL without leaking details.
    */
   function unary<Req, Res>(
     log: Logger,
@@ -129,13 +164,20 @@ export function skillEngineHandlers(
       reply.set(REQUEST_ID_HEADER, requestId);
       call.sendMetadata(reply);
       const skill = (call.request as { name?: unknown }).name;
+      let caller: Caller | undefined;
       const done = (code: status): void => {
         const seconds = (performance.now() - started) / 1000;
         metrics?.recordRpc(method, status[code] ?? String(code), seconds);
-        // Names and sizes only: skill code and payloads never reach the log above debug.
-        log.info({ requestId, method, code: status[code], ms: Math.round(seconds * 1000), caller, skill }, "rpc");
+        // Names only: skill code, payloads and tokens never reach the log above debug.
+        const line = { requestId, method, code: status[code], ms: Math.round(seconds * 1000), agent: caller?.agentId, skill };
+        if (code === status.UNAUTHENTICATED) log.warn({ ...line, peer: call.getPeer() }, "rpc refused: no valid token");
+        else log.info(line, "rpc");
       };
-      handler(call.request, { caller, requestId, signal })
+      Promise.resolve()
+        .then(() => {
+          caller = authenticator.authenticate(authorizationOf(call.metadata));
+          return handler(call.request, { caller, requestId, signal });
+        })
         .then(
           (response) => {
             done(status.OK);
@@ -153,6 +195,20 @@ export function skillEngineHandlers(
 }
 
 const REQUEST_ID_HEADER = "x-request-id";
+
+/** The `authorization` metadata as text (undefined when absent or binary). */
+function authorizationOf(metadata: Metadata): string | undefined {
+  const value = metadata.get("authorization")[0];
+  return typeof value === "string" ? value : undefined;
+}
+
+/** A visibility from the wire: unspecified is undefined (or INVALID_ARGUMENT when one is required). */
+function requestedVisibility(visibility: Visibility, options: { required: boolean }): SkillVisibility | undefined {
+  const domain = fromVisibilityMessage(visibility);
+  if (domain !== undefined) return domain;
+  if (visibility === Visibility.VISIBILITY_UNSPECIFIED && !options.required) return undefined;
+  throw new InvalidArgumentError("visibility", "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC");
+}
 
 /** The caller's x-request-id when it sent a sane one, else a new id. */
 function requestIdOf(metadata: Metadata): string {

@@ -1,11 +1,9 @@
 import type { Logger } from "pino";
-import { type HealthPolicy, type SkillIndexer, type SkillRecord, type SkillRegistry, windowRate } from "../control/index.js";
+import { canSee, type HealthPolicy, type SkillIndexer, type SkillRecord, type SkillRegistry, windowRate } from "../control/index.js";
 import { InvalidArgumentError } from "../errors.js";
+import type { Caller } from "../identity/index.js";
 import { hardenedDescription, toolDefinition } from "./hardened-description.js";
 import { failsQualityFilter, type RoutableSkill, ROUTABLE_STATUSES, type RouteMode, type SkillRouter } from "./skill-router.js";
-
-/** Until identity and scoping land, every skill belongs to the one local agent and is visible to it. */
-const LOCAL_OWNER = "local";
 
 export type ToolFormat = "openai" | "anthropic";
 
@@ -48,20 +46,23 @@ export class RoutingService implements SkillIndexer {
     this.logger.info({ ms: Date.now() - started }, "routing indexes ready");
   }
 
-  /** Re-indexes every skill (e.g. to bring Qdrant up to date after an outage). */
-  async reindexAll(): Promise<void> {
-    await this.router.reindexAll(this.registry.list({ includeInactive: true }).map(toRoutable));
+  /** Re-indexes every skill (e.g. to bring Qdrant up to date after an outage); returns how many. */
+  async reindexAll(): Promise<number> {
+    const skills = this.registry.list({ includeInactive: true }).map(toRoutable);
+    await this.router.reindexAll(skills);
+    return skills.length;
   }
 
   async sync(skill: SkillRecord, exampleQueries: readonly string[] = []): Promise<void> {
     await this.router.index(toRoutable(skill), exampleQueries);
   }
 
-  credit(routeId: string, skill: SkillRecord, success: boolean): Promise<boolean> {
-    return this.router.credit(routeId, skill.name, success, toRoutable(skill));
+  credit(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean> {
+    return this.router.credit(routeId, skill.name, success, toRoutable(skill), agentId);
   }
 
-  async route(request: RouteRequest): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[] }> {
+  /** The skills for a query among those `caller` may see: its own and public ones (admins: all). */
+  async route(request: RouteRequest, caller: Caller): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[] }> {
     const query = request.query.trim();
     if (query === "") throw new InvalidArgumentError("query", "is required: what the user wants done");
     if (query.length > ROUTE_LIMITS.queryChars) {
@@ -74,13 +75,15 @@ export class RoutingService implements SkillIndexer {
     const result = await this.router.route(query, {
       limit,
       mode: request.mode,
+      scope: { agentId: caller.agentId, everything: caller.admin },
       exclude: (name) => failsQualityFilter(this.router.quality(name)),
     });
     const skills: RoutedSkill[] = [];
     for (const hit of result.hits) {
       const skill = this.registry.get(hit.name);
-      // The index may trail the registry by a moment; the registry has the last word.
-      if (!skill || !ROUTABLE_STATUSES.includes(skill.status)) continue;
+      // The index may trail the registry by a moment (a visibility just changed, say); the
+      // registry has the last word.
+      if (!skill || !ROUTABLE_STATUSES.includes(skill.status) || !canSee(skill, caller)) continue;
       const description = hardenedDescription(skill.name, skill.description, skill.parametersSchema);
       const warnings = [skill.healthWarning, skill.status === "degraded" ? `degraded: ${skill.statusReason}` : ""].filter((w) => w !== "");
       skills.push({
@@ -99,5 +102,5 @@ export class RoutingService implements SkillIndexer {
 }
 
 function toRoutable(skill: SkillRecord): RoutableSkill {
-  return { name: skill.name, description: skill.description, status: skill.status, owner: LOCAL_OWNER, visibility: "public" };
+  return { name: skill.name, description: skill.description, status: skill.status, owner: skill.owner, visibility: skill.visibility };
 }

@@ -2,7 +2,14 @@ import { createHash, randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Embedder } from "./embedding/index.js";
-import { type KeywordIndex, reciprocalRankFusion, type SkillVisibility, type VectorIndex, VectorIndexUnavailableError } from "./index/index.js";
+import {
+  type KeywordIndex,
+  reciprocalRankFusion,
+  type SkillVisibility,
+  type VectorIndex,
+  VectorIndexUnavailableError,
+  type VectorSearchFilter,
+} from "./index/index.js";
 
 /** What routing needs to know of a skill. */
 export interface RoutableSkill {
@@ -14,6 +21,15 @@ export interface RoutableSkill {
 }
 
 export type RouteMode = "fused" | "keywords" | "vectors";
+
+/**
+ * Whose skills a route may return: an agent's own and the public ones, or (admins) all of them.
+ * The agent id is also recorded with the route, so only that agent's outcomes credit it.
+ */
+export interface RouteScope {
+  readonly agentId: string;
+  readonly everything: boolean;
+}
 
 export interface RouteHit {
   readonly name: string;
@@ -94,6 +110,9 @@ export class SkillRouter {
       CREATE INDEX IF NOT EXISTS route_outcomes_by_name ON route_outcomes (name);
       CREATE TABLE IF NOT EXISTS route_evidence (name TEXT NOT NULL, query TEXT NOT NULL, hash TEXT NOT NULL, at INTEGER NOT NULL,
                                                 PRIMARY KEY (name, hash)) STRICT;`);
+    // Routes recorded before identity belong to nobody: no agent can credit them.
+    const routeColumns = this.db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('routes')").all();
+    if (!routeColumns.some((c) => c.name === "agent")) this.db.exec("ALTER TABLE routes ADD COLUMN agent TEXT NOT NULL DEFAULT ''");
   }
 
   /**
@@ -146,25 +165,29 @@ export class SkillRouter {
     await this.vectors.remove([name, ...evidence.map((e) => `${name}${EVIDENCE_SEPARATOR}${e.hash}`)]);
   }
 
-  async route(query: string, options: { limit: number; mode: RouteMode; exclude?: (name: string) => boolean }): Promise<RouteResult> {
+  async route(
+    query: string,
+    options: { limit: number; mode: RouteMode; scope: RouteScope; exclude?: (name: string) => boolean },
+  ): Promise<RouteResult> {
     const fetch = Math.min(200, options.limit * 4 + 10);
-    const filter = { statuses: ROUTABLE_STATUSES };
+    const filters = scopeFilters(options.scope);
+    const searchKeywords = () => mergeBestScores(filters.map((filter) => this.keywords.search(query, { limit: fetch, filter })), fetch);
     const degraded: string[] = [];
     const lists = [];
     if (options.mode !== "vectors") {
-      lists.push({ source: "keywords", items: this.keywords.search(query, { limit: fetch, filter }) });
+      lists.push({ source: "keywords", items: searchKeywords() });
     }
     if (options.mode !== "keywords") {
       try {
         const [vector] = await this.embedder.embed([query]);
-        const hits = vector ? await this.vectors.search(vector, { limit: fetch * 2, filter }) : [];
-        lists.push({ source: "vectors", items: bestPerSkill(hits) });
+        const hits = vector ? await Promise.all(filters.map((filter) => this.vectors.search(vector, { limit: fetch * 2, filter }))) : [];
+        lists.push({ source: "vectors", items: bestPerSkill(hits.flat()) });
         const fallback = (this.vectors as { lastFallback?: string }).lastFallback;
         if (fallback) degraded.push(fallback);
       } catch (error) {
         if (!(error instanceof VectorIndexUnavailableError) && !(error instanceof Error && error.name === "EmbedderError")) throw error;
         degraded.push(`vectors unavailable (${error.message}); routed by keywords`);
-        if (options.mode === "vectors") lists.push({ source: "keywords", items: this.keywords.search(query, { limit: fetch, filter }) });
+        if (options.mode === "vectors") lists.push({ source: "keywords", items: searchKeywords() });
       }
     }
     const fused = reciprocalRankFusion(lists, { limit: fetch });
@@ -179,19 +202,22 @@ export class SkillRouter {
       }));
     const routeId = randomUUID();
     this.db
-      .prepare("INSERT INTO routes (route_id, query, names, created_at) VALUES (?, ?, ?, ?)")
-      .run(routeId, query, JSON.stringify(hits.map((h) => h.name)), Date.now());
+      .prepare("INSERT INTO routes (route_id, query, names, created_at, agent) VALUES (?, ?, ?, ?, ?)")
+      .run(routeId, query, JSON.stringify(hits.map((h) => h.name)), Date.now(), options.scope.agentId);
     return { routeId, hits, degraded };
   }
 
   /**
    * Records whether a routed skill did the job. A success within the credit window makes the
-   * route's query evidence for that skill. Returns true when it was credited.
+   * route's query evidence for that skill. Only the agent the route was made for can credit it.
+   * Returns true when it was credited.
    */
-  async credit(routeId: string, name: string, success: boolean, skill: RoutableSkill | undefined): Promise<boolean> {
+  async credit(routeId: string, name: string, success: boolean, skill: RoutableSkill | undefined, agentId: string): Promise<boolean> {
     const route = this.db
-      .prepare<[string], { query: string; names: string; created_at: number }>("SELECT query, names, created_at FROM routes WHERE route_id = ?")
-      .get(routeId);
+      .prepare<[string, string], { query: string; names: string; created_at: number }>(
+        "SELECT query, names, created_at FROM routes WHERE route_id = ? AND agent = ?",
+      )
+      .get(routeId, agentId);
     if (!route || !(JSON.parse(route.names) as string[]).includes(name)) return false;
     this.db
       .prepare(
@@ -257,6 +283,30 @@ export function documentText(skill: Pick<RoutableSkill, "name" | "description">)
     .replace(/[_-]+/g, " ")
     .toLowerCase();
   return `${words}: ${skill.description}`;
+}
+
+/**
+ * The index filters are AND-ed allowlists, so "own OR public" is two searches. Admins see every
+ * routable skill.
+ */
+function scopeFilters(scope: RouteScope): VectorSearchFilter[] {
+  const statuses = ROUTABLE_STATUSES;
+  if (scope.everything) return [{ statuses }];
+  return [
+    { statuses, owners: [scope.agentId] },
+    { statuses, visibility: ["public"] },
+  ];
+}
+
+/** One list from several searches of one query: each id at its best score, best first. */
+function mergeBestScores(lists: ReadonlyArray<ReadonlyArray<{ id: string; score: number }>>, limit: number): Array<{ id: string; score: number }> {
+  if (lists.length === 1) return [...(lists[0] ?? [])];
+  const best = new Map<string, number>();
+  for (const hit of lists.flat()) best.set(hit.id, Math.max(best.get(hit.id) ?? -Infinity, hit.score));
+  return [...best.entries()]
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+    .slice(0, limit)
+    .map(([id, score]) => ({ id, score }));
 }
 
 /** A skill's evidence vectors compete with its main vector; keep its best hit only. */

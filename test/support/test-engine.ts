@@ -98,11 +98,17 @@ export type UnaryMethod<Req, Res> = (
   callback: (error: ServiceError | null, response: Res) => void,
 ) => unknown;
 
-export function connect(port: number): TestClient {
+/** A client of the engine on `port`; with `token`, every call carries `authorization: Bearer <token>`. */
+export function connect(port: number, token?: string): TestClient {
   const raw = new SkillEngineClient(`127.0.0.1:${port}`, credentials.createInsecure());
+  const metadata = (): Metadata => {
+    const m = new Metadata();
+    if (token !== undefined) m.set("authorization", `Bearer ${token}`);
+    return m;
+  };
   const call = <Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 60_000): Promise<Res> =>
     new Promise<Res>((resolve, reject) => {
-      method.call(raw, request, new Metadata(), { deadline: Date.now() + deadlineMs }, (error, response) =>
+      method.call(raw, request, metadata(), { deadline: Date.now() + deadlineMs }, (error, response) =>
         error ? reject(error) : resolve(response),
       );
     });
@@ -112,12 +118,12 @@ export function connect(port: number): TestClient {
     register: (request, ms) =>
       call<RegisterSkillRequest, RegisterSkillResponse>(
         raw.registerSkill,
-        { description: "a test skill", parametersSchema: '{"type":"object"}', testPayload: "{}", exampleQueries: [], ...request },
+        { description: "a test skill", parametersSchema: '{"type":"object"}', testPayload: "{}", exampleQueries: [], visibility: 0, ...request },
         ms,
       ),
     invoke: (name, payload = "{}", ms, routeId = "") => call(raw.invokeSkill, { name, payload, routeId }, ms),
     get: (name) => call(raw.getSkill, { name }),
-    list: (includeInactive = false) => call(raw.listSkills, { includeInactive }),
+    list: (includeInactive = false) => call(raw.listSkills, { includeInactive, owner: "" }),
     close: () => raw.close(),
   };
 }

@@ -61,6 +61,7 @@ export const register: Command = async (ctx) => {
     code,
     testPayload,
     exampleQueries: Array.isArray(examples) ? examples : [],
+    visibility: 0,
   });
   if (ctx.json) {
     ctx.io.out(toJson({ ...response, skill: skillJson(response.skill) }));
@@ -94,7 +95,7 @@ export const invoke: Command = async (ctx) => {
 };
 
 export const list: Command = async (ctx) => {
-  const response = await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: ctx.options.all === true });
+  const response = await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: ctx.options.all === true, owner: "" });
   if (ctx.json) {
     ctx.io.out(toJson({ skills: response.skills.map(skillJson) }));
     return 0;

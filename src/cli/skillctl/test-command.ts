@@ -58,7 +58,7 @@ export const test: Command = async (ctx) => {
   const names =
     ctx.positionals.length > 0
       ? [...new Set(ctx.positionals)]
-      : (await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: false })).skills.map((s) => s.name);
+      : (await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: false, owner: "" })).skills.map((s) => s.name);
 
   const progress = ctx.io.errIsTty && !ctx.json;
   const outcomes: SkillTestOutcome[] = [];

@@ -24,6 +24,48 @@ export const protobufPackage = "skillengine.v1";
 
 export const protobufFileName = "skillengine/v1/skill_engine.proto";
 
+export enum Visibility {
+  /** VISIBILITY_UNSPECIFIED - In RegisterSkill: private for a new skill, unchanged for a new version. */
+  VISIBILITY_UNSPECIFIED = 0,
+  /** VISIBILITY_PRIVATE - The owner and admins only. */
+  VISIBILITY_PRIVATE = 1,
+  /** VISIBILITY_PUBLIC - Every agent may see, route to and invoke it; only the owner and admins change it. */
+  VISIBILITY_PUBLIC = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function visibilityFromJSON(object: any): Visibility {
+  switch (object) {
+    case 0:
+    case "VISIBILITY_UNSPECIFIED":
+      return Visibility.VISIBILITY_UNSPECIFIED;
+    case 1:
+    case "VISIBILITY_PRIVATE":
+      return Visibility.VISIBILITY_PRIVATE;
+    case 2:
+    case "VISIBILITY_PUBLIC":
+      return Visibility.VISIBILITY_PUBLIC;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Visibility.UNRECOGNIZED;
+  }
+}
+
+export function visibilityToJSON(object: Visibility): string {
+  switch (object) {
+    case Visibility.VISIBILITY_UNSPECIFIED:
+      return "VISIBILITY_UNSPECIFIED";
+    case Visibility.VISIBILITY_PRIVATE:
+      return "VISIBILITY_PRIVATE";
+    case Visibility.VISIBILITY_PUBLIC:
+      return "VISIBILITY_PUBLIC";
+    case Visibility.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export enum SkillStatus {
   SKILL_STATUS_UNSPECIFIED = 0,
   /** SKILL_STATUS_ACTIVE - Healthy, routed, invocable. */
@@ -203,7 +245,12 @@ export interface Skill {
   autoCreated: boolean;
   /** Highest version ever committed (greater than version after a rollback). */
   latestVersion: number;
-  statusChangedAt: Date | undefined;
+  statusChangedAt:
+    | Date
+    | undefined;
+  /** The agent that registered it (or was given it by TransferSkill). */
+  owner: string;
+  visibility: Visibility;
 }
 
 export interface SkillVersion {
@@ -245,6 +292,8 @@ export interface RegisterSkillRequest {
   testPayload: string;
   /** Optional queries this skill answers; routing uses them as evidence from the start. */
   exampleQueries: string[];
+  /** Unspecified: private for a new skill, unchanged for a new version of an existing one. */
+  visibility: Visibility;
 }
 
 export interface RegisterSkillResponse {
@@ -308,6 +357,8 @@ export interface GetSkillResponse {
 export interface ListSkillsRequest {
   /** Also list retired and deleted skills. */
   includeInactive: boolean;
+  /** Only skills of this agent (among those the caller may see); empty: all of them. */
+  owner: string;
 }
 
 export interface ListSkillsResponse {
@@ -468,6 +519,47 @@ export interface RecordRouteFeedbackResponse {
   credited: boolean;
 }
 
+export interface SetSkillVisibilityRequest {
+  name: string;
+  /** VISIBILITY_PRIVATE or VISIBILITY_PUBLIC. */
+  visibility: Visibility;
+}
+
+export interface SetSkillVisibilityResponse {
+  skill: Skill | undefined;
+}
+
+export interface TransferSkillRequest {
+  name: string;
+  /** The agent id that owns it from now on. */
+  newOwner: string;
+}
+
+export interface TransferSkillResponse {
+  skill: Skill | undefined;
+}
+
+export interface WhoAmIRequest {
+}
+
+export interface WhoAmIResponse {
+  agentId: string;
+  admin: boolean;
+  /** False when the service runs without tokens (every caller is the local agent). */
+  authenticated: boolean;
+}
+
+export interface RebuildIndexesRequest {
+}
+
+export interface RebuildIndexesResponse {
+  /** Skills re-indexed for routing (every status). */
+  skillsIndexed: number;
+  /** What reconciling the canonical store with the registry repaired. */
+  repairs: string[];
+  durationMs: number;
+}
+
 function createBaseSkill(): Skill {
   return {
     name: "",
@@ -487,6 +579,8 @@ function createBaseSkill(): Skill {
     autoCreated: false,
     latestVersion: 0,
     statusChangedAt: undefined,
+    owner: "",
+    visibility: 0,
   };
 }
 
@@ -542,6 +636,12 @@ export const Skill: MessageFns<Skill> = {
     }
     if (message.statusChangedAt !== undefined) {
       Timestamp.encode(toTimestamp(message.statusChangedAt), writer.uint32(138).fork()).join();
+    }
+    if (message.owner !== "") {
+      writer.uint32(146).string(message.owner);
+    }
+    if (message.visibility !== 0) {
+      writer.uint32(152).int32(message.visibility);
     }
     return writer;
   },
@@ -695,6 +795,22 @@ export const Skill: MessageFns<Skill> = {
             message.statusChangedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.owner = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 152) {
+              break;
+            }
+
+            message.visibility = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -770,6 +886,8 @@ export const Skill: MessageFns<Skill> = {
         : isSet(object.status_changed_at)
         ? fromJsonTimestamp(object.status_changed_at)
         : undefined,
+      owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
+      visibility: isSet(object.visibility) ? visibilityFromJSON(object.visibility) : 0,
     };
   },
 
@@ -826,6 +944,12 @@ export const Skill: MessageFns<Skill> = {
     if (message.statusChangedAt !== undefined) {
       obj.statusChangedAt = message.statusChangedAt.toISOString();
     }
+    if (message.owner !== "") {
+      obj.owner = message.owner;
+    }
+    if (message.visibility !== 0) {
+      obj.visibility = visibilityToJSON(message.visibility);
+    }
     return obj;
   },
 
@@ -851,6 +975,8 @@ export const Skill: MessageFns<Skill> = {
     message.autoCreated = object.autoCreated ?? false;
     message.latestVersion = object.latestVersion ?? 0;
     message.statusChangedAt = object.statusChangedAt ?? undefined;
+    message.owner = object.owner ?? "";
+    message.visibility = object.visibility ?? 0;
     return message;
   },
 };
@@ -1314,7 +1440,15 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
 };
 
 function createBaseRegisterSkillRequest(): RegisterSkillRequest {
-  return { name: "", description: "", parametersSchema: "", code: "", testPayload: "", exampleQueries: [] };
+  return {
+    name: "",
+    description: "",
+    parametersSchema: "",
+    code: "",
+    testPayload: "",
+    exampleQueries: [],
+    visibility: 0,
+  };
 }
 
 export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
@@ -1336,6 +1470,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     for (const v of message.exampleQueries) {
       writer.uint32(50).string(v!);
+    }
+    if (message.visibility !== 0) {
+      writer.uint32(56).int32(message.visibility);
     }
     return writer;
   },
@@ -1401,6 +1538,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.exampleQueries.push(reader.string());
             continue;
           }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.visibility = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1433,6 +1578,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         : globalThis.Array.isArray(object?.example_queries)
         ? object.example_queries.map((e: any) => globalThis.String(e))
         : [],
+      visibility: isSet(object.visibility) ? visibilityFromJSON(object.visibility) : 0,
     };
   },
 
@@ -1456,6 +1602,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.exampleQueries?.length) {
       obj.exampleQueries = message.exampleQueries;
     }
+    if (message.visibility !== 0) {
+      obj.visibility = visibilityToJSON(message.visibility);
+    }
     return obj;
   },
 
@@ -1470,6 +1619,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.code = object.code ?? "";
     message.testPayload = object.testPayload ?? "";
     message.exampleQueries = object.exampleQueries?.map((e) => e) || [];
+    message.visibility = object.visibility ?? 0;
     return message;
   },
 };
@@ -2079,13 +2229,16 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
 };
 
 function createBaseListSkillsRequest(): ListSkillsRequest {
-  return { includeInactive: false };
+  return { includeInactive: false, owner: "" };
 }
 
 export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
   encode(message: ListSkillsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.includeInactive !== false) {
       writer.uint32(8).bool(message.includeInactive);
+    }
+    if (message.owner !== "") {
+      writer.uint32(18).string(message.owner);
     }
     return writer;
   },
@@ -2111,6 +2264,14 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
             message.includeInactive = reader.bool();
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.owner = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2130,6 +2291,7 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
         : isSet(object.include_inactive)
         ? globalThis.Boolean(object.include_inactive)
         : false,
+      owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
     };
   },
 
@@ -2137,6 +2299,9 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
     const obj: any = {};
     if (message.includeInactive !== false) {
       obj.includeInactive = message.includeInactive;
+    }
+    if (message.owner !== "") {
+      obj.owner = message.owner;
     }
     return obj;
   },
@@ -2147,6 +2312,7 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
   fromPartial(object: DeepPartial<ListSkillsRequest>): ListSkillsRequest {
     const message = createBaseListSkillsRequest();
     message.includeInactive = object.includeInactive ?? false;
+    message.owner = object.owner ?? "";
     return message;
   },
 };
@@ -4610,6 +4776,643 @@ export const RecordRouteFeedbackResponse: MessageFns<RecordRouteFeedbackResponse
   },
 };
 
+function createBaseSetSkillVisibilityRequest(): SetSkillVisibilityRequest {
+  return { name: "", visibility: 0 };
+}
+
+export const SetSkillVisibilityRequest: MessageFns<SetSkillVisibilityRequest> = {
+  encode(message: SetSkillVisibilityRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.visibility !== 0) {
+      writer.uint32(16).int32(message.visibility);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetSkillVisibilityRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetSkillVisibilityRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.visibility = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetSkillVisibilityRequest {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      visibility: isSet(object.visibility) ? visibilityFromJSON(object.visibility) : 0,
+    };
+  },
+
+  toJSON(message: SetSkillVisibilityRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.visibility !== 0) {
+      obj.visibility = visibilityToJSON(message.visibility);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetSkillVisibilityRequest>): SetSkillVisibilityRequest {
+    return SetSkillVisibilityRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetSkillVisibilityRequest>): SetSkillVisibilityRequest {
+    const message = createBaseSetSkillVisibilityRequest();
+    message.name = object.name ?? "";
+    message.visibility = object.visibility ?? 0;
+    return message;
+  },
+};
+
+function createBaseSetSkillVisibilityResponse(): SetSkillVisibilityResponse {
+  return { skill: undefined };
+}
+
+export const SetSkillVisibilityResponse: MessageFns<SetSkillVisibilityResponse> = {
+  encode(message: SetSkillVisibilityResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetSkillVisibilityResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetSkillVisibilityResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetSkillVisibilityResponse {
+    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+  },
+
+  toJSON(message: SetSkillVisibilityResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetSkillVisibilityResponse>): SetSkillVisibilityResponse {
+    return SetSkillVisibilityResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetSkillVisibilityResponse>): SetSkillVisibilityResponse {
+    const message = createBaseSetSkillVisibilityResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseTransferSkillRequest(): TransferSkillRequest {
+  return { name: "", newOwner: "" };
+}
+
+export const TransferSkillRequest: MessageFns<TransferSkillRequest> = {
+  encode(message: TransferSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.newOwner !== "") {
+      writer.uint32(18).string(message.newOwner);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TransferSkillRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTransferSkillRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.newOwner = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TransferSkillRequest {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      newOwner: isSet(object.newOwner)
+        ? globalThis.String(object.newOwner)
+        : isSet(object.new_owner)
+        ? globalThis.String(object.new_owner)
+        : "",
+    };
+  },
+
+  toJSON(message: TransferSkillRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.newOwner !== "") {
+      obj.newOwner = message.newOwner;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TransferSkillRequest>): TransferSkillRequest {
+    return TransferSkillRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TransferSkillRequest>): TransferSkillRequest {
+    const message = createBaseTransferSkillRequest();
+    message.name = object.name ?? "";
+    message.newOwner = object.newOwner ?? "";
+    return message;
+  },
+};
+
+function createBaseTransferSkillResponse(): TransferSkillResponse {
+  return { skill: undefined };
+}
+
+export const TransferSkillResponse: MessageFns<TransferSkillResponse> = {
+  encode(message: TransferSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TransferSkillResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTransferSkillResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TransferSkillResponse {
+    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+  },
+
+  toJSON(message: TransferSkillResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<TransferSkillResponse>): TransferSkillResponse {
+    return TransferSkillResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<TransferSkillResponse>): TransferSkillResponse {
+    const message = createBaseTransferSkillResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    return message;
+  },
+};
+
+function createBaseWhoAmIRequest(): WhoAmIRequest {
+  return {};
+}
+
+export const WhoAmIRequest: MessageFns<WhoAmIRequest> = {
+  encode(_: WhoAmIRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WhoAmIRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWhoAmIRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): WhoAmIRequest {
+    return {};
+  },
+
+  toJSON(_: WhoAmIRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<WhoAmIRequest>): WhoAmIRequest {
+    return WhoAmIRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<WhoAmIRequest>): WhoAmIRequest {
+    const message = createBaseWhoAmIRequest();
+    return message;
+  },
+};
+
+function createBaseWhoAmIResponse(): WhoAmIResponse {
+  return { agentId: "", admin: false, authenticated: false };
+}
+
+export const WhoAmIResponse: MessageFns<WhoAmIResponse> = {
+  encode(message: WhoAmIResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.agentId !== "") {
+      writer.uint32(10).string(message.agentId);
+    }
+    if (message.admin !== false) {
+      writer.uint32(16).bool(message.admin);
+    }
+    if (message.authenticated !== false) {
+      writer.uint32(24).bool(message.authenticated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WhoAmIResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWhoAmIResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.agentId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.admin = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.authenticated = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WhoAmIResponse {
+    return {
+      agentId: isSet(object.agentId)
+        ? globalThis.String(object.agentId)
+        : isSet(object.agent_id)
+        ? globalThis.String(object.agent_id)
+        : "",
+      admin: isSet(object.admin) ? globalThis.Boolean(object.admin) : false,
+      authenticated: isSet(object.authenticated) ? globalThis.Boolean(object.authenticated) : false,
+    };
+  },
+
+  toJSON(message: WhoAmIResponse): unknown {
+    const obj: any = {};
+    if (message.agentId !== "") {
+      obj.agentId = message.agentId;
+    }
+    if (message.admin !== false) {
+      obj.admin = message.admin;
+    }
+    if (message.authenticated !== false) {
+      obj.authenticated = message.authenticated;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WhoAmIResponse>): WhoAmIResponse {
+    return WhoAmIResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WhoAmIResponse>): WhoAmIResponse {
+    const message = createBaseWhoAmIResponse();
+    message.agentId = object.agentId ?? "";
+    message.admin = object.admin ?? false;
+    message.authenticated = object.authenticated ?? false;
+    return message;
+  },
+};
+
+function createBaseRebuildIndexesRequest(): RebuildIndexesRequest {
+  return {};
+}
+
+export const RebuildIndexesRequest: MessageFns<RebuildIndexesRequest> = {
+  encode(_: RebuildIndexesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RebuildIndexesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRebuildIndexesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): RebuildIndexesRequest {
+    return {};
+  },
+
+  toJSON(_: RebuildIndexesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<RebuildIndexesRequest>): RebuildIndexesRequest {
+    return RebuildIndexesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<RebuildIndexesRequest>): RebuildIndexesRequest {
+    const message = createBaseRebuildIndexesRequest();
+    return message;
+  },
+};
+
+function createBaseRebuildIndexesResponse(): RebuildIndexesResponse {
+  return { skillsIndexed: 0, repairs: [], durationMs: 0 };
+}
+
+export const RebuildIndexesResponse: MessageFns<RebuildIndexesResponse> = {
+  encode(message: RebuildIndexesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skillsIndexed !== 0) {
+      writer.uint32(8).uint32(message.skillsIndexed);
+    }
+    for (const v of message.repairs) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.durationMs !== 0) {
+      writer.uint32(24).uint32(message.durationMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RebuildIndexesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRebuildIndexesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.skillsIndexed = reader.uint32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.repairs.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.durationMs = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RebuildIndexesResponse {
+    return {
+      skillsIndexed: isSet(object.skillsIndexed)
+        ? globalThis.Number(object.skillsIndexed)
+        : isSet(object.skills_indexed)
+        ? globalThis.Number(object.skills_indexed)
+        : 0,
+      repairs: globalThis.Array.isArray(object?.repairs) ? object.repairs.map((e: any) => globalThis.String(e)) : [],
+      durationMs: isSet(object.durationMs)
+        ? globalThis.Number(object.durationMs)
+        : isSet(object.duration_ms)
+        ? globalThis.Number(object.duration_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: RebuildIndexesResponse): unknown {
+    const obj: any = {};
+    if (message.skillsIndexed !== 0) {
+      obj.skillsIndexed = Math.round(message.skillsIndexed);
+    }
+    if (message.repairs?.length) {
+      obj.repairs = message.repairs;
+    }
+    if (message.durationMs !== 0) {
+      obj.durationMs = Math.round(message.durationMs);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RebuildIndexesResponse>): RebuildIndexesResponse {
+    return RebuildIndexesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RebuildIndexesResponse>): RebuildIndexesResponse {
+    const message = createBaseRebuildIndexesResponse();
+    message.skillsIndexed = object.skillsIndexed ?? 0;
+    message.repairs = object.repairs?.map((e) => e) || [];
+    message.durationMs = object.durationMs ?? 0;
+    return message;
+  },
+};
+
+/**
+ * Identity: every call carries `authorization: Bearer <token>` metadata when the service has
+ * tokens configured (UNAUTHENTICATED otherwise); a token maps to an agent id, some agents have the
+ * admin role. With no tokens configured every call runs as the agent "local", an admin.
+ * Scoping: a skill belongs to the agent that registered it. A private skill (the default) is
+ * visible to its owner and admins only: to anybody else it answers NOT_FOUND exactly as a name
+ * that does not exist. A public skill is visible, routable and invocable by every agent;
+ * changing it (patch, rollback, delete, restore, protect, visibility) is for its owner and
+ * admins (others get PERMISSION_DENIED). Operator RPCs (WipeSandbox, TransferSkill,
+ * RebuildIndexes) are admin-only.
+ */
 export type SkillEngineService = typeof SkillEngineService;
 export const SkillEngineService = {
   /**
@@ -4620,6 +5423,8 @@ export const SkillEngineService = {
    *   FAILED_PRECONDITION the test run failed (the message is the one-line cause)
    *   UNAVAILABLE         the sandbox engine cannot be reached
    *   RESOURCE_EXHAUSTED  the run queue is full
+   *   ALREADY_EXISTS      the name belongs to a skill another agent owns (names are global)
+   *   PERMISSION_DENIED   the name belongs to a public skill another agent owns
    */
   registerSkill: {
     path: "/skillengine.v1.SkillEngine/RegisterSkill" as const,
@@ -4805,6 +5610,57 @@ export const SkillEngineService = {
     responseSerialize: (value: WipeSandboxResponse): Buffer => Buffer.from(WipeSandboxResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WipeSandboxResponse => WipeSandboxResponse.decode(value),
   },
+  /** Makes a skill private (owner and admins) or public (every agent). Owner or admin. */
+  setSkillVisibility: {
+    path: "/skillengine.v1.SkillEngine/SetSkillVisibility" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetSkillVisibilityRequest): Buffer =>
+      Buffer.from(SetSkillVisibilityRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetSkillVisibilityRequest => SetSkillVisibilityRequest.decode(value),
+    responseSerialize: (value: SetSkillVisibilityResponse): Buffer =>
+      Buffer.from(SetSkillVisibilityResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetSkillVisibilityResponse => SetSkillVisibilityResponse.decode(value),
+  },
+  /**
+   * Gives a skill to another agent (e.g. skills registered as "local" before tokens were
+   * configured). Admin only.
+   */
+  transferSkill: {
+    path: "/skillengine.v1.SkillEngine/TransferSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: TransferSkillRequest): Buffer => Buffer.from(TransferSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): TransferSkillRequest => TransferSkillRequest.decode(value),
+    responseSerialize: (value: TransferSkillResponse): Buffer =>
+      Buffer.from(TransferSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): TransferSkillResponse => TransferSkillResponse.decode(value),
+  },
+  /** Who the service takes the caller to be: lets an operator check a token. */
+  whoAmI: {
+    path: "/skillengine.v1.SkillEngine/WhoAmI" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WhoAmIRequest): Buffer => Buffer.from(WhoAmIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WhoAmIRequest => WhoAmIRequest.decode(value),
+    responseSerialize: (value: WhoAmIResponse): Buffer => Buffer.from(WhoAmIResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WhoAmIResponse => WhoAmIResponse.decode(value),
+  },
+  /**
+   * Reconciles the canonical store with the registry, rewrites skills_registry.json and
+   * re-indexes every skill for routing, without a restart. Admin only.
+   */
+  rebuildIndexes: {
+    path: "/skillengine.v1.SkillEngine/RebuildIndexes" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RebuildIndexesRequest): Buffer =>
+      Buffer.from(RebuildIndexesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RebuildIndexesRequest => RebuildIndexesRequest.decode(value),
+    responseSerialize: (value: RebuildIndexesResponse): Buffer =>
+      Buffer.from(RebuildIndexesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RebuildIndexesResponse => RebuildIndexesResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -4816,6 +5672,8 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    *   FAILED_PRECONDITION the test run failed (the message is the one-line cause)
    *   UNAVAILABLE         the sandbox engine cannot be reached
    *   RESOURCE_EXHAUSTED  the run queue is full
+   *   ALREADY_EXISTS      the name belongs to a skill another agent owns (names are global)
+   *   PERMISSION_DENIED   the name belongs to a public skill another agent owns
    */
   registerSkill: handleUnaryCall<RegisterSkillRequest, RegisterSkillResponse>;
   /**
@@ -4869,6 +5727,20 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    * UNAVAILABLE.
    */
   wipeSandbox: handleUnaryCall<WipeSandboxRequest, WipeSandboxResponse>;
+  /** Makes a skill private (owner and admins) or public (every agent). Owner or admin. */
+  setSkillVisibility: handleUnaryCall<SetSkillVisibilityRequest, SetSkillVisibilityResponse>;
+  /**
+   * Gives a skill to another agent (e.g. skills registered as "local" before tokens were
+   * configured). Admin only.
+   */
+  transferSkill: handleUnaryCall<TransferSkillRequest, TransferSkillResponse>;
+  /** Who the service takes the caller to be: lets an operator check a token. */
+  whoAmI: handleUnaryCall<WhoAmIRequest, WhoAmIResponse>;
+  /**
+   * Reconciles the canonical store with the registry, rewrites skills_registry.json and
+   * re-indexes every skill for routing, without a restart. Admin only.
+   */
+  rebuildIndexes: handleUnaryCall<RebuildIndexesRequest, RebuildIndexesResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -4880,6 +5752,8 @@ export interface SkillEngineClient extends Client {
    *   FAILED_PRECONDITION the test run failed (the message is the one-line cause)
    *   UNAVAILABLE         the sandbox engine cannot be reached
    *   RESOURCE_EXHAUSTED  the run queue is full
+   *   ALREADY_EXISTS      the name belongs to a skill another agent owns (names are global)
+   *   PERMISSION_DENIED   the name belongs to a public skill another agent owns
    */
   registerSkill(
     request: RegisterSkillRequest,
@@ -5142,6 +6016,76 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: WipeSandboxResponse) => void,
+  ): ClientUnaryCall;
+  /** Makes a skill private (owner and admins) or public (every agent). Owner or admin. */
+  setSkillVisibility(
+    request: SetSkillVisibilityRequest,
+    callback: (error: ServiceError | null, response: SetSkillVisibilityResponse) => void,
+  ): ClientUnaryCall;
+  setSkillVisibility(
+    request: SetSkillVisibilityRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetSkillVisibilityResponse) => void,
+  ): ClientUnaryCall;
+  setSkillVisibility(
+    request: SetSkillVisibilityRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetSkillVisibilityResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Gives a skill to another agent (e.g. skills registered as "local" before tokens were
+   * configured). Admin only.
+   */
+  transferSkill(
+    request: TransferSkillRequest,
+    callback: (error: ServiceError | null, response: TransferSkillResponse) => void,
+  ): ClientUnaryCall;
+  transferSkill(
+    request: TransferSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: TransferSkillResponse) => void,
+  ): ClientUnaryCall;
+  transferSkill(
+    request: TransferSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: TransferSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** Who the service takes the caller to be: lets an operator check a token. */
+  whoAmI(
+    request: WhoAmIRequest,
+    callback: (error: ServiceError | null, response: WhoAmIResponse) => void,
+  ): ClientUnaryCall;
+  whoAmI(
+    request: WhoAmIRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: WhoAmIResponse) => void,
+  ): ClientUnaryCall;
+  whoAmI(
+    request: WhoAmIRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: WhoAmIResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Reconciles the canonical store with the registry, rewrites skills_registry.json and
+   * re-indexes every skill for routing, without a restart. Admin only.
+   */
+  rebuildIndexes(
+    request: RebuildIndexesRequest,
+    callback: (error: ServiceError | null, response: RebuildIndexesResponse) => void,
+  ): ClientUnaryCall;
+  rebuildIndexes(
+    request: RebuildIndexesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RebuildIndexesResponse) => void,
+  ): ClientUnaryCall;
+  rebuildIndexes(
+    request: RebuildIndexesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RebuildIndexesResponse) => void,
   ): ClientUnaryCall;
 }
 
