@@ -1,9 +1,10 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_HEALTH_POLICY } from "./skill-health.js";
-import { SkillRegistry } from "./skill-registry.js";
+import { type SkillAccess, SkillRegistry } from "./skill-registry.js";
 
 describe("SkillRegistry (real SQLite file)", () => {
   let root: string;
@@ -17,8 +18,11 @@ describe("SkillRegistry (real SQLite file)", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const commit = (name: string, version: number) =>
-    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: "h".repeat(64), at: new Date(1_000 * version) }, { owner: "local", visibility: "private" });
+  const commit = (name: string, version: number, access: SkillAccess = { owner: "local", visibility: "private" }) =>
+    registry.commitVersion(
+      { name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: "h".repeat(64), at: new Date(1_000 * version) },
+      access,
+    );
   const outcome = (name: string, success: boolean) => ({
     name,
     version: 1,
@@ -30,6 +34,51 @@ describe("SkillRegistry (real SQLite file)", () => {
     oomKilled: false,
     errorSummary: success ? "" : "ValueError: x",
     caller: "local",
+  });
+
+  it("keeps each skill's owner and visibility, lists what an agent may see, and changes access", () => {
+    commit("alice_private", 1, { owner: "alice", visibility: "private" });
+    commit("alice_public", 1, { owner: "alice", visibility: "public" });
+    commit("bob_private", 1, { owner: "bob", visibility: "private" });
+    const names = (options: Parameters<SkillRegistry["list"]>[0]) => registry.list(options).map((s) => s.name);
+    expect(names({})).toEqual(["alice_private", "alice_public", "bob_private"]);
+    expect(names({ visibleTo: "bob" })).toEqual(["alice_public", "bob_private"]);
+    expect(names({ visibleTo: "carol" })).toEqual(["alice_public"]);
+    expect(names({ visibleTo: "bob", owner: "alice" })).toEqual(["alice_public"]);
+    expect(names({ owner: "alice" })).toEqual(["alice_private", "alice_public"]);
+
+    expect(registry.setAccess("bob_private", { owner: "carol", visibility: "public" }, new Date())).toMatchObject({ owner: "carol", visibility: "public" });
+    expect(names({ visibleTo: "alice" })).toEqual(["alice_private", "alice_public", "bob_private"]);
+    // A new version carries the access it is given (the service passes the existing one on).
+    expect(commit("bob_private", 2, { owner: "carol", visibility: "private" })).toMatchObject({ version: 2, owner: "carol", visibility: "private" });
+  });
+
+  it("migrates a registry from before identity: its skills belong to the local agent, private", () => {
+    const file = path.join(root, "old.db");
+    const old = new Database(file);
+    old.exec(`CREATE TABLE skills (name TEXT PRIMARY KEY, description TEXT NOT NULL, parameters_schema TEXT NOT NULL, test_payload TEXT NOT NULL,
+                status TEXT NOT NULL, status_reason TEXT NOT NULL DEFAULT '', health_warning TEXT NOT NULL DEFAULT '', version INTEGER NOT NULL,
+                content_hash TEXT NOT NULL, usage_count INTEGER NOT NULL DEFAULT 0, failure_count INTEGER NOT NULL DEFAULT 0,
+                protected INTEGER NOT NULL DEFAULT 0, auto_created INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL, status_changed_at INTEGER NOT NULL, last_invoked_at INTEGER) STRICT;
+              CREATE TABLE skill_versions (name TEXT NOT NULL, version INTEGER NOT NULL, description TEXT NOT NULL, parameters_schema TEXT NOT NULL,
+                test_payload TEXT NOT NULL, content_hash TEXT NOT NULL, origin TEXT NOT NULL, created_at INTEGER NOT NULL,
+                PRIMARY KEY (name, version)) STRICT;
+              CREATE TABLE invocations (id INTEGER PRIMARY KEY, skill_name TEXT NOT NULL, version INTEGER NOT NULL, invoked_at INTEGER NOT NULL,
+                success INTEGER NOT NULL, duration_ms INTEGER NOT NULL, exit_code INTEGER NOT NULL, timed_out INTEGER NOT NULL,
+                oom_killed INTEGER NOT NULL, error_summary TEXT NOT NULL, caller TEXT NOT NULL) STRICT;
+              CREATE INDEX invocations_by_skill ON invocations (skill_name, version, id);
+              CREATE INDEX invocations_by_time ON invocations (skill_name, invoked_at);
+              INSERT INTO skills (name, description, parameters_schema, test_payload, status, version, content_hash, created_at, updated_at, status_changed_at)
+                VALUES ('legacy', 'd', '{}', '{}', 'active', 1, 'h', 1, 1, 1);
+              PRAGMA user_version = 1;`);
+    old.close();
+    const migrated = SkillRegistry.open(file, DEFAULT_HEALTH_POLICY);
+    try {
+      expect(migrated.get("legacy")).toMatchObject({ owner: "local", visibility: "private", status: "active" });
+    } finally {
+      migrated.close();
+    }
   });
 
   it("numbers versions and refuses a version number that was already taken", () => {
