@@ -32,6 +32,8 @@ function comparable(registry: SkillRegistry, skill: SkillRecord) {
     failureCount: skill.failureCount,
     createdAt: skill.createdAt,
     lastInvokedAt: skill.lastInvokedAt,
+    owner: skill.owner,
+    visibility: skill.visibility,
     versions: registry.versions(skill.name),
   };
 }
@@ -119,6 +121,9 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     await commit("pinned", "print('pin')\n", "Pinned one", '{"type":"object"}', "{}", "migrate");
     registry.setProtected("pinned", true, tick());
     invoke("pinned", true);
+    // Owners and visibility come back from the mirror too.
+    registry.setAccess("pinned", { owner: "alice", visibility: "public" }, tick());
+    registry.setAccess("gone", { owner: "bob", visibility: "private" }, tick());
 
     await new MirrorWriter(registry, store, logger).flush();
   }
