@@ -165,11 +165,19 @@ export function skillEngineHandlers(
       call.sendMetadata(reply);
       const skill = (call.request as { name?: unknown }).name;
       let caller: Caller | undefined;
-      const done = (code: status): void => {
+      const done = (code: status, response?: Res): void => {
         const seconds = (performance.now() - started) / 1000;
         metrics?.recordRpc(method, status[code] ?? String(code), seconds);
         // Names only: skill code, payloads and tokens never reach the log above debug.
-        const line = { requestId, method, code: status[code], ms: Math.round(seconds * 1000), agent: caller?.agentId, skill };
+        const line = {
+          requestId,
+          method,
+          code: status[code],
+          ms: Math.round(seconds * 1000),
+          agent: caller?.agentId,
+          skill,
+          version: versionOf(response),
+        };
         if (code === status.UNAUTHENTICATED) log.warn({ ...line, peer: call.getPeer() }, "rpc refused: no valid token");
         else log.info(line, "rpc");
       };
@@ -180,7 +188,7 @@ export function skillEngineHandlers(
         })
         .then(
           (response) => {
-            done(status.OK);
+            done(status.OK, response);
             callback(null, response);
           },
           (error: unknown) => {
@@ -195,6 +203,14 @@ export function skillEngineHandlers(
 }
 
 const REQUEST_ID_HEADER = "x-request-id";
+
+/** The skill version a response names (InvokeSkill's `version`, or that of its `skill`), for the log line. */
+function versionOf(response: unknown): number | undefined {
+  if (typeof response !== "object" || response === null) return undefined;
+  const { version, skill } = response as { version?: unknown; skill?: { version?: unknown } };
+  if (typeof version === "number" && version > 0) return version;
+  return typeof skill?.version === "number" && skill.version > 0 ? skill.version : undefined;
+}
 
 /** The `authorization` metadata as text (undefined when absent or binary). */
 function authorizationOf(metadata: Metadata): string | undefined {

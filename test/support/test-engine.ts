@@ -48,6 +48,8 @@ export interface TestEngineOptions {
   env?: Record<string, string>;
   /** Reuse directories of an earlier engine (restart tests). */
   dirs?: { root: string; home: string; sandboxDir: string };
+  /** Receives the service's JSON log lines (at SKILL_ENGINE_LOG_LEVEL, which then defaults to info). */
+  logs?: { write(line: string): void };
 }
 
 /** A real service on 127.0.0.1:0 with its own temp home and sandbox dir, and a real client. */
@@ -58,14 +60,15 @@ export async function startTestEngine(options: TestEngineOptions = {}): Promise<
     SKILL_ENGINE_PORT: "0",
     SKILL_ENGINE_HOME: dirs.home,
     SKILL_ENGINE_SANDBOX_DIR: dirs.sandboxDir,
-    SKILL_ENGINE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    SKILL_ENGINE_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? (options.logs ? "info" : "silent"),
     // Most suites exercise the cold path and count containers; warm-pool suites turn it on.
     SKILL_ENGINE_POOL: "off",
     // Many engines run at once in the suite: each gets its own free metrics port.
     SKILL_ENGINE_METRICS_PORT: "0",
     ...options.env,
   });
-  const app = await startSkillEngine(config, pino({ level: config.logLevel }));
+  const logger = options.logs ? pino({ level: config.logLevel }, options.logs) : pino({ level: config.logLevel });
+  const app = await startSkillEngine(config, logger);
   const client = connect(app.port);
   const stop = async (): Promise<void> => {
     client.close();
