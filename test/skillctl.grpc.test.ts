@@ -21,7 +21,7 @@ function skillctl(port: number, ...args: string[]): Promise<CliRun> {
     execFile(
       process.execPath,
       ["--import", "tsx", CLI, "--address", `127.0.0.1:${port}`, ...args],
-      { cwd: ROOT, env: { ...process.env, SKILLCTL_ADDRESS: "" }, timeout: 90_000 },
+      { cwd: ROOT, env: { ...process.env, SKILLCTL_ADDRESS: "", SKILLCTL_TOKEN: "", SKILLCTL_TLS_CA: "" }, timeout: 90_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
         resolve({ code, stdout, stderr });
@@ -101,12 +101,12 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     );
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^registered add_numbers v1 \(active\); test run passed in \d+ ms\n$/);
+    expect(run.stdout).toMatch(/^registered add_numbers v1 \(active\), private, owner local; test run passed in \d+ ms\n$/);
 
     const json = await skillctl(port, "--json", "register", path.join(work, "flaky.py"), "--name", "flaky", "--description", "Prints fine unless told to fail.", "--schema-json", '{"type":"object","properties":{"fail":{"type":"boolean"}}}');
     expect(json.code).toBe(0);
     const response = JSON.parse(json.stdout) as { skill: { name: string; version: number; status: string }; test: { success: boolean }; normalizations: string[]; warnings: unknown[] };
-    expect(response.skill).toMatchObject({ name: "flaky", version: 1, status: "SKILL_STATUS_ACTIVE" });
+    expect(response.skill).toMatchObject({ name: "flaky", version: 1, status: "SKILL_STATUS_ACTIVE", owner: "local", visibility: "VISIBILITY_PRIVATE" });
     expect(response.test.success).toBe(true);
     expect(response.normalizations).toEqual([]);
   });
@@ -169,8 +169,9 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
   it("lists and shows skills", async () => {
     const list = await skillctl(port, "list");
     expect(list.code).toBe(0);
-    expect(list.stdout).toMatch(/^NAME\s+VERSION\s+STATUS/);
-    expect(list.stdout).toMatch(/\nadd_numbers\s+1\s+active\s+\d+\s+0\s+Adds two numbers/);
+    expect(list.stdout).toMatch(/^NAME\s+VERSION\s+STATUS\s+OWNER\s+VISIBILITY\s+USES\s+FAILS\s+DESCRIPTION\n/);
+    // Without tokens every caller is the local agent, and a new skill is private to it.
+    expect(list.stdout).toMatch(/\nadd_numbers\s+1\s+active\s+local\s+private\s+\d+\s+0\s+Adds two numbers/);
     expect(list.stdout).toMatch(/\nflaky\s+1\s+active/);
 
     const json = JSON.parse((await skillctl(port, "list", "--json")).stdout) as { skills: { name: string; status: string }[] };
@@ -179,6 +180,8 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     const show = await skillctl(port, "show", "add_numbers");
     expect(show.code).toBe(0);
     expect(show.stdout).toContain("name:         add_numbers");
+    expect(show.stdout).toContain("owner:        local\n");
+    expect(show.stdout).toContain("visibility:   private\n");
     expect(show.stdout).toContain('test payload {"a": 1, "b": 2}');
     expect(show.stdout).toContain(`code:\n${ADD}`);
 
@@ -235,7 +238,8 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     const run = await skillctl(port, "test", "add_numbers", "slow_skill", "--junit", junit);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/^PASS add_numbers \(v1, \d+ ms\)\nFAIL slow_skill \(v1\): timed out after 2000 ms\n1 passed, 1 failed\n$/);
-    expect(run.stderr).toBe(""); // not a TTY: no progress line
+    // Not a TTY: one progress line per skill on stderr (stdout is the report alone).
+    expect(run.stderr).toBe("[1/2] testing add_numbers…\n[2/2] testing slow_skill…\n");
 
     const report1 = await parseJUnit(junit);
     expect(report1.suite).toMatchObject({ tests: "2", failures: "1" });
@@ -247,6 +251,7 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     // Every listed skill by default; a name that does not exist is a failure with its gRPC cause.
     const all = await skillctl(port, "--json", "test");
     expect(all.code).toBe(1);
+    expect(all.stderr).toBe("[1/3] testing add_numbers…\n[2/3] testing flaky…\n[3/3] testing slow_skill…\n");
     const report = JSON.parse(all.stdout) as { passed: number; failed: number; summary: string; results: { name: string; passed: boolean; cause: string }[] };
     expect(report.results.map((r) => [r.name, r.passed])).toEqual([
       ["add_numbers", true],

@@ -31,10 +31,20 @@ const OPTIONS = {
   format: { type: "string" },
   "dry-run": { type: "boolean" },
   junit: { type: "string" },
+  "token-file": { type: "string" },
+  tls: { type: "boolean" },
+  "tls-ca": { type: "string" },
+  public: { type: "boolean" },
+  private: { type: "boolean" },
+  owner: { type: "string" },
+  find: { type: "string" },
+  replace: { type: "string" },
+  "find-file": { type: "string" },
+  "replace-file": { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
-const GLOBAL: readonly OptionName[] = ["address", "json", "timeout", "help"];
+const GLOBAL: readonly OptionName[] = ["address", "json", "timeout", "help", "token-file", "tls", "tls-ca"];
 
 interface CommandSpec {
   /** Positional arguments: min and max (Infinity for "any number"). */
@@ -44,13 +54,20 @@ interface CommandSpec {
 }
 
 export const COMMANDS: Record<string, CommandSpec> = {
+  whoami: {
+    positionals: [0, 0],
+    options: [],
+    usage: "whoami\n      The agent the service takes this caller (this token) to be, and whether it is an admin.",
+  },
   register: {
     positionals: [1, 1],
-    options: ["name", "description", "schema", "schema-json", "test-payload", "example"],
+    options: ["name", "description", "schema", "schema-json", "test-payload", "example", "public", "private"],
     usage:
-      "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]...\n" +
+      "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private]\n" +
       "      Registers (or re-registers as a new version) the skill in <file.py>; the service test-runs it first.\n" +
-      '      Schema defaults to {"type":"object"}, test payload to {}. Prints the version, normalizations and warnings.',
+      '      Schema defaults to {"type":"object"}, test payload to {}. Prints the version, normalizations and warnings.\n' +
+      "      A new skill is private (its owner and admins) unless --public; a new version keeps the visibility\n" +
+      "      unless --public or --private is given.",
   },
   invoke: {
     positionals: [1, 2],
@@ -60,8 +77,31 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "      Runs the active version (payload defaults to {}). Prints the skill's stdout (--json: the whole result).\n" +
       "      Exit code 0 when the skill succeeded, 1 when it failed.",
   },
-  list: { positionals: [0, 0], options: ["all"], usage: "list [--all]\n      Every skill (--all: retired and deleted ones too)." },
-  show: { positionals: [1, 1], options: [], usage: "show <name>\n      Metadata, versions and the active code of one skill." },
+  list: {
+    positionals: [0, 0],
+    options: ["all", "owner"],
+    usage: "list [--all] [--owner AGENT]\n      Every skill this caller may see (--all: retired and deleted ones too; --owner: only that agent's).",
+  },
+  show: { positionals: [1, 1], options: [], usage: "show <name>\n      Metadata (owner and visibility included), versions and the active code of one skill." },
+  versions: {
+    positionals: [1, 1],
+    options: [],
+    usage: "versions <name>\n      Every version of a skill, oldest first (* marks the active one), with origin, date and test payload.",
+  },
+  stats: {
+    positionals: [1, 1],
+    options: [],
+    usage: "stats <name>\n      Success rate over the rolling window, invocation velocity, duration percentiles and totals.",
+  },
+  patch: {
+    positionals: [1, 1],
+    options: ["find", "replace", "find-file", "replace-file", "test-payload"],
+    usage:
+      "patch <name> (--find TEXT | --find-file F) (--replace TEXT | --replace-file F) [--test-payload '{...}']\n" +
+      "      Replaces the one occurrence of the find text in the active code; the result becomes a new version\n" +
+      "      through the same intake and test run as register (test payload defaults to the active version's).\n" +
+      "      --find-file/--replace-file take the file's exact content, trailing newline included.",
+  },
   route: {
     positionals: [1, Infinity],
     options: ["limit", "format"],
@@ -77,7 +117,35 @@ export const COMMANDS: Record<string, CommandSpec> = {
   restore: { positionals: [1, 1], options: [], usage: "restore <name>\n      Brings a retired or deleted skill back." },
   rollback: { positionals: [2, 2], options: [], usage: "rollback <name> <version>\n      Makes an earlier version active again." },
   delete: { positionals: [1, 1], options: [], usage: "delete <name>\n      Soft delete (restorable with `restore`)." },
-  "wipe-sandbox": { positionals: [0, 0], options: [], usage: "wipe-sandbox\n      Removes every run directory; loses no skill, cuts off runs in flight." },
+  protect: {
+    positionals: [1, 1],
+    options: [],
+    usage: "protect <name>\n      Pins a skill: it is never deprecated or retired automatically.",
+  },
+  unprotect: { positionals: [1, 1], options: [], usage: "unprotect <name>\n      Removes the pin set by `protect`." },
+  visibility: {
+    positionals: [2, 2],
+    options: [],
+    usage: "visibility <name> private|public\n      Private: its owner and admins only. Public: every agent may see, route to and invoke it.",
+  },
+  transfer: {
+    positionals: [2, 2],
+    options: [],
+    usage: "transfer <name> <agent>\n      Gives a skill to another agent (admin only).",
+  },
+  "wipe-sandbox": {
+    positionals: [0, 0],
+    options: [],
+    usage: "wipe-sandbox\n      Removes every run directory; loses no skill, cuts off runs in flight (admin only).",
+  },
+  rebuild: {
+    positionals: [0, 0],
+    options: [],
+    usage:
+      "rebuild\n" +
+      "      Reconciles the canonical store with the registry, rewrites skills_registry.json and re-indexes every\n" +
+      "      skill for routing, without a restart (admin only). Prints skills indexed, repairs and duration.",
+  },
   test: {
     positionals: [0, Infinity],
     options: ["junit"],
@@ -86,7 +154,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "      Re-runs the stored test payload of every listed (not retired or deleted) skill, or of the named ones,\n" +
       "      through InvokeSkill: each run counts as an invocation in the skill's telemetry and health.\n" +
       "      Reports pass/fail with the one-line cause and 'N passed, M failed'; exit code 1 on any failure.\n" +
-      "      --junit writes a JUnit XML report for CI.",
+      "      --junit writes a JUnit XML report for CI. Progress goes to stderr.",
   },
 };
 
@@ -94,9 +162,18 @@ export function usage(command?: string): string {
   const global =
     "Global options:\n" +
     `  --address HOST:PORT  the service (default $SKILLCTL_ADDRESS or ${DEFAULT_ADDRESS})\n` +
-    "  --json               machine-readable output on stdout\n" +
+    "  --token-file PATH    read the bearer token from PATH (trimmed; keep it chmod 600)\n" +
+    "                       default: $SKILLCTL_TOKEN. There is deliberately no --token flag: a token on the\n" +
+    "                       command line ends up in shell history and in `ps` output for every local user.\n" +
+    "  --tls                TLS, verifying the server against the system's root certificates\n" +
+    "  --tls-ca PATH        TLS, verifying the server against the CA certificate(s) in PATH (PEM;\n" +
+    "                       default $SKILLCTL_TLS_CA). Without either, the connection is plaintext.\n" +
+    "  --json               machine-readable output on stdout (progress and warnings go to stderr)\n" +
     `  --timeout SECONDS    deadline of each call (default ${DEFAULT_TIMEOUT_SECONDS})\n` +
     "  -h, --help           this help\n\n" +
+    "Every call carries `authorization: Bearer <token>` when a token is given; services with tokens\n" +
+    "configured answer UNAUTHENTICATED without one. A skill another agent keeps private answers NOT_FOUND;\n" +
+    "changing another agent's public skill, and the admin-only commands, answer PERMISSION_DENIED.\n\n" +
     "Exit codes: 0 success; 1 a skill (or a skill test) failed; 2 usage or gRPC error (`skillctl: CODE: details`).\n";
   const spec = command === undefined ? undefined : COMMANDS[command];
   if (spec !== undefined) return `usage: skillctl ${spec.usage}\n\n${global}`;
@@ -106,10 +183,18 @@ export function usage(command?: string): string {
   return `usage: skillctl [global options] <command> [arguments]\n\nCommands:\n${all}\n\n${global}`;
 }
 
+/** Where the bearer token comes from (it is read later, by the entry point: parsing stays pure). */
+export type TokenSource = { kind: "file"; path: string } | { kind: "env"; token: string } | { kind: "none" };
+
+/** Plaintext (the default), TLS with the system roots, or TLS with a CA file. */
+export type TlsMode = { kind: "insecure" } | { kind: "system-roots" } | { kind: "ca-file"; path: string };
+
 export interface GlobalOptions {
   address: string;
   json: boolean;
   timeoutMs: number;
+  token: TokenSource;
+  tls: TlsMode;
 }
 
 export type ParsedArgs =
@@ -122,7 +207,17 @@ export type ParsedArgs =
       global: GlobalOptions;
     };
 
+/** `--token`, `--token=...`: refused with the reason, rather than "unknown option". */
+const TOKEN_FLAG = /^--token(=|$)/;
+
 export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedArgs {
+  const endOfOptions = argv.indexOf("--");
+  if (argv.slice(0, endOfOptions < 0 ? argv.length : endOfOptions).some((a) => TOKEN_FLAG.test(a))) {
+    throw new UsageError(
+      "there is no --token option: a token on the command line lands in shell history and in `ps`. " +
+        "Set SKILLCTL_TOKEN or use --token-file PATH",
+    );
+  }
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -157,8 +252,32 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
     command,
     positionals,
     options: values,
-    global: { address, json: values.json === true, timeoutMs: Math.round(timeoutSeconds * 1000) },
+    global: {
+      address,
+      json: values.json === true,
+      timeoutMs: Math.round(timeoutSeconds * 1000),
+      token: tokenSource(values["token-file"] as string | undefined, env),
+      tls: tlsMode(values.tls === true, values["tls-ca"] as string | undefined, env),
+    },
   };
+}
+
+/** --token-file wins over $SKILLCTL_TOKEN (the command line is the more specific of the two). */
+function tokenSource(file: string | undefined, env: NodeJS.ProcessEnv): TokenSource {
+  if (file !== undefined) {
+    if (file === "") throw new UsageError("--token-file needs a file name");
+    return { kind: "file", path: file };
+  }
+  const token = env.SKILLCTL_TOKEN?.trim();
+  return token ? { kind: "env", token } : { kind: "none" };
+}
+
+/** --tls-ca (or $SKILLCTL_TLS_CA) names the CA; --tls alone trusts the system roots. */
+function tlsMode(tls: boolean, caFlag: string | undefined, env: NodeJS.ProcessEnv): TlsMode {
+  if (caFlag === "") throw new UsageError("--tls-ca needs a file name");
+  const ca = caFlag ?? (env.SKILLCTL_TLS_CA || undefined);
+  if (ca !== undefined) return { kind: "ca-file", path: ca };
+  return tls ? { kind: "system-roots" } : { kind: "insecure" };
 }
 
 /** A positive integer option or argument, or a UsageError naming it. */
@@ -175,4 +294,11 @@ export function jsonText(text: string, what: string): string {
     throw new UsageError(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
   }
   return text;
+}
+
+/** `private` or `public` (any case). */
+export function visibilityWord(text: string): "private" | "public" {
+  const word = text.toLowerCase();
+  if (word !== "private" && word !== "public") throw new UsageError(`visibility must be private or public, got '${text}'`, "visibility");
+  return word;
 }

@@ -1,4 +1,4 @@
-import { type CallOptions, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { type CallOptions, type ChannelCredentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { SkillEngineClient } from "../../gen/skillengine/v1/skill_engine.js";
 
 export type UnaryMethod<Req, Res> = (
@@ -15,13 +15,25 @@ export interface Rpc {
   close(): void;
 }
 
-export function connect(address: string, timeoutMs: number): Rpc {
-  const raw = new SkillEngineClient(address, credentials.createInsecure());
+export interface ConnectOptions {
+  timeoutMs: number;
+  channel: ChannelCredentials;
+  /** Sent as `authorization: Bearer <token>` on every call (plaintext channels included: the service may be local). */
+  token?: string | undefined;
+}
+
+export function connect(address: string, options: ConnectOptions): Rpc {
+  const raw = new SkillEngineClient(address, options.channel);
+  const metadata = (): Metadata => {
+    const m = new Metadata();
+    if (options.token !== undefined) m.set("authorization", `Bearer ${options.token}`);
+    return m;
+  };
   return {
     raw,
     call: <Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res> =>
       new Promise<Res>((resolve, reject) => {
-        method.call(raw, request, new Metadata(), { deadline: Date.now() + timeoutMs }, (error, response) =>
+        method.call(raw, request, metadata(), { deadline: Date.now() + options.timeoutMs }, (error, response) =>
           error ? reject(error) : resolve(response),
         );
       }),
@@ -41,4 +53,23 @@ export function codeName(code: number): string {
 /** `NOT_FOUND: skill "x" not found` — the code name and the server's details. */
 export function describeRpcError(error: ServiceError): string {
   return `${codeName(error.code)}: ${(error.details || error.message).trim()}`;
+}
+
+/** What the operator can do about an error, when skillctl knows better than the bare status. */
+export function rpcErrorHint(error: ServiceError, context: { tokenOrigin: string; tokenGiven: boolean; tls: boolean }): string | undefined {
+  if (error.code === status.UNAUTHENTICATED) {
+    return context.tokenGiven
+      ? `hint: the service refused the token from ${context.tokenOrigin}; set SKILLCTL_TOKEN or --token-file to a valid one`
+      : "hint: this service requires a token: set SKILLCTL_TOKEN or --token-file";
+  }
+  if (error.code === status.UNAVAILABLE) {
+    const details = `${error.details} ${error.message}`;
+    if (/certificate|self[- ]signed|unable to verify|altnames/i.test(details)) {
+      return "hint: the server's TLS certificate is not trusted for this address: give its CA with --tls-ca (or $SKILLCTL_TLS_CA)";
+    }
+    if (context.tls && /wrong version number|packet length too long|unknown protocol|EPROTO/i.test(details)) {
+      return "hint: the server does not seem to speak TLS on this port (drop --tls / --tls-ca?)";
+    }
+  }
+  return undefined;
 }

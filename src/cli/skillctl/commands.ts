@@ -1,16 +1,36 @@
 import { readFile } from "node:fs/promises";
 import {
+  type ExecutionResult,
+  type GuardFinding,
   RouteMode,
   type Skill,
   skillStatusToJSON,
   ToolFormat,
   toolFormatToJSON,
+  Visibility,
 } from "../../gen/skillengine/v1/skill_engine.js";
-import { jsonText, positiveInteger, UsageError } from "./args.js";
+import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
 import type { Rpc } from "./client.js";
-import { failureCause, type Io, oneLine, skillDetails, skillJson, skillLine, statusName, table, toJson, warningLine } from "./format.js";
+import {
+  failureCause,
+  type Io,
+  oneLine,
+  progress,
+  skillDetails,
+  skillJson,
+  skillLine,
+  statsDetails,
+  statusName,
+  table,
+  toJson,
+  versionsTable,
+  visibilityName,
+  warningLine,
+} from "./format.js";
 
 export interface CommandContext {
+  /** The command's name, for usage errors. */
+  command: string;
   rpc: Rpc;
   io: Io;
   json: boolean;
@@ -53,26 +73,43 @@ export const register: Command = async (ctx) => {
         ? jsonText(await readText(schemaFile, "schema file"), `schema file ${schemaFile}`)
         : '{"type":"object"}';
   const testPayload = jsonText(str(ctx, "test-payload") ?? "{}", "--test-payload");
+  if (ctx.options.public === true && ctx.options.private === true) throw new UsageError("give --public or --private, not both", "register");
+  const visibility =
+    ctx.options.public === true ? Visibility.VISIBILITY_PUBLIC : ctx.options.private === true ? Visibility.VISIBILITY_PRIVATE : Visibility.VISIBILITY_UNSPECIFIED;
   const examples = ctx.options.example;
-  const response = await ctx.rpc.call(ctx.rpc.raw.registerSkill, {
-    name,
-    description,
-    parametersSchema,
-    code,
-    testPayload,
-    exampleQueries: Array.isArray(examples) ? examples : [],
-    visibility: 0,
-  });
+  const line = progress(ctx.io, false);
+  line.show(`registering ${name}: test run in a sandbox…`);
+  const response = await ctx.rpc
+    .call(ctx.rpc.raw.registerSkill, {
+      name,
+      description,
+      parametersSchema,
+      code,
+      testPayload,
+      exampleQueries: Array.isArray(examples) ? examples : [],
+      visibility,
+    })
+    .finally(() => line.done());
+  return newVersionOutput(ctx, "registered", response);
+};
+
+/** What register and patch print: the new version, its test run, normalizations and warnings. */
+function newVersionOutput(
+  ctx: CommandContext,
+  verb: string,
+  response: { skill: Skill | undefined; test: ExecutionResult | undefined; normalizations: string[]; warnings: GuardFinding[] },
+): number {
   if (ctx.json) {
     ctx.io.out(toJson({ ...response, skill: skillJson(response.skill) }));
     return 0;
   }
   const test = response.test;
-  ctx.io.out(`registered ${skillLine(response.skill)}${test ? `; test run passed in ${test.durationMs} ms` : ""}\n`);
+  const access = response.skill ? `, ${visibilityName(response.skill.visibility)}, owner ${response.skill.owner}` : "";
+  ctx.io.out(`${verb} ${skillLine(response.skill)}${access}${test ? `; test run passed in ${test.durationMs} ms` : ""}\n`);
   for (const normalization of response.normalizations) ctx.io.out(`normalized: ${normalization}\n`);
   for (const warning of response.warnings) ctx.io.out(`${warningLine(warning)}\n`);
   return 0;
-};
+}
 
 export const invoke: Command = async (ctx) => {
   const name = arg(ctx, 0);
@@ -95,20 +132,32 @@ export const invoke: Command = async (ctx) => {
 };
 
 export const list: Command = async (ctx) => {
-  const response = await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: ctx.options.all === true, owner: "" });
+  const owner = str(ctx, "owner");
+  if (owner === "") throw new UsageError("--owner needs an agent id", "list");
+  const response = await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: ctx.options.all === true, owner: owner ?? "" });
   if (ctx.json) {
     ctx.io.out(toJson({ skills: response.skills.map(skillJson) }));
     return 0;
   }
   if (response.skills.length === 0) {
-    ctx.io.out("no skills\n");
+    ctx.io.out(owner === undefined ? "no skills\n" : `no skills of ${owner}\n`);
     return 0;
   }
-  const rows = [["NAME", "VERSION", "STATUS", "USES", "FAILS", "DESCRIPTION"]];
+  const rows = [["NAME", "VERSION", "STATUS", "OWNER", "VISIBILITY", "USES", "FAILS", "DESCRIPTION"]];
   for (const s of response.skills) {
-    rows.push([s.name, String(s.version), statusName(s.status) + (s.protected ? "*" : ""), String(s.usageCount), String(s.failureCount), oneLine(s.description)]);
+    rows.push([
+      s.name,
+      String(s.version),
+      statusName(s.status) + (s.protected ? "*" : ""),
+      s.owner,
+      visibilityName(s.visibility),
+      String(s.usageCount),
+      String(s.failureCount),
+      oneLine(s.description),
+    ]);
   }
   ctx.io.out(table(rows));
+  if (response.skills.some((s) => s.protected)) ctx.io.out("(* protected: never deprecated or retired automatically)\n");
   return 0;
 };
 
@@ -122,16 +171,44 @@ export const show: Command = async (ctx) => {
   }
   if (got.skill) ctx.io.out(skillDetails(got.skill));
   ctx.io.out("versions:\n");
-  const rows = versions.versions.map((v) => [
-    `  ${v.active ? "*" : " "} v${v.version}`,
-    v.origin,
-    v.createdAt?.toISOString() ?? "-",
-    v.contentHash.slice(0, 12),
-    `test payload ${oneLine(v.testPayload, 40)}`,
-  ]);
-  ctx.io.out(table(rows));
+  ctx.io.out(versionsTable(versions.versions));
   ctx.io.out(`\ncode:\n${got.code.endsWith("\n") ? got.code : `${got.code}\n`}`);
   return 0;
+};
+
+export const versions: Command = async (ctx) => {
+  const response = await ctx.rpc.call(ctx.rpc.raw.listSkillVersions, { name: arg(ctx, 0) });
+  ctx.io.out(ctx.json ? toJson(response) : versionsTable(response.versions));
+  return 0;
+};
+
+export const stats: Command = async (ctx) => {
+  const response = await ctx.rpc.call(ctx.rpc.raw.getSkillStats, { name: arg(ctx, 0) });
+  ctx.io.out(ctx.json ? toJson({ ...response, skill: skillJson(response.skill) }) : statsDetails(response));
+  return 0;
+};
+
+/** Inline text or a file's exact content (one of the two, required). */
+async function textOption(ctx: CommandContext, inline: string, file: string, allowEmpty: boolean): Promise<string> {
+  const text = str(ctx, inline);
+  const path = str(ctx, file);
+  if (text !== undefined && path !== undefined) throw new UsageError(`give --${inline} or --${file}, not both`, ctx.command);
+  if (text === undefined && path === undefined) throw new UsageError(`${ctx.command} needs --${inline} or --${file}`, ctx.command);
+  const value = text ?? (await readText(path ?? "", `--${file}`));
+  if (value === "" && !allowEmpty) throw new UsageError(`the --${text === undefined ? file : inline} text must not be empty`, ctx.command);
+  return value;
+}
+
+export const patch: Command = async (ctx) => {
+  const name = arg(ctx, 0);
+  const find = await textOption(ctx, "find", "find-file", false);
+  const replace = await textOption(ctx, "replace", "replace-file", true);
+  const payloadText = str(ctx, "test-payload");
+  const testPayload = payloadText === undefined ? "" : jsonText(payloadText, "--test-payload");
+  const line = progress(ctx.io, false);
+  line.show(`patching ${name}: test run in a sandbox…`);
+  const response = await ctx.rpc.call(ctx.rpc.raw.patchSkill, { name, find, replace, testPayload }).finally(() => line.done());
+  return newVersionOutput(ctx, "patched", response);
 };
 
 const FORMATS: Record<string, ToolFormat> = { openai: ToolFormat.TOOL_FORMAT_OPENAI, anthropic: ToolFormat.TOOL_FORMAT_ANTHROPIC };
@@ -213,6 +290,59 @@ export const rollback = skillAction("rolled back:", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.rollbackSkill, { name: arg(ctx, 0), version: positiveInteger(arg(ctx, 1), "version") }),
 );
 export const remove = skillAction("deleted", (ctx) => ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0) }));
+export const protect = skillAction("protected", (ctx) => ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: true }));
+export const unprotect = skillAction("unprotected", (ctx) => ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: false }));
+
+export const visibility: Command = async (ctx) => {
+  const word = visibilityWord(arg(ctx, 1));
+  const response = await ctx.rpc.call(ctx.rpc.raw.setSkillVisibility, {
+    name: arg(ctx, 0),
+    visibility: word === "public" ? Visibility.VISIBILITY_PUBLIC : Visibility.VISIBILITY_PRIVATE,
+  });
+  const skill = response.skill;
+  ctx.io.out(ctx.json ? toJson({ skill: skillJson(skill) }) : `${skillLine(skill)} is ${skill ? visibilityName(skill.visibility) : word}\n`);
+  return 0;
+};
+
+export const transfer: Command = async (ctx) => {
+  const newOwner = arg(ctx, 1);
+  if (newOwner.trim() === "") throw new UsageError("transfer needs the agent id of the new owner", "transfer");
+  const response = await ctx.rpc.call(ctx.rpc.raw.transferSkill, { name: arg(ctx, 0), newOwner });
+  const skill = response.skill;
+  ctx.io.out(ctx.json ? toJson({ skill: skillJson(skill) }) : `transferred ${skillLine(skill)} to ${skill?.owner ?? newOwner}\n`);
+  return 0;
+};
+
+export const whoami: Command = async (ctx) => {
+  const me = await ctx.rpc.call(ctx.rpc.raw.whoAmI, {});
+  if (ctx.json) {
+    ctx.io.out(toJson(me));
+    return 0;
+  }
+  const role = me.admin ? "admin" : "not an admin";
+  ctx.io.out(
+    me.authenticated
+      ? `${me.agentId} (${role}; authenticated by token)\n`
+      : `${me.agentId} (${role}; the service has no tokens configured: every caller is this agent)\n`,
+  );
+  return 0;
+};
+
+export const rebuild: Command = async (ctx) => {
+  const line = progress(ctx.io, true);
+  line.show("rebuilding indexes (reconciling the store, rewriting the mirror, re-indexing every skill)…");
+  const response = await ctx.rpc.call(ctx.rpc.raw.rebuildIndexes, {}).finally(() => line.done());
+  if (ctx.json) {
+    ctx.io.out(toJson(response));
+    return 0;
+  }
+  ctx.io.out(
+    `rebuilt: ${response.skillsIndexed} skill${response.skillsIndexed === 1 ? "" : "s"} indexed, ` +
+      `${response.repairs.length} repair${response.repairs.length === 1 ? "" : "s"}, ${response.durationMs} ms\n`,
+  );
+  for (const repair of response.repairs) ctx.io.out(`repaired: ${repair}\n`);
+  return 0;
+};
 
 export const wipeSandbox: Command = async (ctx) => {
   const response = await ctx.rpc.call(ctx.rpc.raw.wipeSandbox, {});

@@ -1,9 +1,13 @@
 import {
   type ExecutionResult,
+  type GetSkillStatsResponse,
   type GuardFinding,
   type Skill,
   type SkillStatus,
   skillStatusToJSON,
+  type SkillVersion,
+  type Visibility,
+  visibilityToJSON,
 } from "../../gen/skillengine/v1/skill_engine.js";
 
 /** Where a command writes; the entry point binds it to the process, tests could bind it to buffers. */
@@ -23,9 +27,36 @@ export function statusName(status: SkillStatus): string {
   return skillStatusToJSON(status).replace(/^SKILL_STATUS_/, "").toLowerCase();
 }
 
-/** A Skill with its status by name, for --json output. */
+/** `private` or `public`. */
+export function visibilityName(visibility: Visibility): string {
+  return visibilityToJSON(visibility).replace(/^VISIBILITY_/, "").toLowerCase();
+}
+
+/** A Skill with its status and visibility by name, for --json output. */
 export function skillJson(skill: Skill | undefined): unknown {
-  return skill === undefined ? null : { ...skill, status: skillStatusToJSON(skill.status) };
+  return skill === undefined ? null : { ...skill, status: skillStatusToJSON(skill.status), visibility: visibilityToJSON(skill.visibility) };
+}
+
+/**
+ * A progress line on stderr (stdout stays clean for --json). On a terminal it is one line rewritten in
+ * place and erased by `done`; elsewhere (CI logs) it is a plain line when `plain` is set, else nothing.
+ */
+export function progress(io: Io, plain: boolean): { show(text: string): void; done(): void } {
+  let shown = false;
+  return {
+    show(text) {
+      if (io.errIsTty) {
+        io.err(`\r\x1b[K${text}`);
+        shown = true;
+      } else if (plain) {
+        io.err(`${text}\n`);
+      }
+    },
+    done() {
+      if (shown) io.err("\r\x1b[K");
+      shown = false;
+    },
+  };
 }
 
 export function table(rows: readonly (readonly string[])[]): string {
@@ -66,6 +97,8 @@ export function skillDetails(skill: Skill): string {
     ["content hash", skill.contentHash],
     ["schema", skill.parametersSchema],
     ["usage", `${skill.usageCount} successful invocations, ${skill.failureCount} consecutive failures`],
+    ["owner", skill.owner],
+    ["visibility", visibilityName(skill.visibility)],
     ["protected", skill.protected ? "yes" : "no"],
     ["auto-created", skill.autoCreated ? "yes" : "no"],
     ["created", date(skill.createdAt)],
@@ -87,4 +120,41 @@ export function failureCause(result: ExecutionResult | undefined): string {
   if (result.timedOut) return "timed out";
   if (result.oomKilled) return "killed: out of memory";
   return result.exitCode !== 0 ? `exited ${result.exitCode}` : "exited 0 but printed nothing";
+}
+
+/** The version history, one line each: `* v2  patch  2026-…  3f2a…  test payload {…}`. */
+export function versionsTable(versions: readonly SkillVersion[]): string {
+  return table(
+    versions.map((v) => [
+      `  ${v.active ? "*" : " "} v${v.version}`,
+      v.origin,
+      date(v.createdAt),
+      v.contentHash.slice(0, 12),
+      `test payload ${oneLine(v.testPayload, 40)}`,
+    ]),
+  );
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+export function statsDetails(stats: GetSkillStatsResponse): string {
+  const rate = stats.hasSuccessRate
+    ? `${Math.round(stats.successRate * 100)}% (${stats.windowSuccesses}/${stats.windowSamples} in the rolling window)`
+    : `- (${plural(stats.windowSamples, "sample", "samples")} in the rolling window; not enough to judge yet)`;
+  const rows: [string, string][] = [
+    ["name", stats.name],
+    ["version", String(stats.version)],
+    ["status", stats.skill ? statusName(stats.skill.status) : "-"],
+    ["owner", stats.skill?.owner ?? "-"],
+    ["visibility", stats.skill ? visibilityName(stats.skill.visibility) : "-"],
+    ["age", `${stats.ageDays.toFixed(1)} days`],
+    ["success rate", rate],
+    ["velocity", `${stats.invocationVelocity7d.toFixed(1)} invocations/day (last 7 days)`],
+    ["duration", stats.p95DurationMs > 0 ? `p50 ${stats.p50DurationMs} ms, p95 ${stats.p95DurationMs} ms` : "- (no runs of this version yet)"],
+    ["invocations", `${stats.totalInvocations} total, ${stats.totalSuccesses} successful`],
+    ["auto-created", stats.autoCreated ? "yes" : "no"],
+  ];
+  return rows.map(([key, value]) => `${`${key}:`.padEnd(14)}${value}\n`).join("");
 }

@@ -1,9 +1,10 @@
 import { writeFile } from "node:fs/promises";
+import { status } from "@grpc/grpc-js";
 import type { InvokeSkillResponse } from "../../gen/skillengine/v1/skill_engine.js";
 import { UsageError } from "./args.js";
 import { describeRpcError, isServiceError } from "./client.js";
 import type { Command, CommandContext } from "./commands.js";
-import { failureCause, toJson } from "./format.js";
+import { failureCause, progress, toJson } from "./format.js";
 import { junitXml } from "./junit.js";
 
 export interface SkillTestOutcome {
@@ -42,7 +43,8 @@ async function testOne(ctx: CommandContext, name: string): Promise<SkillTestOutc
     }
     return outcome;
   } catch (error) {
-    if (!isServiceError(error)) throw error;
+    // A refused token fails every skill alike: that is the caller's problem, not the skills' (exit 2, with the hint).
+    if (!isServiceError(error) || error.code === status.UNAUTHENTICATED) throw error;
     // A skill that cannot be run (unknown, retired, bad payload...) fails its test; the run goes on.
     outcome.durationMs = Date.now() - started;
     outcome.cause = describeRpcError(error);
@@ -60,13 +62,14 @@ export const test: Command = async (ctx) => {
       ? [...new Set(ctx.positionals)]
       : (await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: false, owner: "" })).skills.map((s) => s.name);
 
-  const progress = ctx.io.errIsTty && !ctx.json;
+  // On stderr, so stdout stays the report (or the JSON): one line rewritten in place on a terminal,
+  // one line per skill elsewhere (a CI log then shows which skill a slow or stuck run is on).
+  const line = progress(ctx.io, true);
   const outcomes: SkillTestOutcome[] = [];
   for (const [index, name] of names.entries()) {
-    if (progress) ctx.io.err(`\r\x1b[K[${index + 1}/${names.length}] testing ${name}…`);
-    const outcome = await testOne(ctx, name);
+    line.show(`[${index + 1}/${names.length}] testing ${name}…`);
+    const outcome = await testOne(ctx, name).finally(() => line.done());
     outcomes.push(outcome);
-    if (progress) ctx.io.err("\r\x1b[K");
     if (!ctx.json) {
       ctx.io.out(
         outcome.passed
