@@ -125,11 +125,17 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
       return counts;
     },
   });
-  const metricsServer = config.metricsPort === undefined ? undefined : await startMetricsServer(metrics, config.host, config.metricsPort);
+  // What the last engine probe found; /readyz on the metrics port serves it as grpc.health.v1 does.
+  let engineReady = false;
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : await startMetricsServer(metrics, config.host, config.metricsPort, { ready: () => engineReady });
 
   let orphansReaped = false;
   const probeEngine = async (): Promise<void> => {
     const health = await runner.health();
+    engineReady = health.ready;
     server.setServing(health.ready);
     if (!health.ready) {
       logger.warn({ detail: health.detail }, "sandbox engine not ready; runs answer UNAVAILABLE until it is");

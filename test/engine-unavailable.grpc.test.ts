@@ -28,6 +28,8 @@ describe("with no reachable engine the service stays up and says what is wrong",
     );
     expect(checked.status).toBe("NOT_SERVING");
     health.close();
+    const ready = await fetch(`http://127.0.0.1:${engine.app.metricsPort}/readyz`);
+    expect([ready.status, await ready.text()]).toEqual([503, "not ready: the sandbox engine cannot be reached\n"]);
 
     expect((await engine.client.list()).skills).toEqual([]);
   });

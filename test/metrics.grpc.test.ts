@@ -34,6 +34,16 @@ describe("observability: Prometheus metrics on their own HTTP port, request ids"
     expect(text).toContain("skill_engine_run_queue_depth 0");
     expect(text).toContain("skill_engine_warm_pool_idle 0");
     expect(text).toContain('skill_engine_skills{status="active"} 1');
+    expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
+  });
+
+  it("serves liveness and readiness probes beside the metrics, and a 404 naming the paths", async () => {
+    const base = `http://127.0.0.1:${engine.app.metricsPort}`;
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect([ready.status, await ready.text()]).toEqual([200, "ready\n"]);
+    const other = await fetch(`${base}/admin`);
+    expect([other.status, await other.text()]).toEqual([404, "not found: GET /metrics, /healthz or /readyz\n"]);
   });
 
   it("answers every call with an x-request-id: the caller's own when it sent one, else a new one", async () => {

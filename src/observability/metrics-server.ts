@@ -2,11 +2,30 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ServiceMetrics } from "./metrics.js";
 
-/** The Prometheus scrape endpoint: GET /metrics on its own HTTP port. */
-export async function startMetricsServer(metrics: ServiceMetrics, host: string, port: number): Promise<{ port: number; close(): Promise<void> }> {
+/**
+ * The Prometheus scrape endpoint, GET /metrics, on its own HTTP port; beside it the probes that
+ * container orchestrators speak: GET /healthz (the process answers) and GET /readyz (200 while
+ * the sandbox engine is reachable, 503 otherwise: the same judgement as grpc.health.v1).
+ */
+export async function startMetricsServer(
+  metrics: ServiceMetrics,
+  host: string,
+  port: number,
+  probes: { ready(): boolean } = { ready: () => true },
+): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
-    if (request.method !== "GET" || (request.url ?? "").split("?")[0] !== "/metrics") {
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found: scrape GET /metrics\n");
+    const route = (request.url ?? "").split("?")[0];
+    if (request.method === "GET" && route === "/healthz") {
+      response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
+      return;
+    }
+    if (request.method === "GET" && route === "/readyz") {
+      const ready = probes.ready();
+      response.writeHead(ready ? 200 : 503, { "content-type": "text/plain" }).end(ready ? "ready\n" : "not ready: the sandbox engine cannot be reached\n");
+      return;
+    }
+    if (request.method !== "GET" || route !== "/metrics") {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found: GET /metrics, /healthz or /readyz\n");
       return;
     }
     metrics.registry.metrics().then(

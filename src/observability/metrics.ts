@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** What a finished sandbox run is counted as. */
 export type RunOutcome = "success" | "failure" | "timeout" | "oom";
@@ -24,6 +24,8 @@ export class ServiceMetrics {
   private sources: MetricsSources | undefined;
 
   constructor() {
+    // Process figures (resident memory, CPU, event-loop lag, handles) beside the service's own.
+    collectDefaultMetrics({ register: this.registry });
     this.rpcs = new Counter({
       name: "skill_engine_rpc_requests_total",
       help: "gRPC calls by method and status code.",
