@@ -15,6 +15,13 @@ describe("docker-compose.yml, as Debian's docker-compose reads it", () => {
     expect(stdout).toContain("- /var/run/docker.sock:/var/run/docker.sock:rw");
     expect(stdout).toContain("- skill-engine-home:/var/lib/skill-engine:rw");
     expect(stdout).toMatch(/SKILL_ENGINE_SANDBOX_DIR: \/var\/lib\/skill-engine-sandbox/);
+    // Calls need tokens (a compose secret); probes and metrics stay on the host's loopback; a stop
+    // waits longer than the service's drain.
+    expect(stdout).toContain("SKILL_ENGINE_TOKENS_FILE: /run/secrets/skill-engine-tokens");
+    expect(stdout).toMatch(/secrets:\n {4}- source: skill-engine-tokens/);
+    expect(stdout).toContain("- 127.0.0.1:9464:9464/tcp");
+    expect(stdout).toContain("/readyz");
+    expect(stdout).toContain("stop_grace_period: 30s");
     // Qdrant comes pinned, in a version with the Query API the adapter uses.
     expect(stdout).toMatch(/image: qdrant\/qdrant:v1\.(1[0-9]|[2-9][0-9])\.\d+/);
   });
