@@ -7,6 +7,19 @@
 import type { Io } from "./skillctl/format.js";
 import { main } from "./skillctl/main.js";
 
+/**
+ * grpc-js sets the TLS server name to the target host even when that is an IP address (as the default
+ * 127.0.0.1 is), and Node then prints a DEP0123 deprecation warning on stderr for it. Nothing an
+ * operator can act on: that one warning is dropped, every other one still goes through.
+ */
+const emitWarning = process.emitWarning.bind(process) as (...args: unknown[]) => void;
+process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  const [typeOrOptions, code] = rest;
+  const warningCode = typeof typeOrOptions === "object" && typeOrOptions !== null ? (typeOrOptions as { code?: unknown }).code : code;
+  if (warningCode === "DEP0123") return;
+  emitWarning(warning, ...rest);
+}) as typeof process.emitWarning;
+
 const processIo: Io = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),

@@ -56,7 +56,10 @@ export function describeRpcError(error: ServiceError): string {
 }
 
 /** What the operator can do about an error, when skillctl knows better than the bare status. */
-export function rpcErrorHint(error: ServiceError, context: { tokenOrigin: string; tokenGiven: boolean; tls: boolean }): string | undefined {
+export function rpcErrorHint(
+  error: ServiceError,
+  context: { address: string; tokenOrigin: string; tokenGiven: boolean; tls: boolean },
+): string | undefined {
   if (error.code === status.UNAUTHENTICATED) {
     return context.tokenGiven
       ? `hint: the service refused the token from ${context.tokenOrigin}; set SKILLCTL_TOKEN or --token-file to a valid one`
@@ -69,6 +72,9 @@ export function rpcErrorHint(error: ServiceError, context: { tokenOrigin: string
     }
     if (context.tls && /wrong version number|packet length too long|unknown protocol|EPROTO/i.test(details)) {
       return "hint: the server does not seem to speak TLS on this port (drop --tls / --tls-ca?)";
+    }
+    if (!context.tls && /No connection established/i.test(details)) {
+      return `hint: no gRPC service answered at ${context.address}: is it running there (--address, $SKILLCTL_ADDRESS)? If it serves TLS, add --tls-ca or --tls`;
     }
   }
   return undefined;
