@@ -79,6 +79,11 @@ export const MAX_EVIDENCE_PER_SKILL = 20;
  */
 const EVIDENCE_DISCOUNT = 0.9;
 const META_EMBEDDER = "embedder";
+/**
+ * Bumped when what the indexes hold changes meaning, so the next start re-indexes everything.
+ * 2: owner and visibility are the registry's (before identity, every skill was indexed public).
+ */
+const INDEX_LAYOUT = 2;
 
 /**
  * Routes a query to the few skills that matter: keywords (FTS5 bm25) and vectors (sentence
@@ -121,7 +126,7 @@ export class SkillRouter {
    */
   async init(skills: readonly RoutableSkill[]): Promise<void> {
     await this.vectors.ensure(this.embedder.dimensions);
-    const identity = `${this.embedder.modelId}/${this.embedder.dimensions}`;
+    const identity = `${this.embedder.modelId}/${this.embedder.dimensions}/layout-${INDEX_LAYOUT}`;
     const previous = this.db.prepare<[string], { value: string }>("SELECT value FROM routing_meta WHERE key = ?").get(META_EMBEDDER)?.value;
     const evidenceCount = (this.db.prepare("SELECT COUNT(*) AS n FROM route_evidence").get() as { n: number }).n;
     const stale =
