@@ -14,7 +14,8 @@ class WordEmbedder implements Embedder {
     return texts.map((text) => {
       const vector = new Float32Array(this.dimensions);
       for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) {
-        vector[createHash("sha256").update(word).digest().readUInt8(0) % this.dimensions] += 1;
+        const slot = createHash("sha256").update(word).digest().readUInt8(0) % this.dimensions;
+        vector[slot] = (vector[slot] ?? 0) + 1;
       }
       const length = Math.hypot(...vector) || 1;
       return vector.map((v) => v / length);
