@@ -162,9 +162,9 @@ export function usage(command?: string): string {
   const global =
     "Global options:\n" +
     `  --address HOST:PORT  the service (default $SKILLCTL_ADDRESS or ${DEFAULT_ADDRESS})\n` +
-    "  --token-file PATH    read the bearer token from PATH (trimmed; keep it chmod 600)\n" +
-    "                       default: $SKILLCTL_TOKEN. There is deliberately no --token flag: a token on the\n" +
-    "                       command line ends up in shell history and in `ps` output for every local user.\n" +
+    "  --token-file PATH    read the bearer token from PATH (trimmed; keep it chmod 600); without it,\n" +
+    "                       $SKILLCTL_TOKEN. There is deliberately no --token flag: a token on the command\n" +
+    "                       line ends up in shell history and in `ps` output for every local user.\n" +
     "  --tls                TLS, verifying the server against the system's root certificates\n" +
     "  --tls-ca PATH        TLS, verifying the server against the CA certificate(s) in PATH (PEM;\n" +
     "                       default $SKILLCTL_TLS_CA). Without either, the connection is plaintext.\n" +
