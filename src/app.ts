@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import Database from "better-sqlite3";
 import Docker from "dockerode";
 import type { Logger } from "pino";
@@ -44,9 +45,18 @@ export interface SkillEngineApp {
   readonly metricsPort: number | undefined;
   /** Re-reads the tokens file (SIGHUP); a broken file keeps the previous tokens and throws. */
   reloadTokens(): Promise<{ agents: number }>;
-  /** Stops serving, stops runs in flight (removing their containers), flushes and closes storage. */
+  /**
+   * Graceful shutdown: health says NOT_SERVING and no new call is accepted; calls in flight get
+   * `config.shutdownGraceMs` to finish; then the runs still going are stopped (their containers
+   * removed) and the calls still open are cut; storage is flushed and closed. Idempotent.
+   */
   close(): Promise<void>;
+  /** Ends the grace of a close() in progress now (a second SIGTERM/SIGINT); no effect otherwise. */
+  endGrace(): void;
 }
+
+/** After the runs are stopped, how long their calls may take to deliver UNAVAILABLE before the connections are dropped. */
+const CUT_OFF_DELIVERY_MS = 2_000;
 
 /**
  * The composition root: config → stores → planes → server. Nothing else wires components or
@@ -133,8 +143,11 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
       : await startMetricsServer(metrics, config.host, config.metricsPort, { ready: () => engineReady });
 
   let orphansReaped = false;
+  let closing: Promise<void> | undefined;
   const probeEngine = async (): Promise<void> => {
     const health = await runner.health();
+    // A probe that was under way when shutdown began must not say SERVING again or start the pool.
+    if (closing) return;
     engineReady = health.ready;
     server.setServing(health.ready);
     if (!health.ready) {
@@ -169,21 +182,53 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     `skill engine listening on ${config.host}:${server.port}`,
   );
 
-  let closing: Promise<void> | undefined;
+  let endGrace: (() => void) | undefined;
+  const graceEndedEarly = new Promise<"cut short">((resolve) => {
+    endGrace = () => resolve("cut short");
+  });
+  const runsInFlight = (): number => runner.runningRuns + runner.queueDepth;
   return {
     port: server.port,
     reconcileReport,
     migrationReport,
     metricsPort: metricsServer?.port,
     reloadTokens: () => authenticator.reload(),
+    endGrace() {
+      if (closing) endGrace?.();
+    },
     close() {
       closing ??= (async () => {
         clearInterval(probe);
         if (sweep) clearInterval(sweep);
         server.setServing(false);
-        // Stop the runs first so calls in flight end (with UNAVAILABLE) instead of holding shutdown.
+        engineReady = false; // /readyz: 503 from now on, like grpc.health.v1
+        const graceMs = config.shutdownGraceMs;
+        const before = { calls: server.calls.inFlight, callsFinished: server.calls.finished, runs: runsInFlight() };
+        const drained = server.drain().then(() => "drained" as const);
+        logger.info({ graceMs, callsInFlight: before.calls, runsInFlight: before.runs }, "shutting down: no new calls; letting calls in flight finish");
+        let timer: NodeJS.Timeout | undefined;
+        const graceOver = new Promise<"grace over">((resolve) => {
+          timer = setTimeout(() => resolve("grace over"), graceMs);
+        });
+        const outcome = await Promise.race([drained, graceOver, graceEndedEarly]);
+        clearTimeout(timer);
+        const cutOff = outcome === "drained" ? { calls: 0, runs: 0 } : { calls: server.calls.inFlight, runs: runsInFlight() };
+        const summary = {
+          callsDrained: server.calls.finished - before.callsFinished,
+          callsCutOff: cutOff.calls,
+          runsDrained: Math.max(0, before.runs - cutOff.runs),
+          runsCutOff: cutOff.runs,
+        };
+        if (outcome === "cut short") logger.warn(summary, "drain cut short: stopping what is still running");
+        else if (outcome === "grace over" && (cutOff.calls > 0 || cutOff.runs > 0)) logger.warn(summary, "grace over: stopping what is still running");
+        else logger.info(summary, "calls in flight drained");
+        // Stops runs still going (their calls answer UNAVAILABLE) and removes every container.
         await runner.close();
-        await server.close();
+        if (outcome !== "drained") {
+          // Let the stopped runs' calls deliver their answer, then drop whatever is left.
+          await Promise.race([drained, delay(CUT_OFF_DELIVERY_MS)]);
+          server.forceClose();
+        }
         await metricsServer?.close();
         await mirror.close();
         await intake.close();

@@ -8,8 +8,17 @@ async function main(): Promise<void> {
   if (!config) process.exit(2);
   const logger = pino({ level: config.logLevel, base: { service: "skill-engine" } });
   const app = await startSkillEngine(config, logger);
+  // The first signal drains (calls in flight get SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS to finish);
+  // a second one ends the grace at once: runs still going are stopped and their containers removed.
+  let signals = 0;
   const stop = (signal: NodeJS.Signals): void => {
-    logger.info({ signal }, "shutting down");
+    signals++;
+    if (signals > 1) {
+      logger.warn({ signal }, "second signal: cutting the drain short");
+      app.endGrace();
+      return;
+    }
+    logger.info({ signal, graceSeconds: config.shutdownGraceMs / 1000 }, "shutting down (a second SIGTERM/SIGINT stops runs in flight at once)");
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -20,8 +29,8 @@ async function main(): Promise<void> {
   };
   // A bug in one request must not take every other caller down with it: log loudly, keep serving.
   process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled promise rejection"));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
 }
 
 main().catch((error: unknown) => {

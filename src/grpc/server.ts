@@ -9,12 +9,15 @@ import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
+import { CallTracker } from "./call-tracker.js";
 import { skillEngineHandlers } from "./skill-engine-handlers.js";
 
 export const SKILL_ENGINE_SERVICE_NAME = "skillengine.v1.SkillEngine";
 
 const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
 const SKILL_ENGINE_PROTO = "skillengine/v1/skill_engine.proto";
+/** A health Watch never ends by itself; shutdown ends it instead of waiting for it. */
+const HEALTH_WATCH_METHOD = "/grpc.health.v1.Health/Watch";
 
 export interface GrpcServerOptions {
   readonly host: string;
@@ -33,15 +36,25 @@ export interface RunningGrpcServer {
   readonly port: number;
   /** Sets the health status of the whole server and of the SkillEngine service. */
   setServing(serving: boolean): void;
-  /** Stops accepting calls, lets calls in flight finish for `graceMs`, then cancels the rest. */
-  close(graceMs?: number): Promise<void>;
+  /** Counted calls (every call but health Watch streams): in flight now, and ended since start. */
+  readonly calls: { readonly inFlight: number; readonly finished: number };
+  /**
+   * Stops accepting calls: the listener closes, every connection is told to go away (new calls on
+   * it fail with UNAVAILABLE), health Watch streams end with UNAVAILABLE. Calls in flight go on.
+   * Resolves when they have all ended and every connection is closed. Idempotent.
+   */
+  drain(): Promise<void>;
+  /** Cancels the calls still in flight and drops every connection. */
+  forceClose(): void;
 }
 
 /** Serves SkillEngine, grpc.health.v1.Health and server reflection (v1 and v1alpha). */
 export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
+  const calls = new CallTracker(new Set([HEALTH_WATCH_METHOD]));
   const server = new Server({
     "grpc.max_receive_message_length": 4 * 1024 * 1024,
     "grpc.max_send_message_length": 8 * 1024 * 1024,
+    interceptors: [calls.interceptor],
   });
   server.addService(SkillEngineService, skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics));
 
@@ -55,6 +68,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     );
   });
 
+  let drained: Promise<void> | undefined;
+  const drain = (): Promise<void> => {
+    drained ??= new Promise<void>((resolve) => {
+      server.tryShutdown(() => resolve());
+      const watches = calls.endStreams("the server is shutting down");
+      if (watches > 0) options.logger.info({ watches }, "ended health Watch streams");
+    });
+    return drained;
+  };
   return {
     port,
     setServing(serving) {
@@ -62,18 +84,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       health.setStatus("", state);
       health.setStatus(SKILL_ENGINE_SERVICE_NAME, state);
     },
-    close(graceMs = 5_000) {
-      return new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, graceMs);
-        force.unref();
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+    calls,
+    drain,
+    forceClose() {
+      server.forceShutdown();
     },
   };
 }

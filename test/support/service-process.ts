@@ -10,6 +10,8 @@ export interface ServiceProcess {
   readonly child: ChildProcess;
   /** JSON log lines seen so far. */
   readonly logs: Array<Record<string, unknown>>;
+  /** Settles when the process has exited, with its exit code or the signal that ended it. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -24,7 +26,9 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
@@ -51,6 +55,7 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     port,
     child,
     logs,
+    exited,
     async kill(signal = "SIGKILL") {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;

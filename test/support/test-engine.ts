@@ -65,6 +65,9 @@ export async function startTestEngine(options: TestEngineOptions = {}): Promise<
     SKILL_ENGINE_POOL: "off",
     // Many engines run at once in the suite: each gets its own free metrics port.
     SKILL_ENGINE_METRICS_PORT: "0",
+    // Disposing an engine stops its runs at once, as before graceful shutdown existed; suites
+    // about the drain set a grace of their own.
+    SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: "0",
     ...options.env,
   });
   const logger = options.logs ? pino({ level: config.logLevel }, options.logs) : pino({ level: config.logLevel });
