@@ -20,7 +20,7 @@ import {
 import { CPythonSyntaxChecker } from "./control/intake/python-syntax.js";
 import { NormalizingGuardedIntake } from "./control/skill-code-intake.js";
 import { DockerSandboxRunner } from "./execution/index.js";
-import { startGrpcServer } from "./grpc/index.js";
+import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
 import { ServiceMetrics, startMetricsServer } from "./observability/index.js";
 import {
@@ -63,6 +63,8 @@ const CUT_OFF_DELIVERY_MS = 2_000;
  * decides start-up order.
  */
 export async function startSkillEngine(config: SkillEngineConfig, logger: Logger): Promise<SkillEngineApp> {
+  // Unreadable TLS files stop the start before anything is opened.
+  const credentials = config.tls ? await loadServerCredentials(config.tls) : undefined;
   await mkdir(config.home, { recursive: true, mode: 0o700 });
   await mkdir(config.sandboxDir, { recursive: true, mode: 0o700 });
   // First, so that a broken tokens file stops the start before anything else is opened.
@@ -124,6 +126,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     authenticator,
     logger,
     metrics,
+    ...(credentials ? { credentials } : {}),
   });
   metrics.attach({
     queueDepth: () => runner.queueDepth,
@@ -177,9 +180,10 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
       : undefined;
   sweep?.unref();
 
+  const tls = config.tls !== undefined;
   logger.info(
-    { host: config.host, port: server.port, metricsPort: metricsServer?.port, home: config.home, sandboxDir: config.sandboxDir, image: config.image },
-    `skill engine listening on ${config.host}:${server.port}`,
+    { host: config.host, port: server.port, tls, metricsPort: metricsServer?.port, home: config.home, sandboxDir: config.sandboxDir, image: config.image },
+    `skill engine listening on ${config.host}:${server.port} (${tls ? "TLS" : "plaintext"})`,
   );
 
   let endGrace: (() => void) | undefined;

@@ -1,2 +1,2 @@
 /** The gRPC layer: wire mapping, health and reflection. The only way in. */
-export { SKILL_ENGINE_SERVICE_NAME, startGrpcServer, type GrpcServerOptions, type RunningGrpcServer } from "./server.js";
+export { loadServerCredentials, SKILL_ENGINE_SERVICE_NAME, startGrpcServer, type GrpcServerOptions, type RunningGrpcServer } from "./server.js";

@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { createSecureContext } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { loadSync, type PackageDefinition } from "@grpc/proto-loader";
@@ -29,6 +31,8 @@ export interface GrpcServerOptions {
   readonly authenticator: Authenticator;
   readonly logger: Logger;
   readonly metrics?: ServiceMetrics;
+  /** TLS credentials (see `loadServerCredentials`); plaintext when absent. */
+  readonly credentials?: ServerCredentials;
 }
 
 /** A bound, serving gRPC server. */
@@ -63,7 +67,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   new ReflectionService(reflectionPackages()).addToServer(server);
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${options.host}:${options.port}`, ServerCredentials.createInsecure(), (error, boundPort) =>
+    server.bindAsync(`${options.host}:${options.port}`, options.credentials ?? ServerCredentials.createInsecure(), (error, boundPort) =>
       error ? reject(new Error(`cannot listen on ${options.host}:${options.port}: ${error.message}`)) : resolve(boundPort),
     );
   });
@@ -90,6 +94,40 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       server.forceShutdown();
     },
   };
+}
+
+/**
+ * Reads the PEM certificate chain and private key (at start-up: a later change to the files needs
+ * a restart) and checks that they make a usable pair; errors name the variable and the file.
+ */
+export async function loadServerCredentials(tls: { readonly certFile: string; readonly keyFile: string }): Promise<ServerCredentials> {
+  const read = async (file: string, variable: string, what: string): Promise<Buffer> => {
+    try {
+      return await readFile(file);
+    } catch (error) {
+      throw new Error(`${variable} (${file}): cannot read the ${what}: ${messageOf(error)}`, { cause: error });
+    }
+  };
+  const certChain = await read(tls.certFile, "SKILL_ENGINE_TLS_CERT", "PEM certificate chain");
+  const privateKey = await read(tls.keyFile, "SKILL_ENGINE_TLS_KEY", "PEM private key");
+  const check = (options: { cert?: Buffer; key?: Buffer }, problem: string): void => {
+    try {
+      createSecureContext(options);
+    } catch (error) {
+      throw new Error(`${problem}: ${messageOf(error)}`, { cause: error });
+    }
+  };
+  check({ cert: certChain }, `SKILL_ENGINE_TLS_CERT (${tls.certFile}) is not a PEM certificate chain`);
+  check({ key: privateKey }, `SKILL_ENGINE_TLS_KEY (${tls.keyFile}) is not an unencrypted PEM private key`);
+  check(
+    { cert: certChain, key: privateKey },
+    `SKILL_ENGINE_TLS_KEY (${tls.keyFile}) is not the private key of the certificate in SKILL_ENGINE_TLS_CERT (${tls.certFile})`,
+  );
+  return ServerCredentials.createSsl(null, [{ cert_chain: certChain, private_key: privateKey }], false);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Descriptors that reflection advertises: our API and the health service. */

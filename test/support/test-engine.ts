@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { type CallOptions, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { type CallOptions, type ChannelCredentials, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import Docker from "dockerode";
 import pino from "pino";
 import { instanceTagOf, type SkillEngineApp, startSkillEngine } from "../../src/app.js";
@@ -104,9 +104,12 @@ export type UnaryMethod<Req, Res> = (
   callback: (error: ServiceError | null, response: Res) => void,
 ) => unknown;
 
-/** A client of the engine on `port`; with `token`, every call carries `authorization: Bearer <token>`. */
-export function connect(port: number, token?: string): TestClient {
-  const raw = new SkillEngineClient(`127.0.0.1:${port}`, credentials.createInsecure());
+/**
+ * A client of the engine on `port`; with `token`, every call carries `authorization: Bearer <token>`;
+ * plaintext unless other channel credentials are given (TLS tests).
+ */
+export function connect(port: number, token?: string, channelCredentials: ChannelCredentials = credentials.createInsecure()): TestClient {
+  const raw = new SkillEngineClient(`127.0.0.1:${port}`, channelCredentials);
   const metadata = (): Metadata => {
     const m = new Metadata();
     if (token !== undefined) m.set("authorization", `Bearer ${token}`);
