@@ -1,8 +1,12 @@
 import pino from "pino";
 import { startSkillEngine } from "./app.js";
 import { loadConfigOrExplain } from "./config/index.js";
+import { TokenListError } from "./identity/index.js";
 
-/** Entry point: `npm start`. Reads the environment once, starts, and stops cleanly on SIGINT/SIGTERM. */
+/**
+ * Entry point: `npm start`. Reads the environment once, starts, stops cleanly on SIGINT/SIGTERM and
+ * re-reads the tokens file on SIGHUP.
+ */
 async function main(): Promise<void> {
   const config = loadConfigOrExplain("skill-engine", process.env);
   if (!config) process.exit(2);
@@ -13,8 +17,13 @@ async function main(): Promise<void> {
   let signals = 0;
   const stop = (signal: NodeJS.Signals): void => {
     signals++;
+    if (signals > 2) {
+      // The engine itself may hang while containers are removed: the operator keeps the last word.
+      logger.error({ signal }, "third signal: exiting without finishing the shutdown");
+      process.exit(1);
+    }
     if (signals > 1) {
-      logger.warn({ signal }, "second signal: cutting the drain short");
+      logger.warn({ signal }, "second signal: cutting the drain short (a third one exits at once)");
       app.endGrace();
       return;
     }
@@ -31,9 +40,20 @@ async function main(): Promise<void> {
   process.on("unhandledRejection", (reason) => logger.error({ err: reason }, "unhandled promise rejection"));
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  process.on("SIGHUP", () => {
+    app.reloadTokens().then(
+      ({ agents }) => logger.info({ agents }, "tokens reloaded (SIGHUP)"),
+      () => undefined, // already logged: the previous tokens stay in force
+    );
+  });
 }
 
 main().catch((error: unknown) => {
+  if (error instanceof TokenListError) {
+    // An operator's mistake, not a bug: the problems without a stack.
+    process.stderr.write(`skill-engine: cannot start: ${error.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`skill-engine: failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
   process.exit(1);
 });

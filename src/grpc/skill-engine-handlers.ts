@@ -3,7 +3,7 @@ import { performance } from "node:perf_hooks";
 import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { CallContext, SkillService, SkillVisibility } from "../control/index.js";
-import { InvalidArgumentError, SkillEngineError } from "../errors.js";
+import { InvalidArgumentError, RunCancelledError, SkillEngineError } from "../errors.js";
 import { RouteMode, type SkillEngineServer, ToolFormat, Visibility } from "../gen/skillengine/v1/skill_engine.js";
 import type { Authenticator, Caller } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
@@ -234,7 +234,9 @@ function requestIdOf(metadata: Metadata): string {
 
 function toServiceError(logger: Logger, method: string, error: unknown): ServerErrorResponse {
   if (error instanceof SkillEngineError) {
-    if (error.code === status.INTERNAL || error.code === status.UNAVAILABLE) {
+    // A run cancelled, past its deadline or cut off by shutdown is expected; the rpc line says so.
+    const expected = error instanceof RunCancelledError;
+    if (!expected && (error.code === status.INTERNAL || error.code === status.UNAVAILABLE)) {
       logger.error({ err: error, method }, "request failed");
     }
     return Object.assign(new Error(error.message), { code: error.code, details: error.message, metadata: new Metadata() });
