@@ -98,9 +98,13 @@ describe("TLS on the gRPC port", () => {
       expect(secure.logs.find((entry) => String(entry.msg).startsWith("skill engine listening"))).toMatchObject({ tls: true });
 
       const missingKey = path.join(dir, "nowhere.key");
-      await expect(spawnService({ ...env, SKILL_ENGINE_TLS_CERT: pair.certFile, SKILL_ENGINE_TLS_KEY: missingKey })).rejects.toThrow(
-        `SKILL_ENGINE_TLS_KEY (${missingKey}): cannot read the PEM private key`,
+      const refused = await spawnService({ ...env, SKILL_ENGINE_TLS_CERT: pair.certFile, SKILL_ENGINE_TLS_KEY: missingKey }).then(
+        () => new Error("expected the start to fail"),
+        (error: unknown) => error as Error,
       );
+      expect(refused.message).toContain(`skill-engine: cannot start: SKILL_ENGINE_TLS_KEY (${missingKey}): cannot read the PEM private key`);
+      // An operator's mistake: the message, not a stack trace.
+      expect(refused.message).not.toMatch(/\n\s+at /);
     } finally {
       await rm(dirs.root, { recursive: true, force: true });
     }

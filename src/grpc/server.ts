@@ -96,6 +96,14 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   };
 }
 
+/** The TLS files cannot be used: an operator's mistake, reported without a stack trace. */
+export class TlsFilesError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "TlsFilesError";
+  }
+}
+
 /**
  * Reads the PEM certificate chain and private key (at start-up: a later change to the files needs
  * a restart) and checks that they make a usable pair; errors name the variable and the file.
@@ -105,7 +113,7 @@ export async function loadServerCredentials(tls: { readonly certFile: string; re
     try {
       return await readFile(file);
     } catch (error) {
-      throw new Error(`${variable} (${file}): cannot read the ${what}: ${messageOf(error)}`, { cause: error });
+      throw new TlsFilesError(`${variable} (${file}): cannot read the ${what}: ${messageOf(error)}`, { cause: error });
     }
   };
   const certChain = await read(tls.certFile, "SKILL_ENGINE_TLS_CERT", "PEM certificate chain");
@@ -114,7 +122,7 @@ export async function loadServerCredentials(tls: { readonly certFile: string; re
     try {
       createSecureContext(options);
     } catch (error) {
-      throw new Error(`${problem}: ${messageOf(error)}`, { cause: error });
+      throw new TlsFilesError(`${problem}: ${messageOf(error)}`, { cause: error });
     }
   };
   check({ cert: certChain }, `SKILL_ENGINE_TLS_CERT (${tls.certFile}) is not a PEM certificate chain`);
