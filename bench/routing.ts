@@ -47,10 +47,14 @@ const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const datasetDir = process.argv[2] ? path.resolve(process.argv[2]) : path.resolve(repoRoot, "..", "shared", "bench");
 const ROUTE_LIMIT = 10;
 /**
- * Routed as an agent, not an admin: "own OR public" is two searches per source, the cost every
- * agent pays. The synthetic skills are the agent's own and public, so both searches find them.
+ * Synthetic skills at scale belong to SYNTHETIC_OWNERS agents, one in PUBLIC_EVERY public. Routes
+ * are measured as one of those agents ("own OR public": two searches per source, the cost every
+ * agent pays) and as an admin (one unfiltered search per source: the baseline of scoping's cost).
  */
-const AGENT_SCOPE = { agentId: "local", everything: false } as const;
+const SYNTHETIC_OWNERS = 100;
+const PUBLIC_EVERY = 10;
+const AGENT_SCOPE = { agentId: "agent-7", everything: false } as const;
+const ADMIN_SCOPE = { agentId: "ops", everything: true } as const;
 const TRAIN_ROUTE_LIMIT = 50;
 const REGISTER_CONCURRENCY = 4;
 const SCALES = [10_000, 100_000];
@@ -445,6 +449,7 @@ interface ScaleResult {
   rssServeGrowthMb: number;
   rssAfterServeMb: number;
   fused: Latency;
+  fusedAdmin: Latency;
   keywords: Latency;
   vectors: Latency;
 }
@@ -476,7 +481,8 @@ async function benchScale(size: number, words: readonly string[], queries: reado
           const name = `${Array.from({ length: nameWords }, pick).join("_")}_${i}`.slice(0, 64);
           const length = 8 + Math.floor(random() * 30);
           const description = `${Array.from({ length }, pick).join(" ")}.`;
-          batch.push({ name, description, owner: "local", visibility: "public" as const, status: "active" });
+          const visibility = i % PUBLIC_EVERY === 0 ? ("public" as const) : ("private" as const);
+          batch.push({ name, description, owner: `agent-${i % SYNTHETIC_OWNERS}`, visibility, status: "active" });
         }
         const t0 = performance.now();
         keywords.upsert(batch.map((skill) => ({ ...skill, evidence: [] })));
@@ -522,6 +528,13 @@ async function benchScale(size: number, words: readonly string[], queries: reado
       }
       progress(`  ${size}: routed ${queries.length} queries (${mode}), p50 ${latency(timings[mode]).p50.toFixed(1)} ms`);
     }
+    const adminTimings: number[] = [];
+    for (const query of queries) {
+      const started = performance.now();
+      await router.route(query, { limit: ROUTE_LIMIT, mode: "fused", scope: ADMIN_SCOPE });
+      adminTimings.push(performance.now() - started);
+    }
+    progress(`  ${size}: routed ${queries.length} queries (fused, admin), p50 ${latency(adminTimings).p50.toFixed(1)} ms`);
     const rssAfterServeMb = rssMb();
     const rssServeGrowthMb = Math.round((rssAfterServeMb - rssBeforeServe) * 10) / 10;
     await vectors.close();
@@ -537,6 +550,7 @@ async function benchScale(size: number, words: readonly string[], queries: reado
       rssServeGrowthMb,
       rssAfterServeMb,
       fused: latency(timings.fused),
+      fusedAdmin: latency(adminTimings),
       keywords: latency(timings.keywords),
       vectors: latency(timings.vectors),
     };
@@ -740,7 +754,8 @@ async function main(): Promise<void> {
   lat(`gRPC, ${tools.length} skills, vectors (query embedding cached)`, grpcLatency.vectors);
   lat(`gRPC, ${tools.length} skills, fused after feedback (emb. cached)`, afterLatency);
   for (const s of scales) {
-    lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused (stand-in embedder)`, s.fused);
+    lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as an agent (stand-in emb.)`, s.fused);
+    lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as admin (baseline)`, s.fusedAdmin);
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, keywords`, s.keywords);
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, vectors (stand-in embedder)`, s.vectors);
   }
