@@ -48,8 +48,9 @@ const datasetDir = process.argv[2] ? path.resolve(process.argv[2]) : path.resolv
 const ROUTE_LIMIT = 10;
 /**
  * Synthetic skills at scale belong to SYNTHETIC_OWNERS agents, one in PUBLIC_EVERY public. Routes
- * are measured as one of those agents ("own OR public": two searches per source, the cost every
- * agent pays) and as an admin (one unfiltered search per source: the baseline of scoping's cost).
+ * are measured as one of those agents ("own OR public": one search per source, filtered on the
+ * audience, so sqlite-vec scores only the ~11% of rows that agent may see) and as an admin (one
+ * unfiltered search per source: the baseline of scoping's cost).
  */
 const SYNTHETIC_OWNERS = 100;
 const PUBLIC_EVERY = 10;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import Database from "better-sqlite3";
 import pino from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Embedder } from "./embedding/index.js";
 import { KeywordIndex, SqliteVecIndex } from "./index/index.js";
 import { type RoutableSkill, type RouteScope, SkillRouter } from "./skill-router.js";
@@ -63,6 +63,46 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
     expect((await names({ agentId: "carol", everything: false })).filter((n) => n !== "unrelated_public")).toEqual(["alice_public", "bob_public"]);
   });
 
+  it("searches each source once for an agent, as for an admin", async () => {
+    const vectors = new SqliteVecIndex(db, { logger });
+    const keywords = new KeywordIndex(db, { logger });
+    const scoped = new SkillRouter({ db, embedder: new WordEmbedder(), vectors, keywords, logger });
+    const vectorSearch = vi.spyOn(vectors, "search");
+    const keywordSearch = vi.spyOn(keywords, "search");
+    for (const scope of [{ agentId: "alice", everything: false }, { agentId: "ops", everything: true }]) {
+      vectorSearch.mockClear();
+      keywordSearch.mockClear();
+      const { hits } = await scoped.route("convert celsius to fahrenheit", { limit: 10, mode: "fused", scope });
+      expect(hits.length).toBeGreaterThan(0);
+      expect(vectorSearch).toHaveBeenCalledTimes(1);
+      expect(keywordSearch).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it("keeps an agent called public to its own private skills, and others away from them", async () => {
+    await router.index(skill("public_private", "public", "private"));
+    for (const mode of ["fused", "keywords", "vectors"] as const) {
+      expect((await names({ agentId: "carol", everything: false }, mode)).filter((n) => n !== "unrelated_public")).toEqual([
+        "alice_public",
+        "bob_public",
+      ]);
+      expect((await names({ agentId: "public", everything: false }, mode)).filter((n) => n !== "unrelated_public")).toEqual([
+        "alice_public",
+        "bob_public",
+        "public_private",
+      ]);
+    }
+  });
+
+  it("follows a change of visibility or owner at the next index", async () => {
+    await router.index(skill("bob_private", "bob", "public"));
+    expect(await names({ agentId: "carol", everything: false }, "keywords")).toContain("bob_private");
+    expect(await names({ agentId: "carol", everything: false }, "vectors")).toContain("bob_private");
+    await router.index(skill("bob_private", "carol", "private"));
+    expect(await names({ agentId: "carol", everything: false })).toContain("bob_private");
+    expect(await names({ agentId: "bob", everything: false })).not.toContain("bob_private");
+  });
+
   it("routes an admin to every routable skill", async () => {
     expect((await names({ agentId: "ops", everything: true })).filter((n) => n !== "unrelated_public")).toEqual([
       "alice_private",
@@ -79,5 +119,43 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
     expect(router.quality("bob_public").selections).toBe(0);
     expect(await router.credit(route.routeId, "bob_public", true, target, "alice")).toBe(true);
     expect(router.quality("bob_public")).toEqual({ selections: 1, completions: 1, failures: 0 });
+  });
+});
+
+describe("SkillRouter upgrade from indexes without audience (layout 2)", () => {
+  it("re-creates and re-indexes them at init, after which scoped routing finds own and public skills", async () => {
+    const db = new Database(":memory:");
+    const skills = [
+      skill("alice_private", "alice", "private"),
+      skill("alice_public", "alice", "public"),
+      skill("bob_private", "bob", "private"),
+      skill("bob_public", "bob", "public"),
+    ];
+    const first = new SkillRouter({ db, embedder: new WordEmbedder(), vectors: new SqliteVecIndex(db, { logger }), keywords: new KeywordIndex(db, { logger }), logger });
+    await first.init(skills);
+    // Turn what the first router wrote into what the previous version would have left behind.
+    db.exec("ALTER TABLE skill_keywords_docs DROP COLUMN audience");
+    const rows = db.prepare("SELECT skill_id, embedding, status, owner, visibility FROM skill_vectors").raw().all() as unknown[][];
+    db.exec("DROP TABLE skill_vectors");
+    db.exec(`CREATE VIRTUAL TABLE skill_vectors USING vec0(
+               skill_id TEXT PRIMARY KEY, embedding float[64] distance_metric=cosine, status TEXT, owner TEXT, visibility TEXT)`);
+    const insert = db.prepare("INSERT INTO skill_vectors (skill_id, embedding, status, owner, visibility) VALUES (?, ?, ?, ?, ?)");
+    for (const row of rows) insert.run(...row);
+    expect(rows).toHaveLength(skills.length);
+    db.prepare("UPDATE routing_meta SET value = ? WHERE key = 'embedder'").run("test-words/64/layout-2");
+
+    const vectors = new SqliteVecIndex(db, { logger });
+    const keywords = new KeywordIndex(db, { logger });
+    expect(keywords.count()).toBe(skills.length); // the column was added in place
+    const router = new SkillRouter({ db, embedder: new WordEmbedder(), vectors, keywords, logger });
+    await router.init(skills);
+    expect(await vectors.count()).toBe(skills.length);
+    const meta = db.prepare("SELECT value FROM routing_meta WHERE key = 'embedder'").get() as { value: string };
+    expect(meta.value).toBe("test-words/64/layout-3");
+    for (const mode of ["fused", "keywords", "vectors"] as const) {
+      const { hits } = await router.route("convert celsius to fahrenheit", { limit: 10, mode, scope: { agentId: "alice", everything: false } });
+      expect({ mode, names: hits.map((h) => h.name).sort() }).toEqual({ mode, names: ["alice_private", "alice_public", "bob_public"] });
+    }
+    db.close();
   });
 });

@@ -3,7 +3,9 @@ import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Embedder } from "./embedding/index.js";
 import {
+  audienceOf,
   type KeywordIndex,
+  PUBLIC_AUDIENCE,
   reciprocalRankFusion,
   type SkillVisibility,
   type VectorIndex,
@@ -82,8 +84,10 @@ const META_EMBEDDER = "embedder";
 /**
  * Bumped when what the indexes hold changes meaning, so the next start re-indexes everything.
  * 2: owner and visibility are the registry's (before identity, every skill was indexed public).
+ * 3: every index entry carries its audience (own OR public is one search); Qdrant points written
+ *    before it lack the field and would match no agent's scope until re-upserted.
  */
-const INDEX_LAYOUT = 2;
+const INDEX_LAYOUT = 3;
 
 /**
  * Routes a query to the few skills that matter: keywords (FTS5 bm25) and vectors (sentence
@@ -175,8 +179,8 @@ export class SkillRouter {
     options: { limit: number; mode: RouteMode; scope: RouteScope; exclude?: (name: string) => boolean },
   ): Promise<RouteResult> {
     const fetch = Math.min(200, options.limit * 4 + 10);
-    const filters = scopeFilters(options.scope);
-    const searchKeywords = () => mergeBestScores(filters.map((filter) => this.keywords.search(query, { limit: fetch, filter })), fetch);
+    const filter = scopeFilter(options.scope);
+    const searchKeywords = () => this.keywords.search(query, { limit: fetch, filter });
     const degraded: string[] = [];
     const lists = [];
     if (options.mode !== "vectors") {
@@ -185,8 +189,8 @@ export class SkillRouter {
     if (options.mode !== "keywords") {
       try {
         const [vector] = await this.embedder.embed([query]);
-        const hits = vector ? await Promise.all(filters.map((filter) => this.vectors.search(vector, { limit: fetch * 2, filter }))) : [];
-        lists.push({ source: "vectors", items: bestPerSkill(hits.flat()) });
+        const hits = vector ? await this.vectors.search(vector, { limit: fetch * 2, filter }) : [];
+        lists.push({ source: "vectors", items: bestPerSkill(hits) });
         const fallback = (this.vectors as { lastFallback?: string }).lastFallback;
         if (fallback) degraded.push(fallback);
       } catch (error) {
@@ -291,27 +295,14 @@ export function documentText(skill: Pick<RoutableSkill, "name" | "description">)
 }
 
 /**
- * The index filters are AND-ed allowlists, so "own OR public" is two searches. Admins see every
- * routable skill.
+ * One search per source: the index filters are AND-ed allowlists, and "own OR public" is the
+ * single allowlist of two audiences (a skill's audience is `public`, or its owner's when private,
+ * so the agent's own public skills come in as public ones). Admins see every routable skill.
  */
-function scopeFilters(scope: RouteScope): VectorSearchFilter[] {
+function scopeFilter(scope: RouteScope): VectorSearchFilter {
   const statuses = ROUTABLE_STATUSES;
-  if (scope.everything) return [{ statuses }];
-  return [
-    { statuses, owners: [scope.agentId] },
-    { statuses, visibility: ["public"] },
-  ];
-}
-
-/** One list from several searches of one query: each id at its best score, best first. */
-function mergeBestScores(lists: ReadonlyArray<ReadonlyArray<{ id: string; score: number }>>, limit: number): Array<{ id: string; score: number }> {
-  if (lists.length === 1) return [...(lists[0] ?? [])];
-  const best = new Map<string, number>();
-  for (const hit of lists.flat()) best.set(hit.id, Math.max(best.get(hit.id) ?? -Infinity, hit.score));
-  return [...best.entries()]
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-    .slice(0, limit)
-    .map(([id, score]) => ({ id, score }));
+  if (scope.everything) return { statuses };
+  return { statuses, audiences: [PUBLIC_AUDIENCE, audienceOf(scope.agentId, "private")] };
 }
 
 /** A skill's evidence vectors compete with its main vector; keep its best hit only. */

@@ -1,7 +1,9 @@
 /** Routing indexes: the vector index port and its adapters, the keyword index, rank fusion. */
 export {
+  audienceOf,
   filterMatchesNothing,
   MAX_SEARCH_LIMIT,
+  PUBLIC_AUDIENCE,
   SKILL_PAYLOAD_TYPE,
   type SkillIndexPayload,
   type SkillVisibility,

@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KeywordIndex, type KeywordDocument } from "./keyword-index.js";
+import { audienceOf, PUBLIC_AUDIENCE } from "./vector-index.js";
 
 const TOOLS: KeywordDocument[] = [
   doc("tmdb_get_movie_movie_id_credits", "Get Credits. Get the cast and crew for a movie."),
@@ -122,6 +123,58 @@ describe("KeywordIndex", () => {
     expect(index.search(query, { limit: 1, filter: { statuses: ["retired"] } }).map((hit) => hit.id)).toEqual([
       "movie_retired",
     ]);
+  });
+
+  it("filters by audience: an agent's own skills OR the public ones, in one search, before the limit", () => {
+    index.upsert([
+      doc("movie_alice_private", "Get the movie cast for alice.", { owner: "alice", visibility: "private" }),
+      doc("movie_bob_private", "Get the movie cast for bob.", { owner: "bob", visibility: "private" }),
+      doc("movie_bob_public", "Get the movie cast, shared by bob.", { owner: "bob", visibility: "public" }),
+      doc("movie_public_private", "Get the movie cast for the agent called public.", { owner: "public", visibility: "private" }),
+    ]);
+    const scoped = (agent: string, limit = 20) =>
+      index
+        .search("movie cast", { limit, filter: { statuses: ["active"], audiences: [PUBLIC_AUDIENCE, audienceOf(agent, "private")] } })
+        .map((hit) => hit.id)
+        .sort();
+    // TOOLS are alice's and public: the two movie tools among them are in every agent's scope.
+    const tools = ["tmdb_get_movie_movie_id_credits", "tmdb_get_movie_top_rated"];
+    expect(scoped("alice")).toEqual(["movie_alice_private", "movie_bob_public", ...tools]);
+    expect(scoped("bob")).toEqual(["movie_bob_private", "movie_bob_public", ...tools]);
+    expect(scoped("carol")).toEqual(["movie_bob_public", ...tools]);
+    expect(scoped("public")).toEqual(["movie_bob_public", "movie_public_private", ...tools]);
+    expect(index.search("movie cast", { limit: 10, filter: { audiences: [] } })).toEqual([]);
+    // A limit of 1 still finds the one private match of bob's, however far down it ranks.
+    expect(index.search("movie cast", { limit: 1, filter: { audiences: [audienceOf("bob", "private")] } }).map((hit) => hit.id)).toEqual([
+      "movie_bob_private",
+    ]);
+    // Visibility changes move the document to its new audience.
+    index.upsert([doc("movie_bob_private", "Get the movie cast for bob.", { owner: "bob", visibility: "public" })]);
+    expect(scoped("carol")).toContain("movie_bob_private");
+  });
+
+  it("upgrades a documents table from before audience: adds the column, fills it, keeps the text", () => {
+    const upgraded = new Database(":memory:");
+    new KeywordIndex(upgraded).upsert([
+      ...TOOLS,
+      doc("movie_bob_private", "Get the movie cast for bob.", { owner: "bob", visibility: "private", evidence: ["who acted in it"] }),
+    ]);
+    // What the previous version created: the same tables without the column.
+    upgraded.exec("ALTER TABLE skill_keywords_docs DROP COLUMN audience");
+    const columns = () => (upgraded.prepare("SELECT name FROM pragma_table_info('skill_keywords_docs')").all() as Array<{ name: string }>).map((c) => c.name);
+    expect(columns()).not.toContain("audience");
+
+    const reopened = new KeywordIndex(upgraded);
+    expect(columns()).toContain("audience");
+    expect(reopened.count()).toBe(TOOLS.length + 1);
+    const scoped = (agent: string) =>
+      reopened.search("movie cast who acted", { limit: 10, filter: { audiences: [PUBLIC_AUDIENCE, audienceOf(agent, "private")] } }).map((hit) => hit.id);
+    expect(scoped("bob")).toEqual(["movie_bob_private", "tmdb_get_movie_movie_id_credits", "tmdb_get_movie_top_rated"]);
+    expect(scoped("carol")).toEqual(["tmdb_get_movie_movie_id_credits", "tmdb_get_movie_top_rated"]);
+    expect(reopened.evidence("movie_bob_private")).toEqual(["who acted in it"]);
+    new KeywordIndex(upgraded); // idempotent once upgraded
+    expect(columns().filter((c) => c === "audience")).toHaveLength(1);
+    upgraded.close();
   });
 
   it("upserts in place and removes", () => {

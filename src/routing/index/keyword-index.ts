@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { assertSqlIdentifier, fromIndexSqliteError } from "./index-errors.js";
 import { toFtsMatchQuery } from "./fts-query.js";
 import { nameWords } from "./name-tokens.js";
-import { filterMatchesNothing, type SkillVisibility, type VectorSearchFilter } from "./vector-index.js";
+import { audienceOf, filterMatchesNothing, type SkillVisibility, type VectorSearchFilter } from "./vector-index.js";
 
 /** What the keyword index knows about one skill. */
 export interface KeywordDocument {
@@ -73,10 +73,11 @@ const DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2";
 /**
  * BM25 keyword ranking with SQLite FTS5, inside a database the caller owns (`registry.db`).
  *
- * Documents live in an ordinary table (`<table>_docs`: name, status, owner, visibility and the
- * three text columns) that an *external-content* FTS5 table indexes through triggers. The plain
- * table makes filters ordinary indexed `WHERE`s and lets a tokenizer change rebuild the FTS index
- * from it; FTS5 itself stores no second copy of the text.
+ * Documents live in an ordinary table (`<table>_docs`: name, status, owner, visibility, the
+ * derived audience ({@link audienceOf}) and the three text columns) that an *external-content*
+ * FTS5 table indexes through triggers. The plain table makes filters ordinary `WHERE`s on the
+ * matched rows and lets a tokenizer change rebuild the FTS index from it; FTS5 itself stores no
+ * second copy of the text. A docs table from before `audience` gains the column, filled in place.
  *
  * FTS5's `bm25()` uses k1 = 1.2 and b = 0.75, the same as the devbench baseline.
  */
@@ -109,14 +110,15 @@ export class KeywordIndex {
     if (documents.length === 0) return;
     this.guard("index skill keywords", () => {
       const upsert = this.db.prepare(
-        `INSERT INTO ${this.docs} (name, name_tokens, description, evidence, owner, visibility, status)
-         VALUES (@name, @nameTokens, @description, coalesce(@evidence, ''), @owner, @visibility, @status)
+        `INSERT INTO ${this.docs} (name, name_tokens, description, evidence, owner, visibility, audience, status)
+         VALUES (@name, @nameTokens, @description, coalesce(@evidence, ''), @owner, @visibility, @audience, @status)
          ON CONFLICT (name) DO UPDATE SET
            name_tokens = excluded.name_tokens,
            description = excluded.description,
            evidence = coalesce(@evidence, evidence),
            owner = excluded.owner,
            visibility = excluded.visibility,
+           audience = excluded.audience,
            status = excluded.status`,
       );
       this.db.transaction(() => {
@@ -128,6 +130,7 @@ export class KeywordIndex {
             evidence: document.evidence === undefined ? null : this.capEvidence(document.evidence),
             owner: document.owner,
             visibility: document.visibility,
+            audience: audienceOf(document.owner, document.visibility),
             status: document.status,
           });
         }
@@ -191,6 +194,7 @@ export class KeywordIndex {
     allow("status", options.filter?.statuses);
     allow("owner", options.filter?.owners);
     allow("visibility", options.filter?.visibility);
+    allow("audience", options.filter?.audiences);
     const { name, description, evidence } = this.weights;
     const rows = this.guard("search skill keywords", () =>
       this.db
@@ -231,9 +235,11 @@ export class KeywordIndex {
            evidence TEXT NOT NULL DEFAULT '',
            owner TEXT NOT NULL,
            visibility TEXT NOT NULL,
+           audience TEXT NOT NULL DEFAULT '',
            status TEXT NOT NULL
          )`,
       );
+      this.addAudienceColumn();
       const existing = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(fts) as
         | { sql: string }
         | undefined;
@@ -270,6 +276,21 @@ export class KeywordIndex {
       );
       if (rebuild) db.exec(`INSERT INTO ${fts} (${fts}) VALUES ('rebuild')`);
     })();
+  }
+
+  /**
+   * Upgrades a docs table from before `audience`: adds the column and fills it from owner and
+   * visibility, so the documents are searchable with an `audiences` filter at once.
+   */
+  private addAudienceColumn(): void {
+    const { db, docs } = this;
+    const columns = db.prepare("SELECT name FROM pragma_table_info(?)").all(docs) as Array<{ name: string }>;
+    if (columns.some((column) => column.name === "audience")) return;
+    db.exec(`ALTER TABLE ${docs} ADD COLUMN audience TEXT NOT NULL DEFAULT ''`);
+    const fill = db.prepare(`UPDATE ${docs} SET audience = ? WHERE owner = ? AND visibility = ?`);
+    const pairs = db.prepare(`SELECT DISTINCT owner, visibility FROM ${docs}`).all() as Array<{ owner: string; visibility: string }>;
+    for (const { owner, visibility } of pairs) fill.run(audienceOf(owner, visibility), owner, visibility);
+    this.logger?.info({ table: docs, documents: this.count() }, "added the audience column to the keyword index");
   }
 
   /** Keeps the newest entries that fit the cap, one query per line. */

@@ -9,7 +9,7 @@ import { VectorIndexUnavailableError } from "./index-errors.js";
 import { skillPointId } from "./point-id.js";
 import { QdrantVectorIndex } from "./qdrant-index.js";
 import { unit, vectorIndexContract } from "./vector-index.contract.js";
-import { SKILL_PAYLOAD_TYPE, type VectorIndexEntry } from "./vector-index.js";
+import { audienceOf, PUBLIC_AUDIENCE, SKILL_PAYLOAD_TYPE, type VectorIndexEntry } from "./vector-index.js";
 
 const QDRANT_URL = process.env["QDRANT_URL"];
 
@@ -64,7 +64,7 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
       expect(sent()).toEqual([
         { method: "GET", path: `/collections/${collection}`, query: {}, body: undefined },
         { method: "PUT", path: `/collections/${collection}`, query: {}, body: { vectors: { size: 4, distance: "Cosine" } } },
-        ...["type", "status", "owner", "visibility"].map((field) => ({
+        ...["type", "status", "owner", "visibility", "audience"].map((field) => ({
           method: "PUT",
           path: `/collections/${collection}/index`,
           query: { wait: "true" },
@@ -87,6 +87,34 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
         { method: "PUT", path: `/collections/${collection}`, query: {}, body: { vectors: { size: 8, distance: "Cosine" } } },
       ]);
       expect(server.collections.get(collection)?.size).toBe(8);
+    });
+
+    it("upgrades a collection from before audience: adds its payload index, and re-upserted points match it", async () => {
+      // What the previous version left: keyword indexes without audience, points without it.
+      server.collections.set(collection, {
+        size: 4,
+        distance: "Cosine",
+        points: new Map([
+          [
+            skillPointId("old_private"),
+            {
+              id: skillPointId("old_private"),
+              vector: [1, 0, 0, 0],
+              payload: { type: SKILL_PAYLOAD_TYPE, name: "old_private", owner: "alice", visibility: "private", status: "active" },
+            },
+          ],
+        ]),
+        payloadIndexes: new Map(["type", "status", "owner", "visibility"].map((field) => [field, "keyword"])),
+        operations: 0,
+      });
+      await index.ensure(4);
+      expect(server.collections.get(collection)?.payloadIndexes.get("audience")).toBe("keyword");
+      expect(await index.count()).toBe(1);
+      const own = { audiences: [PUBLIC_AUDIENCE, audienceOf("alice", "private")] };
+      // Until the router re-indexes (INDEX_LAYOUT), the old point is in nobody's scope.
+      expect(await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: own })).toEqual([]);
+      await index.upsert([entry("old_private", [1, 0, 0, 0], { owner: "alice", visibility: "private" })]);
+      expect((await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: own })).map((hit) => hit.id)).toEqual(["old_private"]);
     });
 
     it("ensure tolerates another replica creating the collection first", async () => {
@@ -120,6 +148,7 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
         name: "parse_csv",
         owner: "agent-7",
         visibility: "private",
+        audience: audienceOf("agent-7", "private"),
         status: "degraded",
       });
     });
@@ -154,7 +183,12 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
       server.requests.length = 0;
       const hits = await index.search(unit([1, 0, 0, 0]), {
         limit: 3,
-        filter: { statuses: ["active", "degraded"], owners: ["alice"], visibility: ["public", "private"] },
+        filter: {
+          statuses: ["active", "degraded"],
+          owners: ["alice"],
+          visibility: ["public", "private"],
+          audiences: [PUBLIC_AUDIENCE, audienceOf("alice", "private")],
+        },
       });
       expect(hits.map((hit) => hit.id)).toEqual(["alpha", "beta"]);
       expect(sent()).toEqual([
@@ -170,6 +204,7 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
                 { key: "status", match: { any: ["active", "degraded"] } },
                 { key: "owner", match: { any: ["alice"] } },
                 { key: "visibility", match: { any: ["public", "private"] } },
+                { key: "audience", match: { any: ["public", audienceOf("alice", "private")] } },
               ],
             },
             limit: 3,

@@ -6,6 +6,7 @@ import { assertValidDimensions, VectorDimensionError } from "./index-errors.js";
 import { skillPointId } from "./point-id.js";
 import { fromQdrantError } from "./qdrant-errors.js";
 import {
+  audienceOf,
   filterMatchesNothing,
   MAX_SEARCH_LIMIT,
   SKILL_PAYLOAD_TYPE,
@@ -41,7 +42,7 @@ export interface QdrantVectorIndexOptions {
 }
 
 /** Payload fields we filter on; Qdrant filters much faster (and plans better) with keyword indexes. */
-const INDEXED_PAYLOAD_FIELDS = ["type", "status", "owner", "visibility"] as const;
+const INDEXED_PAYLOAD_FIELDS = ["type", "status", "owner", "visibility", "audience"] as const;
 
 /**
  * The scale-out vector index: one Qdrant collection with Cosine distance, one point per skill.
@@ -49,6 +50,8 @@ const INDEXED_PAYLOAD_FIELDS = ["type", "status", "owner", "visibility"] as cons
  * Point ids are name-based UUIDs ({@link skillPointId}) because Qdrant accepts only UUIDs and
  * integers; the skill name travels in the payload and is what `search` returns. Every point
  * carries `type = "acquired_skill"` and every read filters on it, so the collection may be shared.
+ * Points written before the `audience` payload field match no `audiences` filter until they are
+ * upserted again (the router re-indexes every skill when its index layout changes).
  * Writes wait for Qdrant to apply them (`wait=true`), so a search right after an upsert sees it.
  * Needs Qdrant ≥ 1.10 (the Query API).
  */
@@ -125,6 +128,7 @@ export class QdrantVectorIndex implements VectorIndex {
           name: id,
           owner: payload.owner,
           visibility: payload.visibility,
+          audience: audienceOf(payload.owner, payload.visibility),
           status: payload.status,
         },
       }));
@@ -222,6 +226,7 @@ function toQdrantFilter(filter: VectorSearchFilter | undefined): Schemas["Filter
   allow("status", filter?.statuses);
   allow("owner", filter?.owners);
   allow("visibility", filter?.visibility);
+  allow("audience", filter?.audiences);
   return { must };
 }
 

@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import * as sqliteVec from "sqlite-vec";
 import { afterEach, describe, expect, it } from "vitest";
 import { SqliteVecIndex } from "./sqlite-vec-index.js";
 import { unit, vectorIndexContract } from "./vector-index.contract.js";
-import { SKILL_PAYLOAD_TYPE } from "./vector-index.js";
+import { audienceOf, PUBLIC_AUDIENCE, SKILL_PAYLOAD_TYPE } from "./vector-index.js";
 
 vectorIndexContract("sqlite-vec (in-memory database)", async () => {
   const db = new Database(":memory:");
@@ -72,6 +73,55 @@ describe("SqliteVecIndex", () => {
     expect(sql).toContain("distance_metric=cosine");
     expect(await index.count()).toBe(0);
     db.close();
+  });
+
+  it("re-creates a table from before the audience column, which is then searchable by audience", async () => {
+    const file = tempFile();
+    const old = new Database(file);
+    sqliteVec.load(old);
+    old.exec("CREATE TABLE skills (name TEXT PRIMARY KEY)");
+    // The layout the previous version created (no audience), with a row in it.
+    old.exec(
+      `CREATE VIRTUAL TABLE skill_vectors USING vec0(
+         skill_id TEXT PRIMARY KEY,
+         embedding float[3] distance_metric=cosine,
+         status TEXT,
+         owner TEXT,
+         visibility TEXT
+       )`,
+    );
+    old
+      .prepare("INSERT INTO skill_vectors (skill_id, embedding, status, owner, visibility) VALUES (?, ?, ?, ?, ?)")
+      .run("old", Buffer.from(unit([1, 0, 0]).buffer), "active", "alice", "private");
+    old.close();
+
+    const db = new Database(file);
+    const index = new SqliteVecIndex(db);
+    // Not the current layout: as if there were no index yet, until ensure re-creates it.
+    expect(index.dimensions).toBeUndefined();
+    await expect(index.count()).rejects.toMatchObject({ message: expect.stringContaining("ensure") });
+    await index.ensure(3);
+    expect(index.dimensions).toBe(3);
+    expect(await index.count()).toBe(0); // the router re-indexes every skill (INDEX_LAYOUT)
+    const sql = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'skill_vectors'").get() as { sql: string }).sql;
+    expect(sql).toMatch(/audience TEXT/);
+    expect(tableNames(db)).toContain("skills");
+    await index.upsert([
+      { id: "old", vector: unit([1, 0, 0]), payload: { ...payload("old"), visibility: "private" } },
+      { id: "bobs", vector: unit([1, 0.1, 0]), payload: { ...payload("bobs"), owner: "bob", visibility: "private" } },
+      { id: "shared", vector: unit([1, 0.2, 0]), payload: { ...payload("shared"), owner: "bob" } },
+    ]);
+    const filter = { statuses: ["active"], audiences: [PUBLIC_AUDIENCE, audienceOf("alice", "private")] };
+    expect((await index.search(unit([1, 0, 0]), { limit: 5, filter })).map((hit) => hit.id)).toEqual(["old", "shared"]);
+    await index.ensure(3); // current now: kept
+    expect(await index.count()).toBe(3);
+    db.close();
+
+    const again = new Database(file);
+    const reopened = new SqliteVecIndex(again);
+    expect(reopened.dimensions).toBe(3);
+    expect((await reopened.search(unit([1, 0, 0]), { limit: 5, filter })).map((hit) => hit.id)).toEqual(["old", "shared"]);
+    again.close();
   });
 
   it("refuses to work before ensure", async () => {

@@ -10,6 +10,7 @@ import {
   VectorDimensionError,
 } from "./index-errors.js";
 import {
+  audienceOf,
   filterMatchesNothing,
   MAX_SEARCH_LIMIT,
   type VectorIndex,
@@ -34,9 +35,13 @@ export interface SqliteVecIndexOptions {
  * transaction log.
  *
  * Search is exact KNN (a full scan of the vector chunks), which keeps recall perfect and is fast
- * enough up to ~100k skills. Status, owner and visibility are vec0 *metadata columns*: sqlite-vec
- * applies `WHERE` on them inside the scan, before choosing the k nearest, so a filtered search
- * returns `limit` hits whenever that many rows match, with no over-fetching.
+ * enough up to ~100k skills. Status, owner, visibility and audience are vec0 *metadata columns*:
+ * sqlite-vec applies `WHERE` on them inside the scan, before choosing the k nearest, so a filtered
+ * search returns `limit` hits whenever that many rows match, with no over-fetching (and computes
+ * no distance for a row that does not match).
+ *
+ * A table from before the `audience` column is re-created empty by `ensure` (vec0 has no ALTER
+ * TABLE); until then the index reports no dimensions, as if it did not exist.
  */
 export class SqliteVecIndex implements VectorIndex {
   readonly kind = "sqlite-vec";
@@ -59,7 +64,8 @@ export class SqliteVecIndex implements VectorIndex {
     assertSqlIdentifier(this.table, "sqlite-vec table name");
     this.logger = options.logger;
     loadSqliteVec(db);
-    this.currentDimensions = this.storedSchema()?.dimensions;
+    const stored = this.storedSchema();
+    this.currentDimensions = stored?.current ? stored.dimensions : undefined;
   }
 
   /** The dimensions of the current table, or undefined before the first `ensure`. */
@@ -70,13 +76,17 @@ export class SqliteVecIndex implements VectorIndex {
   async ensure(dimensions: number): Promise<void> {
     assertValidDimensions(dimensions);
     const stored = this.storedSchema();
-    if (stored && stored.dimensions === dimensions && stored.cosine) {
+    if (stored && stored.dimensions === dimensions && stored.current) {
       this.currentDimensions = dimensions;
       return;
     }
     this.logger?.info(
       { table: this.table, from: stored?.dimensions, to: dimensions },
-      stored ? "re-creating the sqlite-vec index for new dimensions" : "creating the sqlite-vec index",
+      !stored
+        ? "creating the sqlite-vec index"
+        : stored.current
+          ? "re-creating the sqlite-vec index for new dimensions"
+          : "re-creating the sqlite-vec index in the current layout (skills are re-indexed)",
     );
     this.searchStatements.clear();
     this.guard("create the vector index", () =>
@@ -90,7 +100,8 @@ export class SqliteVecIndex implements VectorIndex {
              embedding float[${dimensions}] distance_metric=cosine,
              status TEXT,
              owner TEXT,
-             visibility TEXT
+             visibility TEXT,
+             audience TEXT
            )`,
         );
       })(),
@@ -107,16 +118,18 @@ export class SqliteVecIndex implements VectorIndex {
     this.guard("upsert skill vectors", () => {
       // vec0 has no INSERT OR REPLACE; UPDATE keeps the row (and its chunk slot) when it exists.
       const update = this.db.prepare(
-        `UPDATE ${this.table} SET embedding = ?, status = ?, owner = ?, visibility = ? WHERE skill_id = ?`,
+        `UPDATE ${this.table} SET embedding = ?, status = ?, owner = ?, visibility = ?, audience = ? WHERE skill_id = ?`,
       );
       const insert = this.db.prepare(
-        `INSERT INTO ${this.table} (skill_id, embedding, status, owner, visibility) VALUES (?, ?, ?, ?, ?)`,
+        `INSERT INTO ${this.table} (skill_id, embedding, status, owner, visibility, audience) VALUES (?, ?, ?, ?, ?, ?)`,
       );
       this.db.transaction(() => {
         for (const { id, vector, payload } of entries) {
           const blob = toBlob(vector);
-          const changed = update.run(blob, payload.status, payload.owner, payload.visibility, id).changes;
-          if (changed === 0) insert.run(id, blob, payload.status, payload.owner, payload.visibility);
+          const { status, owner, visibility } = payload;
+          const audience = audienceOf(owner, visibility);
+          const changed = update.run(blob, status, owner, visibility, audience, id).changes;
+          if (changed === 0) insert.run(id, blob, status, owner, visibility, audience);
         }
       })();
     });
@@ -179,19 +192,28 @@ export class SqliteVecIndex implements VectorIndex {
     allow("status", filter?.statuses);
     allow("owner", filter?.owners);
     allow("visibility", filter?.visibility);
+    allow("audience", filter?.audiences);
     const sql = `SELECT skill_id AS id, distance FROM ${this.table}
                   WHERE embedding MATCH ? AND k = ? ${clauses.join(" ")}
                   ORDER BY distance`;
     return { sql, params };
   }
 
-  private storedSchema(): { dimensions: number; cosine: boolean } | undefined {
+  /**
+   * The existing table's dimensions, and whether it is `current`: cosine distance and every
+   * metadata column this adapter filters on (a table from before `audience` is not).
+   */
+  private storedSchema(): { dimensions: number; current: boolean } | undefined {
     const row = this.guard("read the vector index schema", () =>
       this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(this.table),
     ) as { sql: string | null } | undefined;
     const match = row?.sql ? /embedding\s+float\[(\d+)\]/i.exec(row.sql) : null;
     if (!row?.sql || !match?.[1]) return undefined;
-    return { dimensions: Number(match[1]), cosine: /distance_metric\s*=\s*cosine/i.test(row.sql) };
+    const cosine = /distance_metric\s*=\s*cosine/i.test(row.sql);
+    const columns = ["status", "owner", "visibility", "audience"].every((column) =>
+      new RegExp(`[(,]\\s*${column}\\s+text\\b`, "i").test(row.sql as string),
+    );
+    return { dimensions: Number(match[1]), current: cosine && columns };
   }
 
   private requireDimensions(): number {

@@ -1,6 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SkillEngineError } from "../../errors.js";
-import { SKILL_PAYLOAD_TYPE, type SkillIndexPayload, type VectorIndex, type VectorIndexEntry } from "./vector-index.js";
+import {
+  audienceOf,
+  PUBLIC_AUDIENCE,
+  SKILL_PAYLOAD_TYPE,
+  type SkillIndexPayload,
+  type VectorIndex,
+  type VectorIndexEntry,
+} from "./vector-index.js";
 
 /** A fresh, empty index for one test, and how to dispose of it afterwards. */
 export interface VectorIndexFixture {
@@ -103,10 +110,69 @@ export function vectorIndexContract(label: string, create: () => Promise<VectorI
       ).toEqual(["alice_private", "bob_private"]);
     });
 
+    it("filters by audience: an agent's own skills OR the public ones, in one search", async () => {
+      await index.upsert([
+        entry("alice_public", [1, 0, 0, 0], { owner: "alice", visibility: "public" }),
+        entry("alice_private", [0.9, 0.1, 0, 0], { owner: "alice", visibility: "private" }),
+        entry("bob_private", [0.8, 0.2, 0, 0], { owner: "bob", visibility: "private" }),
+        entry("bob_public", [0.7, 0.3, 0, 0], { owner: "bob", visibility: "public" }),
+        entry("alice_retired", [0.95, 0, 0.05, 0], { owner: "alice", visibility: "private", status: "retired" }),
+        // An agent may be called "public": its private skills are still its own.
+        entry("public_private", [0.85, 0.15, 0, 0], { owner: "public", visibility: "private" }),
+      ]);
+      const query = unit([1, 0, 0, 0]);
+      const scoped = async (agent: string): Promise<string[]> =>
+        ids(
+          await index.search(query, {
+            limit: 10,
+            filter: { statuses: ["active"], audiences: [PUBLIC_AUDIENCE, audienceOf(agent, "private")] },
+          }),
+        );
+      expect(await scoped("alice")).toEqual(["alice_public", "alice_private", "bob_public"]);
+      expect(await scoped("bob")).toEqual(["alice_public", "bob_private", "bob_public"]);
+      expect(await scoped("carol")).toEqual(["alice_public", "bob_public"]);
+      expect(await scoped("public")).toEqual(["alice_public", "public_private", "bob_public"]);
+      expect(ids(await index.search(query, { limit: 10, filter: { audiences: [PUBLIC_AUDIENCE] } }))).toEqual([
+        "alice_public",
+        "bob_public",
+      ]);
+      expect(await index.search(query, { limit: 10, filter: { audiences: [] } })).toEqual([]);
+    });
+
+    it("moves an entry to its new audience when its visibility or owner changes", async () => {
+      await index.upsert([entry("moving", [1, 0, 0, 0], { owner: "alice", visibility: "private" })]);
+      const query = unit([1, 0, 0, 0]);
+      const audience = async (...audiences: string[]): Promise<string[]> =>
+        ids(await index.search(query, { limit: 5, filter: { audiences } }));
+      expect(await audience(audienceOf("alice", "private"))).toEqual(["moving"]);
+      await index.upsert([entry("moving", [1, 0, 0, 0], { owner: "alice", visibility: "public" })]);
+      expect(await audience(audienceOf("alice", "private"))).toEqual([]);
+      expect(await audience(PUBLIC_AUDIENCE)).toEqual(["moving"]);
+      await index.upsert([entry("moving", [1, 0, 0, 0], { owner: "bob", visibility: "private" })]);
+      expect(await audience(PUBLIC_AUDIENCE, audienceOf("alice", "private"))).toEqual([]);
+      expect(await audience(audienceOf("bob", "private"))).toEqual(["moving"]);
+    });
+
+    it("applies the audience filter before the limit, however far the matches are", async () => {
+      // Other agents' private skills crowd the query; the caller's few are far away.
+      const others = Array.from({ length: 200 }, (_, i) =>
+        entry(`other_${i}`, [1, 0.001 * i, 0, 0], { owner: `agent-${i % 7}`, visibility: "private" }),
+      );
+      const own = Array.from({ length: 3 }, (_, i) => entry(`own_${i}`, [-0.1 * i, 1, 0, 0], { owner: "me", visibility: "private" }));
+      const shared = Array.from({ length: 3 }, (_, i) => entry(`shared_${i}`, [-0.1 * i - 0.05, 1, 0, 0], { owner: "agent-1" }));
+      await index.upsert([...others, ...own, ...shared]);
+      const hits = await index.search(unit([1, 0, 0, 0]), {
+        limit: 5,
+        filter: { statuses: ["active", "degraded"], audiences: [PUBLIC_AUDIENCE, audienceOf("me", "private")] },
+      });
+      expect(ids(hits)).toEqual(["own_0", "shared_0", "own_1", "shared_1", "own_2"]);
+    });
+
     it("treats an empty allowlist as matching nothing", async () => {
       await index.upsert([entry("a", [1, 0, 0, 0])]);
       expect(await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { owners: [] } })).toEqual([]);
       expect(await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { statuses: [] } })).toEqual([]);
+      expect(await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { audiences: [] } })).toEqual([]);
     });
 
     it("still returns limit hits when most rows are filtered out, however far they are", async () => {
