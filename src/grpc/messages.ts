@@ -1,5 +1,6 @@
 import type {
   IntakeWarning,
+  RegistrationResult,
   SkillRecord,
   SkillStats,
   SkillStatus as DomainStatus,
@@ -12,6 +13,7 @@ import {
   type ExecutionResult,
   type GetSkillStatsResponse,
   type GuardFinding,
+  type RegisterSkillResponse,
   type RoutedSkill,
   type Skill,
   SkillStatus,
@@ -79,6 +81,16 @@ export function toVersionMessage(version: VersionRecord, activeVersion: number):
 
 export function toWarningMessage(warning: IntakeWarning): GuardFinding {
   return { ...warning };
+}
+
+/** RegisterSkill's and PatchSkill's answer: both are a change of code through the same gate. */
+export function toGatedChangeMessage(result: RegistrationResult): RegisterSkillResponse {
+  return {
+    skill: toSkillMessage(result.skill),
+    test: toExecutionResultMessage(result.test),
+    normalizations: result.normalizations,
+    warnings: result.warnings.map(toWarningMessage),
+  };
 }
 
 export function toStatsMessage(stats: SkillStats): GetSkillStatsResponse {

@@ -12,11 +12,11 @@ import { signalOf } from "./call-context.js";
 import {
   fromVisibilityMessage,
   toExecutionResultMessage,
+  toGatedChangeMessage,
   toRoutedSkillMessage,
   toSkillMessage,
   toStatsMessage,
   toVersionMessage,
-  toWarningMessage,
 } from "./messages.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -41,12 +41,7 @@ export function skillEngineHandlers(
         request.exampleQueries,
         requestedVisibility(request.visibility, { required: false }),
       );
-      return {
-        skill: toSkillMessage(registered.skill),
-        test: toExecutionResultMessage(registered.test),
-        normalizations: registered.normalizations,
-        warnings: registered.warnings.map(toWarningMessage),
-      };
+      return toGatedChangeMessage(registered);
     }),
 
     patchSkill: unary(logger, "PatchSkill", async (request, context) => {
@@ -54,12 +49,7 @@ export function skillEngineHandlers(
         { name: request.name, find: request.find, replace: request.replace, testPayload: request.testPayload },
         context,
       );
-      return {
-        skill: toSkillMessage(patched.skill),
-        test: toExecutionResultMessage(patched.test),
-        normalizations: patched.normalizations,
-        warnings: patched.warnings.map(toWarningMessage),
-      };
+      return toGatedChangeMessage(patched);
     }),
 
     invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {

@@ -1,10 +1,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { type CallOptions, type ChannelCredentials, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { type ChannelCredentials, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import Docker from "dockerode";
 import pino from "pino";
 import { instanceTagOf, type SkillEngineApp, startSkillEngine } from "../../src/app.js";
+import type { UnaryMethod } from "../../src/cli/skillctl/client.js";
 import { loadConfig, type SkillEngineConfig } from "../../src/config/index.js";
 import { LABEL_INSTANCE, LABEL_MANAGED } from "../../src/execution/index.js";
 import {
@@ -97,12 +98,8 @@ export async function makeDirs(): Promise<{ root: string; home: string; sandboxD
   return { root, home: path.join(root, "home"), sandboxDir: path.join(root, "sandbox") };
 }
 
-export type UnaryMethod<Req, Res> = (
-  request: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  callback: (error: ServiceError | null, response: Res) => void,
-) => unknown;
+/** A unary method of the generated client, as skillctl calls it too. */
+export type { UnaryMethod } from "../../src/cli/skillctl/client.js";
 
 /**
  * A client of the engine on `port`; with `token`, every call carries `authorization: Bearer <token>`;
