@@ -39,6 +39,7 @@ import { toUnitVector, UseLiteEmbedder } from "../src/routing/embedding/index.js
 import { KeywordIndex, SqliteVecIndex } from "../src/routing/index/index.js";
 import { documentText, type RouteMode as RouterMode, SkillRouter } from "../src/routing/skill-router.js";
 import { startTestEngine, type TestClient, type TestEngine } from "../test/support/test-engine.js";
+import { errorMessage } from "../src/errors/index.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -332,7 +333,7 @@ async function registerAll(client: TestClient, tools: readonly Tool[], toSkill: 
             180_000,
           )
           .catch((error: unknown) => {
-            throw new Error(`registering ${tool.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+            throw new Error(`registering ${tool.name} failed: ${errorMessage(error)}`);
           });
         if (!response.test?.success) throw new Error(`registering ${tool.name}: the TDD run did not succeed`);
         durations.push(performance.now() - started);

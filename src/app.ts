@@ -8,17 +8,17 @@ import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
 import {
   CanonicalStore,
+  CPythonSyntaxChecker,
   type LegacyMigrationReport,
   migrateLegacySkills,
   MirrorWriter,
+  NormalizingGuardedIntake,
   reconcile,
   type ReconcileReport,
   REGISTRY_FILE,
   SkillRegistry,
   SkillService,
 } from "./control/index.js";
-import { CPythonSyntaxChecker } from "./control/intake/python-syntax.js";
-import { NormalizingGuardedIntake } from "./control/skill-code-intake.js";
 import { DockerSandboxRunner } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
@@ -35,6 +35,7 @@ import {
   SqliteVecIndex,
   UseLiteEmbedder,
 } from "./routing/index.js";
+import { errorMessage } from "./errors/index.js";
 
 /** A running service, as the entry point and the tests see it. */
 export interface SkillEngineApp {
@@ -302,7 +303,7 @@ async function assertParserWorks(checker: CPythonSyntaxChecker, pythonPath: stri
   } catch (error) {
     await checker.close().catch(() => undefined);
     throw new Error(
-      `the intake parser (${pythonPath}) does not work: ${error instanceof Error ? error.message : String(error)}; ` +
+      `the intake parser (${pythonPath}) does not work: ${errorMessage(error)}; ` +
         "install Debian's python3 (apt-get install python3) or set SKILL_ENGINE_PYTHON",
       { cause: error },
     );

@@ -2,7 +2,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { contentHash } from "../src/control/content-hash.js";
+import { contentHash } from "../src/control/store/index.js";
 import { instanceTagOf } from "../src/app.js";
 import { connect, containersOf, makeDirs } from "./support/test-engine.js";
 import { spawnService } from "./support/service-process.js";

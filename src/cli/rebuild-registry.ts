@@ -1,6 +1,6 @@
 import pino from "pino";
-import { loadConfigOrExplain } from "../config/index.js";
 import { rebuildRegistry } from "../control/index.js";
+import { runOperatorCommand } from "./operator-command.js";
 
 const USAGE = `usage: npm run rebuild-registry -- [--force]
 
@@ -13,24 +13,16 @@ skills_registry.json). Stop the skill engine first.
   --help    show this text
 `;
 
-/** Entry point: `npm run rebuild-registry`. Reads the environment once; exits 0 on success, 1 otherwise. */
-async function main(argv: readonly string[]): Promise<number> {
-  const unknown = argv.filter((a) => a !== "--force" && a !== "--help" && a !== "-h");
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (unknown.length > 0) {
-    process.stderr.write(`rebuild-registry: unknown argument ${unknown.join(" ")}\n${USAGE}`);
-    return 1;
-  }
-  const config = loadConfigOrExplain("rebuild-registry", process.env);
-  if (!config) return 1;
-  // The summary (warnings included) goes to stdout; structured logs go to stderr, only on request.
-  const verbose = config.logLevel === "debug" || config.logLevel === "trace";
-  const logger = pino({ level: verbose ? config.logLevel : "error" }, pino.destination(2));
-  try {
-    const report = await rebuildRegistry({ home: config.home, policy: config.healthPolicy, logger, force: argv.includes("--force") });
+/** Entry point: `npm run rebuild-registry`. */
+runOperatorCommand({
+  name: "rebuild-registry",
+  usage: USAGE,
+  flags: ["--force"],
+  async run(config, flags) {
+    // The summary (warnings included) goes to stdout; structured logs go to stderr, only on request.
+    const verbose = config.logLevel === "debug" || config.logLevel === "trace";
+    const logger = pino({ level: verbose ? config.logLevel : "error" }, pino.destination(2));
+    const report = await rebuildRegistry({ home: config.home, policy: config.healthPolicy, logger, force: flags.has("--force") });
     const lines = [`Rebuilt ${report.registryFile} with ${report.rebuilt.length} skill(s):`];
     const width = Math.max(...report.rebuilt.map((s) => s.name.length));
     for (const skill of report.rebuilt) {
@@ -43,20 +35,6 @@ async function main(argv: readonly string[]): Promise<number> {
       for (const warning of report.warnings) lines.push(`  - ${warning}`);
     }
     lines.push("Invocation history is not kept in the canonical store and starts empty. Start the service to finish (it reconciles the files).");
-    process.stdout.write(`${lines.join("\n")}\n`);
-    return 0;
-  } catch (error) {
-    process.stderr.write(`rebuild-registry: ${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  }
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
+    return `${lines.join("\n")}\n`;
   },
-  (error: unknown) => {
-    process.stderr.write(`rebuild-registry: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+});

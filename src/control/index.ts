@@ -1,21 +1,44 @@
-/** The control plane: intake, registry, canonical store, lifecycle. The only way in. */
-export { CanonicalStore } from "./canonical-store.js";
-export type { CodeIntake, IntakeWarning, PreparedCode } from "./code-intake.js";
-export { migrateLegacySkills, type LegacyMigrationReport } from "./legacy-migration.js";
-export { MirrorWriter } from "./mirror-writer.js";
-export { rebuildRegistry, RebuildRefusedError, type RebuildReport, REGISTRY_FILE } from "./rebuild-registry.js";
-export { reconcile, type ReconcileReport } from "./reconcile.js";
-export { DEFAULT_HEALTH_POLICY, type HealthPolicy, windowRate } from "./skill-health.js";
-export type { SkillIndexer } from "./skill-indexer.js";
-export { canSee } from "./skill-access.js";
-export { SkillRegistry, type SkillAccess, type SkillRecord, type SkillStatus, type SkillVisibility, type VersionRecord } from "./skill-registry.js";
+/** The control plane: the use cases, and one sub-package per concern behind them. The only way in. */
+export { canSee } from "./access/index.js";
 export {
-  SkillService,
+  type CodeIntake,
+  type ContentGuardMode,
+  CPythonSyntaxChecker,
+  type IntakeWarning,
+  LIMITS,
+  NormalizingGuardedIntake,
+  type PreparedCode,
+  SKILL_NAME_PATTERN,
+} from "./intake/index.js";
+export {
+  migrateLegacySkills,
+  type LegacyMigrationReport,
+  rebuildRegistry,
+  RebuildRefusedError,
+  type RebuildReport,
+  reconcile,
+  type ReconcileReport,
+} from "./recovery/index.js";
+export {
+  DEFAULT_HEALTH_POLICY,
+  type HealthPolicy,
+  REGISTRY_FILE,
+  type SkillAccess,
+  type SkillRecord,
+  SkillRegistry,
+  type SkillStatus,
+  type SkillVisibility,
+  type VersionRecord,
+  windowRate,
+} from "./registry/index.js";
+export type { SkillIndexer } from "./skill-indexer.js";
+export {
   type CallContext,
   type InvocationResult,
   type RebuildIndexesReport,
   type RegistrationResult,
   type SkillStats,
+  SkillService,
   type SkillWithCode,
 } from "./skill-service.js";
-export { LIMITS, SKILL_NAME_PATTERN } from "./request-validation.js";
+export { CanonicalStore, MirrorWriter } from "./store/index.js";

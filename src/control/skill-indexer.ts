@@ -1,4 +1,4 @@
-import type { SkillRecord } from "./skill-registry.js";
+import type { SkillRecord } from "./registry/index.js";
 
 /**
  * What the control plane tells routing: every change of a skill (new version, status, pin) and

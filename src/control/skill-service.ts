@@ -1,26 +1,43 @@
-import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { InternalError, InvalidArgumentError, SkillEngineError, SkillNotFoundError, SkillTestFailedError } from "../errors.js";
-import type { ExecutionResult, SandboxRunner } from "../execution/index.js";
-import { agentIdProblem, type Caller } from "../identity/index.js";
-import { type CanonicalStore, locationOf } from "./canonical-store.js";
-import type { CodeIntake, IntakeWarning } from "./code-intake.js";
-import { contentHash } from "./content-hash.js";
-import { KeyedMutex } from "./keyed-mutex.js";
-import type { MirrorWriter } from "./mirror-writer.js";
 import {
+  AlreadyExistsError,
+  ConflictError,
+  errorMessage,
+  FailedPreconditionError,
+  InternalError,
+  InvalidArgumentError,
+  SkillNotFoundError,
+  SkillTestFailedError,
+  SkillVersionNotFoundError,
+} from "../errors/index.js";
+import type { ExecutionResult, SandboxRunner, SandboxRunRequest } from "../execution/index.js";
+import { agentIdProblem, type Caller } from "../identity/index.js";
+import { canManage, canSee, notYoursError, requireAdmin } from "./access/index.js";
+import {
+  type CodeIntake,
   compileParametersSchema,
+  type IntakeWarning,
   type PayloadValidator,
   type RegistrationInput,
   validateRegistration,
   validateSkillName,
-} from "./request-validation.js";
-import { canManage, canSee, notYoursError, requireAdmin } from "./skill-access.js";
-import { type HealthPolicy, isLive, quantile, retirementReasons, windowRate } from "./skill-health.js";
+} from "./intake/index.js";
+import { KeyedMutex } from "./keyed-mutex.js";
+import {
+  type HealthPolicy,
+  isLive,
+  quantile,
+  retirementReasons,
+  type SkillAccess,
+  type SkillRecord,
+  type SkillRegistry,
+  type SkillVisibility,
+  type VersionOrigin,
+  type VersionRecord,
+  windowRate,
+} from "./registry/index.js";
 import type { SkillIndexer } from "./skill-indexer.js";
-import type { SkillAccess, SkillRecord, SkillRegistry, SkillVisibility, VersionOrigin, VersionRecord } from "./skill-registry.js";
-
-export type { IntakeWarning } from "./code-intake.js";
+import { type CanonicalStore, contentHash, locationOf, type MirrorWriter } from "./store/index.js";
 
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
@@ -56,7 +73,7 @@ export interface PatchInput {
   readonly testPayload: string;
 }
 
-/** Seed 004's scorer features plus duration percentiles. */
+/** The scorer features of docs/skill-lifecycle.md#stats plus duration percentiles. */
 export interface SkillStats {
   readonly skill: SkillRecord;
   readonly ageDays: number;
@@ -195,8 +212,7 @@ export class SkillService {
     const committed = await this.perName.run(skill.name, async () => {
       const latest = this.registry.get(skill.name);
       if (!latest || latest.version !== skill.version || !isLive(latest.status)) {
-        throw new SkillEngineError(
-          status.ABORTED,
+        throw new ConflictError(
           `"${skill.name}" changed while the patch was being tested (v${skill.version} → v${latest?.version ?? "?"}); read it again and retry`,
         );
       }
@@ -212,9 +228,9 @@ export class SkillService {
     if (!Number.isInteger(version) || version < 1) throw new InvalidArgumentError("version", "must be a version number ≥ 1");
     return this.perName.run(name, async () => {
       const skill = this.liveSkill(this.manageableSkill(name, context.caller, "roll back"), "roll back");
-      if (skill.version === version) throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is already at version ${version}`);
+      if (skill.version === version) throw new FailedPreconditionError(`"${name}" is already at version ${version}`);
       const target = this.registry.version(name, version);
-      if (!target) throw new SkillEngineError(status.NOT_FOUND, `"${name}" has no version ${version} (latest is ${skill.latestVersion})`);
+      if (!target) throw new SkillVersionNotFoundError(name, version, skill.latestVersion);
       const code = await this.store.readVersion(name, version);
       if (code === undefined || contentHash(code) !== target.contentHash) {
         throw new InternalError(`the history file of "${name}" v${version} is missing or altered`);
@@ -232,7 +248,7 @@ export class SkillService {
     validateSkillName(name);
     return this.perName.run(name, async () => {
       const skill = this.manageableSkill(name, context.caller, "delete");
-      if (skill.status === "deleted") throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is already deleted`);
+      if (skill.status === "deleted") throw new FailedPreconditionError(`"${name}" is already deleted`);
       const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
       await this.mirror.flush();
@@ -247,7 +263,7 @@ export class SkillService {
     return this.perName.run(name, async () => {
       const skill = this.manageableSkill(name, context.caller, "restore");
       if (isLive(skill.status)) {
-        throw new SkillEngineError(status.FAILED_PRECONDITION, `"${name}" is ${skill.status}, not retired or deleted: nothing to restore`);
+        throw new FailedPreconditionError(`"${name}" is ${skill.status}, not retired or deleted: nothing to restore`);
       }
       const restored = this.registry.restore(name, `restored by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "active", this.now());
@@ -316,7 +332,7 @@ export class SkillService {
           const { restored } = await this.readActiveCode(skill);
           if (restored) repairs.push(`${name}: canonical file rewritten from v${skill.version} in its history`);
         } catch (error) {
-          repairs.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+          repairs.push(`${name}: ${errorMessage(error)}`);
         }
       });
     }
@@ -326,7 +342,7 @@ export class SkillService {
     return { skillsIndexed, repairs };
   }
 
-  /** Seed 000's retirement sweep over the skills the caller manages (all of them for admins); `dryRun` only reports. */
+  /** The retirement sweep (docs/skill-lifecycle.md#retirement-rule) over the skills the caller manages (all of them for admins); `dryRun` only reports. */
   async retireDegraded(dryRun: boolean, context: CallContext): Promise<RetiredSkill[]> {
     const retired: RetiredSkill[] = [];
     const candidates = this.registry.list(context.caller.admin ? {} : { owner: context.caller.agentId });
@@ -353,14 +369,7 @@ export class SkillService {
   async invoke(name: string, payloadText: string, context: CallContext, routeId = ""): Promise<InvocationResult> {
     const skill = this.liveSkill(this.visibleSkill(name, context.caller), "invoke");
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
-    const code = await this.activeCode(skill);
-    const result = await this.runner.run({
-      code,
-      payload,
-      purpose: "invoke",
-      skillName: name,
-      ...(context.signal ? { signal: context.signal } : {}),
-    });
+    const result = await this.run("invoke", name, await this.activeCode(skill), payload, context);
     const updated = this.registry.recordInvocation({
       name,
       version: skill.version,
@@ -461,18 +470,17 @@ export class SkillService {
 
   /** Runs the TDD gate: the code must exit 0 and print something on its test payload. */
   private async testRun(name: string, code: string, payload: string, context: CallContext): Promise<ExecutionResult> {
-    const test = await this.runner.run({
-      code,
-      payload,
-      purpose: "test",
-      skillName: name,
-      ...(context.signal ? { signal: context.signal } : {}),
-    });
+    const test = await this.run("test", name, code, payload, context);
     if (!test.success) {
       this.logger.info({ skill: name, cause: test.errorSummary, agent: context.caller.agentId, requestId: context.requestId }, "code rejected by its test run");
       throw new SkillTestFailedError(name, test.errorSummary);
     }
     return test;
+  }
+
+  /** One sandbox run of `code` on `payload`, stopped when the call is cancelled or its deadline passes. */
+  private run(purpose: SandboxRunRequest["purpose"], skillName: string, code: string, payload: string, context: CallContext): Promise<ExecutionResult> {
+    return this.runner.run({ code, payload, purpose, skillName, ...(context.signal ? { signal: context.signal } : {}) });
   }
 
   /**
@@ -502,7 +510,7 @@ export class SkillService {
       testPayload,
       contentHash: contentHash(code),
       origin,
-      at: this.now(),
+      createdAt: this.now(),
     }, { owner: access.owner, visibility: access.visibility });
     await this.store.writeActive(name, code);
     await this.mirror.flush();
@@ -526,7 +534,7 @@ export class SkillService {
   /** A skill the caller may change: PERMISSION_DENIED for another agent's public skill. */
   private manageableSkill(name: string, caller: Caller, action: string): SkillRecord {
     const skill = this.visibleSkill(name, caller);
-    if (!canManage(skill, caller)) throw notYoursError(name, skill.owner, action);
+    if (!canManage(skill, caller)) throw notYoursError(name, skill.owner, action, caller);
     return skill;
   }
 
@@ -540,8 +548,8 @@ export class SkillService {
     const existing = this.registry.get(name);
     if (!existing) return { owner: caller.agentId, visibility: visibility ?? "private" };
     if (!canManage(existing, caller)) {
-      if (canSee(existing, caller)) throw notYoursError(name, existing.owner, "register a new version of");
-      throw new SkillEngineError(status.ALREADY_EXISTS, `the name "${name}" is taken by another agent's skill; choose another name`);
+      if (canSee(existing, caller)) throw notYoursError(name, existing.owner, "register a new version of", caller);
+      throw new AlreadyExistsError(`the name "${name}" is taken by another agent's skill; choose another name`);
     }
     return { owner: existing.owner, visibility: visibility ?? existing.visibility };
   }
@@ -550,8 +558,7 @@ export class SkillService {
   private liveSkill(skill: SkillRecord, action: string): SkillRecord {
     if (!isLive(skill.status)) {
       const why = skill.statusReason ? ` (${skill.statusReason})` : "";
-      throw new SkillEngineError(
-        status.FAILED_PRECONDITION,
+      throw new FailedPreconditionError(
         `cannot ${action} "${skill.name}": it is ${skill.status}${why}; RestoreSkill brings it back`,
       );
     }

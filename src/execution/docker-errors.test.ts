@@ -1,4 +1,3 @@
-import { status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../errors.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
@@ -8,19 +7,19 @@ const context = { image: "skill-engine-sandbox:latest", action: "start a sandbox
 describe("fromDockerError", () => {
   it("maps an unreachable engine to UNAVAILABLE with what to do", () => {
     const error = fromDockerError(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED", syscall: "connect" }), context);
-    expect(error.code).toBe(status.UNAVAILABLE);
+    expect(error.kind).toBe("unavailable");
     expect(error.message).toMatch(/cannot be reached.*npm run setup/);
   });
 
   it("maps a missing sandbox image to UNAVAILABLE naming the image", () => {
     const error = fromDockerError({ statusCode: 404, json: { message: "No such image: skill-engine-sandbox:latest" } }, context);
-    expect(error.code).toBe(status.UNAVAILABLE);
+    expect(error.kind).toBe("unavailable");
     expect(error.message).toContain("skill-engine-sandbox:latest is missing");
   });
 
   it("keeps filesystem errors apart from engine errors", () => {
     const error = fromDockerError(Object.assign(new Error("EACCES: permission denied, mkdir '/x'"), { code: "EACCES", path: "/x" }), context);
-    expect(error.code).toBe(status.INTERNAL);
+    expect(error.kind).toBe("internal");
   });
 
   it("passes service errors through untouched", () => {

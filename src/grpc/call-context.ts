@@ -1,5 +1,5 @@
 import type { ServerUnaryCall } from "@grpc/grpc-js";
-import { RunCancelledError } from "../errors.js";
+import { RunCancelledError } from "../errors/index.js";
 
 /**
  * An AbortSignal that fires when the client cancels or its deadline passes, so the run (and its

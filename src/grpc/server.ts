@@ -13,6 +13,7 @@ import type { RoutingService } from "../routing/index.js";
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
 import { CallTracker } from "./call-tracker.js";
 import { skillEngineHandlers } from "./skill-engine-handlers.js";
+import { errorMessage } from "../errors/index.js";
 
 export const SKILL_ENGINE_SERVICE_NAME = "skillengine.v1.SkillEngine";
 
@@ -135,7 +136,7 @@ export async function loadServerCredentials(tls: { readonly certFile: string; re
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** Descriptors that reflection advertises: our API and the health service. */

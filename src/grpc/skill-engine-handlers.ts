@@ -3,12 +3,13 @@ import { performance } from "node:perf_hooks";
 import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { CallContext, SkillService, SkillVisibility } from "../control/index.js";
-import { InvalidArgumentError, RunCancelledError, SkillEngineError } from "../errors.js";
+import { InvalidArgumentError, RunCancelledError } from "../errors/index.js";
 import { RouteMode, type SkillEngineServer, ToolFormat, Visibility } from "../gen/skillengine/v1/skill_engine.js";
 import type { Authenticator, Caller } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
 import { signalOf } from "./call-context.js";
+import { toCallerError } from "./error-status.js";
 import {
   fromVisibilityMessage,
   toExecutionResultMessage,
@@ -138,8 +139,8 @@ export function skillEngineHandlers(
   /**
    * Wraps a handler so every outcome reaches the client exactly once: the caller is authenticated
    * first (UNAUTHENTICATED before any work); the call context's signal fires on cancellation or
-   * deadline; a SkillEngineError becomes its status and message; anything else is logged and
-   * answered INTERNAL without leaking details.
+   * deadline; a domain error becomes its status and message (error-status.ts); anything else is
+   * logged and answered INTERNAL without leaking details.
    */
   function unary<Req, Res>(
     log: Logger,
@@ -222,16 +223,14 @@ function requestIdOf(metadata: Metadata): string {
   return typeof sent === "string" && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
 }
 
+/** Logs what the operator must see (bugs, and infrastructure failures: internal, unavailable) and answers the caller. */
 function toServiceError(logger: Logger, method: string, error: unknown): ServerErrorResponse {
-  if (error instanceof SkillEngineError) {
+  const { response, unexpected } = toCallerError(error);
+  if (unexpected) {
+    logger.error({ err: error, method }, "unexpected error");
+  } else if (!(error instanceof RunCancelledError) && (response.code === status.INTERNAL || response.code === status.UNAVAILABLE)) {
     // A run cancelled, past its deadline or cut off by shutdown is expected; the rpc line says so.
-    const expected = error instanceof RunCancelledError;
-    if (!expected && (error.code === status.INTERNAL || error.code === status.UNAVAILABLE)) {
-      logger.error({ err: error, method }, "request failed");
-    }
-    return Object.assign(new Error(error.message), { code: error.code, details: error.message, metadata: new Metadata() });
+    logger.error({ err: error, method }, "request failed");
   }
-  logger.error({ err: error, method }, "unexpected error");
-  const message = "internal error; the service log has the details";
-  return Object.assign(new Error(message), { code: status.INTERNAL, details: message, metadata: new Metadata() });
+  return response;
 }

@@ -1,10 +1,10 @@
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { status } from "@grpc/grpc-js";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Authenticator, UnauthenticatedError } from "./authenticator.js";
+import { UnauthenticatedError } from "../errors/index.js";
+import { Authenticator } from "./authenticator.js";
 import { LOCAL_CALLER } from "./caller.js";
 import { sha256Hex, TokenListError } from "./token-list.js";
 
@@ -45,11 +45,11 @@ describe("Authenticator", () => {
     expect(auth.authenticate(`bearer  ${OPS} `)).toEqual({ agentId: "ops", admin: true, authenticated: true });
 
     expect(refusal(() => auth.authenticate(undefined)).message).toMatch(/requires a token: send the metadata "authorization: Bearer <token>"/);
-    expect(refusal(() => auth.authenticate("")).code).toBe(status.UNAUTHENTICATED);
+    expect(refusal(() => auth.authenticate("")).kind).toBe("unauthenticated");
     expect(refusal(() => auth.authenticate(ALICE)).message).toBe('the authorization metadata must be "Bearer <token>"');
     expect(refusal(() => auth.authenticate(`Basic ${ALICE}`)).message).toBe('the authorization metadata must be "Bearer <token>"');
     expect(refusal(() => auth.authenticate(`Bearer ${ALICE}x`)).message).toBe("the bearer token is not valid (unknown or revoked)");
-    expect(refusal(() => auth.authenticate(`Bearer ${ALICE} extra`)).code).toBe(status.UNAUTHENTICATED);
+    expect(refusal(() => auth.authenticate(`Bearer ${ALICE} extra`)).kind).toBe("unauthenticated");
   });
 
   it("reads a tokens file, and reload() picks up added and revoked tokens", async () => {

@@ -1,7 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
-import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { SkillEngineError } from "../errors.js";
+import { UnauthenticatedError } from "../errors/index.js";
 import { type Caller, LOCAL_AGENT, LOCAL_CALLER } from "./caller.js";
 import { parseInlineTokens, parseTokensFile, sha256Hex, type TokenGrant, TokenListError } from "./token-list.js";
 
@@ -10,14 +9,6 @@ export interface TokenSources {
   readonly tokensFile: string | undefined;
   /** `agent[:admin]=token,...` from the environment. */
   readonly inlineTokens: string | undefined;
-}
-
-/** The answer to a call without a usable token. */
-export class UnauthenticatedError extends SkillEngineError {
-  constructor(message: string) {
-    super(status.UNAUTHENTICATED, message);
-    this.name = "UnauthenticatedError";
-  }
 }
 
 const BEARER = /^bearer[ \t]+(\S+)[ \t]*$/i;

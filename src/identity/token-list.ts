@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { agentIdProblem } from "./caller.js";
+import { errorMessage } from "../errors/index.js";
 
 /** One accepted token: only its SHA-256 is kept in memory. */
 export interface TokenGrant {
@@ -54,7 +55,7 @@ export function parseTokensFile(text: string, source: string): TokenGrant[] {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new TokenListError(source, [`not valid JSON: ${error instanceof Error ? error.message : String(error)}`]);
+    throw new TokenListError(source, [`not valid JSON: ${errorMessage(error)}`]);
   }
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { canSee, type HealthPolicy, type SkillIndexer, type SkillRecord, type SkillRegistry, windowRate } from "../control/index.js";
-import { InvalidArgumentError } from "../errors.js";
+import { InvalidArgumentError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
 import { hardenedDescription, toolDefinition } from "./hardened-description.js";
 import { failsQualityFilter, type RoutableSkill, ROUTABLE_STATUSES, type RouteMode, type SkillRouter } from "./skill-router.js";

@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { errorMessage } from "../../errors/index.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
 export const DEFAULT_TIMEOUT_SECONDS = 60;
@@ -222,7 +223,7 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(errorMessage(error));
   }
   const [command, ...positionals] = parsed.positionals;
   const values = parsed.values as Partial<Record<OptionName, string | boolean | string[]>>;
@@ -291,7 +292,7 @@ export function jsonText(text: string, what: string): string {
   try {
     JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(`${what} is not valid JSON: ${errorMessage(error)}`);
   }
   return text;
 }

@@ -27,6 +27,7 @@ import {
   visibilityName,
   warningLine,
 } from "./format.js";
+import { errorMessage } from "../../errors/index.js";
 
 export interface CommandContext {
   /** The command's name, for usage errors. */
@@ -50,7 +51,7 @@ async function readText(file: string, what: string): Promise<string> {
   try {
     return await readFile(file, "utf8");
   } catch (error) {
-    throw new UsageError(`cannot read ${what} ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new UsageError(`cannot read ${what} ${file}: ${errorMessage(error)}`);
   }
 }
 

@@ -2,6 +2,7 @@ import { X509Certificate } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { type ChannelCredentials, credentials } from "@grpc/grpc-js";
 import { type GlobalOptions, type TlsMode, type TokenSource, UsageError } from "./args.js";
+import { errorMessage } from "../../errors/index.js";
 
 /** What the service accepts in a token (printable ASCII, no spaces); anything else is a mistake here. */
 const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
@@ -16,7 +17,7 @@ export interface ResolvedToken {
 }
 
 function errorText(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+  return (error as NodeJS.ErrnoException).code ?? (errorMessage(error));
 }
 
 /** Reads the token from its file or takes it from the environment; never echoes it. */
@@ -67,7 +68,7 @@ export async function channelCredentials(tls: TlsMode): Promise<ChannelCredentia
     try {
       new X509Certificate(block);
     } catch (error) {
-      throw new UsageError(`--tls-ca ${tls.path}: a certificate cannot be parsed: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UsageError(`--tls-ca ${tls.path}: a certificate cannot be parsed: ${errorMessage(error)}`);
     }
   }
   return credentials.createSsl(pem);

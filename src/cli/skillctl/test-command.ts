@@ -6,6 +6,7 @@ import { describeRpcError, isServiceError } from "./client.js";
 import type { Command, CommandContext } from "./commands.js";
 import { failureCause, progress, toJson } from "./format.js";
 import { junitXml } from "./junit.js";
+import { errorMessage } from "../../errors/index.js";
 
 export interface SkillTestOutcome {
   name: string;
@@ -94,7 +95,7 @@ export const test: Command = async (ctx) => {
     try {
       await writeFile(junit, xml, "utf8");
     } catch (error) {
-      throw new UsageError(`cannot write ${junit}: ${error instanceof Error ? error.message : String(error)}`);
+      throw new UsageError(`cannot write ${junit}: ${errorMessage(error)}`);
     }
   }
 

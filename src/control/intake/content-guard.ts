@@ -5,7 +5,7 @@
  * the like happen earlier, in intake), and it always scans the whole text: a prefix window is a
  * known evasion (pad past it, then put the payload).
  */
-import { InvalidArgumentError } from "../../errors.js";
+import { InvalidArgumentError } from "../../errors/index.js";
 import { GUARD_RULES, type GuardCategory, type GuardRule, type GuardSeverity, type RuleContext } from "./guard-rules.js";
 
 /** One thing the guard found. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidArgumentError } from "../../errors.js";
+import { InvalidArgumentError } from "../../errors/index.js";
 import { assertSkillCodeAllowed, describeCodeView, GuardViolationError, scanSkillCode } from "./content-guard.js";
 import { GUARD_RULES, type GuardCategory, type GuardRule } from "./guard-rules.js";
 

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { InvalidArgumentError } from "../../errors.js";
+import { InvalidArgumentError } from "../../errors/index.js";
 import { normalizeSkillCode } from "./normalize-code.js";
 import { CPythonSyntaxChecker, DEBIAN_PYTHON, type PythonSyntaxChecker, type SyntaxVerdict } from "./python-syntax.js";
 

@@ -1,5 +1,5 @@
 import { decodeHTMLStrict } from "entities";
-import { InvalidArgumentError } from "../../errors.js";
+import { InvalidArgumentError } from "../../errors/index.js";
 import type { PythonSyntaxChecker, SyntaxVerdict } from "./python-syntax.js";
 
 /** Skill code as it will be stored, and what was done to it on the way in. */

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
-import { InternalError } from "../../errors.js";
+import { InternalError } from "../../errors/index.js";
 import { CPythonSyntaxChecker, DEBIAN_PYTHON, PARSER_CRASHED_MESSAGE, type SyntaxVerdict } from "./python-syntax.js";
 
 const SKILL = `import json

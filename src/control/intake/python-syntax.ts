@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
-import { InternalError, errorMessage } from "../../errors.js";
+import { InternalError, errorMessage } from "../../errors/index.js";
 
 /** Debian's own interpreter; a pyenv or venv `python3` first on PATH may be a different build. */
 export const DEBIAN_PYTHON = "/usr/bin/python3";

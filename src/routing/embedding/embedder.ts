@@ -1,5 +1,4 @@
-import { status } from "@grpc/grpc-js";
-import { SkillEngineError } from "../../errors.js";
+import { UnavailableError } from "../../errors/index.js";
 
 /**
  * Port: turns texts into sentence embeddings for routing.
@@ -30,10 +29,10 @@ export interface Embedder {
 
 /**
  * The embedding backend cannot answer: the local model failed to load or run, or a remote
- * endpoint was unreachable, timed out, answered an HTTP error or a malformed body. Routing maps it
- * to `UNAVAILABLE` (or falls back to keywords), since the query itself was fine.
+ * endpoint was unreachable, timed out, answered an HTTP error or a malformed body. Unavailable (or
+ * routing falls back to keywords), since the query itself was fine.
  */
-export class EmbedderError extends SkillEngineError {
+export class EmbedderError extends UnavailableError {
   /** HTTP status of a remote endpoint's error answer; undefined when there was none. */
   readonly httpStatus: number | undefined;
 
@@ -42,8 +41,7 @@ export class EmbedderError extends SkillEngineError {
     message: string,
     options?: { cause?: unknown; httpStatus?: number },
   ) {
-    super(status.UNAVAILABLE, message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.name = "EmbedderError";
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.httpStatus = options?.httpStatus;
   }
 }

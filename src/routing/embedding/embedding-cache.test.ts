@@ -5,7 +5,7 @@ import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Embedder } from "./embedder.js";
 import { CachedEmbedder, textHash } from "./embedding-cache.js";
-import { EmbeddingsTestServer } from "./embeddings-test-server.js";
+import { EmbeddingsTestServer } from "../../../test/support/embeddings-test-server.js";
 import { OpenAiEmbedder } from "./openai-embedder.js";
 import { SqliteEmbeddingStore } from "./sqlite-embedding-store.js";
 import { toUnitVector } from "./unit-vector.js";

@@ -1,7 +1,6 @@
-import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EmbedderError } from "./embedder.js";
-import { EmbeddingsTestServer } from "./embeddings-test-server.js";
+import { EmbeddingsTestServer } from "../../../test/support/embeddings-test-server.js";
 import { OpenAiEmbedder } from "./openai-embedder.js";
 import { dot, toUnitVector } from "./unit-vector.js";
 
@@ -67,7 +66,7 @@ describe("OpenAiEmbedder (against a real HTTP server on 127.0.0.1)", () => {
   it("turns an HTTP error into EmbedderError with the status and an excerpt of the body", async () => {
     server.fault = "http-500";
     const error = await failureOf(embedderFor().embed(["x"]));
-    expect(error.code).toBe(status.UNAVAILABLE);
+    expect(error.kind).toBe("unavailable");
     expect(error.httpStatus).toBe(500);
     expect(error.modelId).toBe("openai:test-model");
     expect(error.message).toContain("HTTP 500");

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { errorMessage } from "../../errors.js";
+import { errorMessage } from "../../errors/index.js";
 import { batches } from "./batches.js";
 import { EmbedderError, type Embedder } from "./embedder.js";
 import { toUnitVector } from "./unit-vector.js";

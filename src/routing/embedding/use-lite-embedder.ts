@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import type { Logger } from "pino";
-import { errorMessage } from "../../errors.js";
+import { errorMessage } from "../../errors/index.js";
 import { batches } from "./batches.js";
 import { EmbedderError, type Embedder } from "./embedder.js";
 import { toUnitVector } from "./unit-vector.js";

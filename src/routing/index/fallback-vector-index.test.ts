@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeQdrantServer } from "./fake-qdrant-server.js";
+import { FakeQdrantServer } from "../../../test/support/fake-qdrant-server.js";
 import { FallbackVectorIndex } from "./fallback-vector-index.js";
 import { QdrantVectorIndex } from "./qdrant-index.js";
 import { SqliteVecIndex } from "./sqlite-vec-index.js";

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
-import { assertSqlIdentifier, fromIndexSqliteError } from "./index-errors.js";
+import { withSqlite } from "../../sqlite/index.js";
+import { assertSqlIdentifier } from "./index-errors.js";
 import { toFtsMatchQuery } from "./fts-query.js";
 import { nameWords } from "./name-tokens.js";
 import { audienceOf, filterMatchesNothing, type SkillVisibility, type VectorSearchFilter } from "./vector-index.js";
@@ -102,13 +103,13 @@ export class KeywordIndex {
     if (!/^[A-Za-z0-9_ ]+$/.test(this.tokenizer)) throw new Error(`unsupported FTS5 tokenizer spec "${this.tokenizer}"`);
     this.maxEvidenceChars = options.maxEvidenceChars ?? 2_000;
     this.logger = options.logger;
-    this.guard("create the keyword index", () => this.createSchema());
+    withSqlite("routing index", "create the keyword index", () => this.createSchema());
   }
 
   /** Inserts or replaces documents by name. */
   upsert(documents: readonly KeywordDocument[]): void {
     if (documents.length === 0) return;
-    this.guard("index skill keywords", () => {
+    withSqlite("routing index", "index skill keywords", () => {
       const upsert = this.db.prepare(
         `INSERT INTO ${this.docs} (name, name_tokens, description, evidence, owner, visibility, audience, status)
          VALUES (@name, @nameTokens, @description, coalesce(@evidence, ''), @owner, @visibility, @audience, @status)
@@ -141,7 +142,7 @@ export class KeywordIndex {
   /** Removes documents by name; unknown names are ignored. */
   remove(names: readonly string[]): void {
     if (names.length === 0) return;
-    this.guard("remove skill keywords", () => {
+    withSqlite("routing index", "remove skill keywords", () => {
       const remove = this.db.prepare(`DELETE FROM ${this.docs} WHERE name = ?`);
       this.db.transaction(() => {
         for (const name of names) remove.run(name);
@@ -155,7 +156,7 @@ export class KeywordIndex {
    */
   addEvidence(name: string, query: string): boolean {
     const text = query.replace(/\s+/g, " ").trim();
-    return this.guard("add routing evidence", () =>
+    return withSqlite("routing index", "add routing evidence", () =>
       this.db.transaction(() => {
         const row = this.db.prepare(`SELECT evidence FROM ${this.docs} WHERE name = ?`).get(name) as
           | { evidence: string }
@@ -172,7 +173,7 @@ export class KeywordIndex {
 
   /** A skill's evidence, oldest first (for explanations and tests). */
   evidence(name: string): string[] {
-    const row = this.guard("read routing evidence", () =>
+    const row = withSqlite("routing index", "read routing evidence", () =>
       this.db.prepare(`SELECT evidence FROM ${this.docs} WHERE name = ?`).get(name),
     ) as { evidence: string } | undefined;
     return row && row.evidence !== "" ? row.evidence.split("\n") : [];
@@ -196,7 +197,7 @@ export class KeywordIndex {
     allow("visibility", options.filter?.visibility);
     allow("audience", options.filter?.audiences);
     const { name, description, evidence } = this.weights;
-    const rows = this.guard("search skill keywords", () =>
+    const rows = withSqlite("routing index", "search skill keywords", () =>
       this.db
         .prepare(
           // bm25() is negative (more negative = better), so ascending order is best first.
@@ -212,7 +213,7 @@ export class KeywordIndex {
   }
 
   count(): number {
-    return this.guard("count skill keywords", () => {
+    return withSqlite("routing index", "count skill keywords", () => {
       const row = this.db.prepare(`SELECT count(*) AS n FROM ${this.docs}`).get() as { n: number };
       return row.n;
     });
@@ -220,7 +221,7 @@ export class KeywordIndex {
 
   /** Empties the index, for a rebuild from the registry. */
   clear(): void {
-    this.guard("clear the keyword index", () => this.db.prepare(`DELETE FROM ${this.docs}`).run());
+    withSqlite("routing index", "clear the keyword index", () => this.db.prepare(`DELETE FROM ${this.docs}`).run());
   }
 
   private createSchema(): void {
@@ -307,11 +308,4 @@ export class KeywordIndex {
     return kept.join("\n");
   }
 
-  private guard<T>(action: string, work: () => T): T {
-    try {
-      return work();
-    } catch (error) {
-      throw fromIndexSqliteError(error, action);
-    }
-  }
 }

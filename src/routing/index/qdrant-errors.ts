@@ -1,10 +1,9 @@
-import { status } from "@grpc/grpc-js";
 import {
   QdrantClientResourceExhaustedError,
   QdrantClientTimeoutError,
   QdrantClientUnexpectedResponseError,
 } from "@qdrant/js-client-rest";
-import { SkillEngineError } from "../../errors.js";
+import { errorMessage, FailedPreconditionError, InternalError, SkillEngineError } from "../../errors/index.js";
 import { VectorIndexUnavailableError } from "./index-errors.js";
 
 /** Network failures that mean "Qdrant is not there (right now)", as Node's fetch reports them. */
@@ -26,12 +25,12 @@ const UNREACHABLE_CODES = new Set([
 const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
 
 /**
- * The one place where the Qdrant client's failures become service errors.
+ * The one place where the Qdrant client's failures become domain errors.
  *
  * Anything that means "Qdrant cannot serve us now" (refused connection, DNS, timeout, 429, 5xx
  * gateway errors) becomes {@link VectorIndexUnavailableError} so routing can fall back; a 404 on
  * the collection means `ensure` was never called; any other HTTP error is a request we built
- * wrong, so INTERNAL with Qdrant's own message.
+ * wrong, so an internal error with Qdrant's own message.
  */
 export function fromQdrantError(error: unknown, action: string, endpoint: string): SkillEngineError {
   if (error instanceof SkillEngineError) return error;
@@ -48,7 +47,7 @@ export function fromQdrantError(error: unknown, action: string, endpoint: string
     );
   }
   if (error instanceof QdrantClientUnexpectedResponseError) {
-    return new SkillEngineError(status.INTERNAL, `Qdrant gave an unexpected answer; could not ${action}: ${error.message}`, {
+    return new InternalError(`Qdrant gave an unexpected answer; could not ${action}: ${error.message}`, {
       cause: error,
     });
   }
@@ -61,13 +60,12 @@ export function fromQdrantError(error: unknown, action: string, endpoint: string
       });
     }
     if (httpStatus === 404) {
-      return new SkillEngineError(
-        status.FAILED_PRECONDITION,
+      return new FailedPreconditionError(
         `Qdrant has no such collection (${detail}); call ensure(dimensions) first; could not ${action}`,
         { cause: error },
       );
     }
-    return new SkillEngineError(status.INTERNAL, `Qdrant rejected the request (${detail}); could not ${action}`, {
+    return new InternalError(`Qdrant rejected the request (${detail}); could not ${action}`, {
       cause: error,
     });
   }
@@ -83,8 +81,7 @@ export function fromQdrantError(error: unknown, action: string, endpoint: string
       cause: error,
     });
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return new SkillEngineError(status.INTERNAL, `Qdrant client error; could not ${action}: ${message}`, { cause: error });
+  return new InternalError(`Qdrant client error; could not ${action}: ${errorMessage(error)}`, { cause: error });
 }
 
 /** The client throws its fetcher's `ApiError` (not exported by the client) for non-2xx answers. */

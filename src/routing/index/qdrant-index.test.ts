@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:net";
-import { status } from "@grpc/grpc-js";
 import { QdrantClient } from "@qdrant/js-client-rest";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { SkillEngineError } from "../../errors.js";
-import { FakeQdrantServer } from "./fake-qdrant-server.js";
+import { SkillEngineError } from "../../errors/index.js";
+import { FakeQdrantServer } from "../../../test/support/fake-qdrant-server.js";
 import { VectorIndexUnavailableError } from "./index-errors.js";
 import { skillPointId } from "./point-id.js";
 import { QdrantVectorIndex } from "./qdrant-index.js";
@@ -254,7 +253,7 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
     it("rejects vectors of the wrong size before sending them", async () => {
       await index.ensure(4);
       server.requests.length = 0;
-      await expect(index.upsert([entry("x", [1, 0, 0])])).rejects.toMatchObject({ code: status.FAILED_PRECONDITION });
+      await expect(index.upsert([entry("x", [1, 0, 0])])).rejects.toMatchObject({ kind: "failed-precondition" });
       expect(server.requests).toHaveLength(0);
     });
   });
@@ -276,7 +275,7 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
       warn.mockRestore();
       const error = await down.ensure(4).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(VectorIndexUnavailableError);
-      expect(error).toMatchObject({ code: status.UNAVAILABLE, backend: "qdrant" });
+      expect(error).toMatchObject({ kind: "unavailable", backend: "qdrant" });
       expect((error as Error).message).toContain(`127.0.0.1:${port}`);
       expect((error as Error).message).toContain("unreachable");
       expect((error as Error).message).not.toContain("s3cret");
@@ -313,14 +312,14 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
       const error = await index.search(unit([1, 0, 0, 0]), { limit: 1 }).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(SkillEngineError);
       expect(error).not.toBeInstanceOf(VectorIndexUnavailableError);
-      expect(error).toMatchObject({ code: status.INTERNAL });
+      expect(error).toMatchObject({ kind: "internal" });
       expect((error as Error).message).toContain("Vector dimension error");
     });
 
     it("a missing collection is FAILED_PRECONDITION pointing at ensure", async () => {
       server.collections.delete(collection);
       await expect(index.search(unit([1, 0, 0, 0]), { limit: 1 })).rejects.toMatchObject({
-        code: status.FAILED_PRECONDITION,
+        kind: "failed-precondition",
         message: expect.stringContaining("ensure"),
       });
     });

@@ -1,7 +1,6 @@
-import { status } from "@grpc/grpc-js";
 import { QdrantClient, type Schemas } from "@qdrant/js-client-rest";
 import type { Logger } from "pino";
-import { errorMessage, SkillEngineError } from "../../errors.js";
+import { errorMessage, InvalidArgumentError } from "../../errors/index.js";
 import { assertValidDimensions, VectorDimensionError } from "./index-errors.js";
 import { skillPointId } from "./point-id.js";
 import { fromQdrantError } from "./qdrant-errors.js";
@@ -67,7 +66,7 @@ export class QdrantVectorIndex implements VectorIndex {
   constructor(options: QdrantVectorIndexOptions) {
     this.collection = options.collection ?? "skill_engine_skills";
     if (!/^[A-Za-z0-9_-]{1,255}$/.test(this.collection)) {
-      throw new SkillEngineError(status.INVALID_ARGUMENT, `Qdrant collection name must match [A-Za-z0-9_-]+: "${this.collection}"`);
+      throw new InvalidArgumentError("Qdrant collection", `must match [A-Za-z0-9_-]+: "${this.collection}"`);
     }
     this.endpoint = redactedEndpoint(options.url);
     this.batchSize = options.batchSize ?? 256;
@@ -81,9 +80,7 @@ export class QdrantVectorIndex implements VectorIndex {
         checkCompatibility: false,
       });
     } catch (error) {
-      throw new SkillEngineError(status.INVALID_ARGUMENT, `cannot configure the Qdrant client: ${errorMessage(error)}`, {
-        cause: error,
-      });
+      throw new InvalidArgumentError("QDRANT_URL", `cannot configure the Qdrant client: ${errorMessage(error)}`, { cause: error });
     }
   }
 
@@ -240,6 +237,6 @@ function redactedEndpoint(url: string): string {
     return parsed.toString().replace(/\/$/, "");
   } catch {
     // Not echoed: a malformed URL may still carry a key.
-    throw new SkillEngineError(status.INVALID_ARGUMENT, "the Qdrant URL is not a valid http(s) URL");
+    throw new InvalidArgumentError("QDRANT_URL", "is not a valid http(s) URL");
   }
 }

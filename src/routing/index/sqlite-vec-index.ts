@@ -1,12 +1,11 @@
-import { status } from "@grpc/grpc-js";
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import * as sqliteVec from "sqlite-vec";
-import { SkillEngineError } from "../../errors.js";
+import { errorMessage, FailedPreconditionError } from "../../errors/index.js";
+import { withSqlite } from "../../sqlite/index.js";
 import {
   assertSqlIdentifier,
   assertValidDimensions,
-  fromIndexSqliteError,
   VectorDimensionError,
 } from "./index-errors.js";
 import {
@@ -89,7 +88,7 @@ export class SqliteVecIndex implements VectorIndex {
           : "re-creating the sqlite-vec index in the current layout (skills are re-indexed)",
     );
     this.searchStatements.clear();
-    this.guard("create the vector index", () =>
+    withSqlite("routing index", "create the vector index", () =>
       // One transaction: a crash between DROP and CREATE must not leave the service without a table.
       this.db.transaction(() => {
         // DROP on a vec0 table also drops its shadow tables (chunks, rowids, metadata).
@@ -115,7 +114,7 @@ export class SqliteVecIndex implements VectorIndex {
     for (const entry of entries) {
       if (entry.vector.length !== dimensions) throw new VectorDimensionError(dimensions, entry.vector.length);
     }
-    this.guard("upsert skill vectors", () => {
+    withSqlite("routing index", "upsert skill vectors", () => {
       // vec0 has no INSERT OR REPLACE; UPDATE keeps the row (and its chunk slot) when it exists.
       const update = this.db.prepare(
         `UPDATE ${this.table} SET embedding = ?, status = ?, owner = ?, visibility = ?, audience = ? WHERE skill_id = ?`,
@@ -139,7 +138,7 @@ export class SqliteVecIndex implements VectorIndex {
   async remove(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
     this.requireDimensions();
-    this.guard("remove skill vectors", () => {
+    withSqlite("routing index", "remove skill vectors", () => {
       const remove = this.db.prepare(`DELETE FROM ${this.table} WHERE skill_id = ?`);
       this.db.transaction(() => {
         for (const id of ids) remove.run(id);
@@ -154,7 +153,7 @@ export class SqliteVecIndex implements VectorIndex {
     // `!(limit > 0)` so that NaN also means "no hits" instead of reaching SQL or the wire.
     if (!(limit > 0) || filterMatchesNothing(options.filter)) return [];
     const { sql, params } = this.knnQuery(options.filter);
-    const rows = this.guard("search skill vectors", () => {
+    const rows = withSqlite("routing index", "search skill vectors", () => {
       let statement = this.searchStatements.get(sql);
       if (!statement) {
         statement = this.db.prepare(sql);
@@ -168,7 +167,7 @@ export class SqliteVecIndex implements VectorIndex {
 
   async count(): Promise<number> {
     this.requireDimensions();
-    return this.guard("count skill vectors", () => {
+    return withSqlite("routing index", "count skill vectors", () => {
       const row = this.db.prepare(`SELECT count(*) AS n FROM ${this.table}`).get() as { n: number };
       return row.n;
     });
@@ -204,7 +203,7 @@ export class SqliteVecIndex implements VectorIndex {
    * metadata column this adapter filters on (a table from before `audience` is not).
    */
   private storedSchema(): { dimensions: number; current: boolean } | undefined {
-    const row = this.guard("read the vector index schema", () =>
+    const row = withSqlite("routing index", "read the vector index schema", () =>
       this.db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(this.table),
     ) as { sql: string | null } | undefined;
     const match = row?.sql ? /embedding\s+float\[(\d+)\]/i.exec(row.sql) : null;
@@ -218,21 +217,13 @@ export class SqliteVecIndex implements VectorIndex {
 
   private requireDimensions(): number {
     if (this.currentDimensions === undefined) {
-      throw new SkillEngineError(
-        status.FAILED_PRECONDITION,
+      throw new FailedPreconditionError(
         `the vector index "${this.table}" does not exist yet; call ensure(dimensions) first`,
       );
     }
     return this.currentDimensions;
   }
 
-  private guard<T>(action: string, work: () => T): T {
-    try {
-      return work();
-    } catch (error) {
-      throw fromIndexSqliteError(error, action);
-    }
-  }
 }
 
 /**
@@ -249,9 +240,8 @@ function loadSqliteVec(db: Database.Database): void {
   try {
     sqliteVec.load(db);
   } catch (error) {
-    throw new SkillEngineError(
-      status.FAILED_PRECONDITION,
-      `cannot load the sqlite-vec extension (${error instanceof Error ? error.message : String(error)}); ` +
+    throw new FailedPreconditionError(
+      `cannot load the sqlite-vec extension (${errorMessage(error)}); ` +
         "is the platform package for this OS and CPU installed?",
       { cause: error },
     );

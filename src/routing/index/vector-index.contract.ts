@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SkillEngineError } from "../../errors.js";
+import { SkillEngineError } from "../../errors/index.js";
 import {
   audienceOf,
   PUBLIC_AUDIENCE,

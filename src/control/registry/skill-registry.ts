@@ -1,129 +1,17 @@
-import { status } from "@grpc/grpc-js";
-import Database from "better-sqlite3";
-import { SkillEngineError } from "../errors.js";
-import { evaluateHealth, type HealthPolicy, type SkillStatus, type WindowStats } from "./skill-health.js";
-
-export type { SkillStatus } from "./skill-health.js";
-
-/** Who may see a skill: its owner (and admins) only, or every agent. */
-export type SkillVisibility = "private" | "public";
-
-/** Whose a skill is and who may see it. */
-export interface SkillAccess {
-  readonly owner: string;
-  readonly visibility: SkillVisibility;
-}
-
-/** How a version came to be. */
-export type VersionOrigin = "register" | "patch" | "migrate" | "rebuild";
-
-/** A registered skill as the registry (the source of truth) knows it. */
-export interface SkillRecord {
-  readonly name: string;
-  readonly description: string;
-  /** JSON Schema, as the JSON text the caller sent. */
-  readonly parametersSchema: string;
-  /** The payload the active version was proven with; patches re-run it. */
-  readonly testPayload: string;
-  readonly status: SkillStatus;
-  /** Why the skill has its status (empty for a healthy active skill). */
-  readonly statusReason: string;
-  /** Low-reliability note from the rolling window (empty when there is none). */
-  readonly healthWarning: string;
-  /** The active version. */
-  readonly version: number;
-  /** The highest version ever committed (≥ version after a rollback). */
-  readonly latestVersion: number;
-  readonly contentHash: string;
-  /** Successful invocations (seed 000). */
-  readonly usageCount: number;
-  /** Consecutive failed invocations since the last success (seed 000). */
-  readonly failureCount: number;
-  /** Exempt from automatic deprecation and retirement (seed 004). */
-  readonly protected: boolean;
-  /** Created by the service itself (migration, pattern promotion) rather than by an agent. */
-  readonly autoCreated: boolean;
-  readonly createdAt: Date;
-  readonly updatedAt: Date;
-  readonly statusChangedAt: Date;
-  readonly lastInvokedAt: Date | undefined;
-  /** The agent that registered it (or was given it). */
-  readonly owner: string;
-  readonly visibility: SkillVisibility;
-}
-
-/** One immutable version of a skill. */
-export interface VersionRecord {
-  readonly name: string;
-  readonly version: number;
-  readonly description: string;
-  readonly parametersSchema: string;
-  readonly testPayload: string;
-  readonly contentHash: string;
-  readonly origin: VersionOrigin;
-  readonly createdAt: Date;
-}
-
-export interface NewVersion {
-  readonly name: string;
-  readonly version: number;
-  readonly description: string;
-  readonly parametersSchema: string;
-  readonly testPayload: string;
-  readonly contentHash: string;
-  readonly origin: VersionOrigin;
-  readonly at: Date;
-}
-
-/** One invocation's outcome, as recorded for telemetry. */
-export interface InvocationOutcome {
-  readonly name: string;
-  readonly version: number;
-  readonly at: Date;
-  readonly success: boolean;
-  readonly durationMs: number;
-  readonly exitCode: number;
-  readonly timedOut: boolean;
-  readonly oomKilled: boolean;
-  readonly errorSummary: string;
-  readonly caller: string;
-}
-
-/** Raw figures behind the stats RPC. */
-export interface UsageFigures {
-  readonly invocationsLast7Days: number;
-  readonly totalInvocations: number;
-  readonly totalSuccesses: number;
-  /** Durations of the most recent invocations of the active version. */
-  readonly recentDurationsMs: number[];
-  readonly window: WindowStats;
-}
-
-/** A whole skill as restored by a migration or a rebuild. */
-export interface ImportedSkill {
-  readonly name: string;
-  readonly status: SkillStatus;
-  readonly statusReason: string;
-  readonly activeVersion: number;
-  readonly usageCount: number;
-  readonly failureCount: number;
-  readonly protected: boolean;
-  readonly autoCreated: boolean;
-  readonly createdAt: Date;
-  readonly lastInvokedAt: Date | undefined;
-  readonly versions: readonly NewVersion[];
-  readonly access: SkillAccess;
-}
-
-/** Which skills a listing returns. */
-export interface ListOptions {
-  /** Retired and deleted skills too. */
-  readonly includeInactive?: boolean;
-  /** Only skills this agent may see (its own and public ones); omitted: every skill. */
-  readonly visibleTo?: string;
-  /** Only skills this agent owns. */
-  readonly owner?: string;
-}
+import type Database from "better-sqlite3";
+import { InternalError, SkillNotFoundError, SkillVersionNotFoundError } from "../../errors/index.js";
+import { openRegistryDatabase, withSqlite } from "../../sqlite/index.js";
+import type {
+  ImportedSkill,
+  InvocationOutcome,
+  ListOptions,
+  SkillAccess,
+  SkillRecord,
+  UsageFigures,
+  VersionRecord,
+} from "./records.js";
+import { VERSION_ORIGINS } from "./records.js";
+import { evaluateHealth, type HealthPolicy, SKILL_STATUSES, type SkillStatus, type WindowStats } from "./skill-health.js";
 
 interface SkillRow {
   name: string;
@@ -212,6 +100,9 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX skills_by_visibility ON skills (visibility, name);`,
 ];
 
+/** The registry's file name under `$SKILL_ENGINE_HOME`. */
+export const REGISTRY_FILE = "registry.db";
+
 const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version
                       FROM skills s`;
 
@@ -229,20 +120,15 @@ export class SkillRegistry {
   ) {}
 
   static open(file: string, policy: HealthPolicy): SkillRegistry {
-    try {
-      const db = new Database(file);
-      db.pragma("journal_mode = WAL");
-      db.pragma("synchronous = FULL");
-      db.pragma("busy_timeout = 5000");
+    return withSqlite("registry", `open the registry at ${file}`, () => {
+      const db = openRegistryDatabase(file, { durable: true });
       migrate(db);
       return new SkillRegistry(db, policy);
-    } catch (error) {
-      throw fromSqliteError(error, `open the registry at ${file}`);
-    }
+    });
   }
 
   get(name: string): SkillRecord | undefined {
-    const row = this.guard("read a skill", () =>
+    const row = withSqlite("registry", "read a skill", () =>
       this.db.prepare<[string], SkillRow>(`${SELECT_SKILL} WHERE s.name = ?`).get(name),
     );
     return row ? toRecord(row) : undefined;
@@ -262,18 +148,18 @@ export class SkillRegistry {
       params.owner = options.owner;
     }
     const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
-    return this.guard("list skills", () =>
+    return withSqlite("registry", "list skills", () =>
       this.db.prepare<[Record<string, string>], SkillRow>(`${SELECT_SKILL} ${where} ORDER BY s.name`).all(params).map(toRecord),
     );
   }
 
   isEmpty(): boolean {
-    return this.guard("count skills", () => this.db.prepare("SELECT 1 FROM skills LIMIT 1").get() === undefined);
+    return withSqlite("registry", "count skills", () => this.db.prepare("SELECT 1 FROM skills LIMIT 1").get() === undefined);
   }
 
   /** The number the next version of `name` will get. */
   nextVersion(name: string): number {
-    const row = this.guard("read the latest version", () =>
+    const row = withSqlite("registry", "read the latest version", () =>
       this.db
         .prepare<[string], { v: number | null }>("SELECT MAX(version) AS v FROM skill_versions WHERE name = ?")
         .get(name),
@@ -282,7 +168,7 @@ export class SkillRegistry {
   }
 
   versions(name: string): VersionRecord[] {
-    return this.guard("list versions", () =>
+    return withSqlite("registry", "list versions", () =>
       this.db
         .prepare<[string], VersionRow>("SELECT * FROM skill_versions WHERE name = ? ORDER BY version")
         .all(name)
@@ -291,7 +177,7 @@ export class SkillRegistry {
   }
 
   version(name: string, version: number): VersionRecord | undefined {
-    const row = this.guard("read a version", () =>
+    const row = withSqlite("registry", "read a version", () =>
       this.db.prepare<[string, number], VersionRow>("SELECT * FROM skill_versions WHERE name = ? AND version = ?").get(name, version),
     );
     return row ? toVersionRecord(row) : undefined;
@@ -302,11 +188,11 @@ export class SkillRegistry {
    * version gets a new chance). `access` is the skill's owner and visibility from now on. Fails
    * if another writer already took that number.
    */
-  commitVersion(next: NewVersion, access: SkillAccess): SkillRecord {
-    return this.guard("commit a skill version", () =>
+  commitVersion(next: VersionRecord, access: SkillAccess): SkillRecord {
+    return withSqlite("registry", "commit a skill version", () =>
       this.db.transaction(() => {
         this.insertVersion(next);
-        const at = next.at.getTime();
+        const at = next.createdAt.getTime();
         this.db
           .prepare(
             `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason,
@@ -344,10 +230,10 @@ export class SkillRegistry {
 
   /** Makes an earlier (or later) committed version the active one again (rollback). */
   activateVersion(name: string, version: number, at: Date): SkillRecord {
-    return this.guard("activate a version", () =>
+    return withSqlite("registry", "activate a version", () =>
       this.db.transaction(() => {
         const target = this.version(name, version);
-        if (!target) throw new SkillEngineError(status.NOT_FOUND, `skill "${name}" has no version ${version}`);
+        if (!target) throw new SkillVersionNotFoundError(name, version);
         this.db
           .prepare(
             `UPDATE skills SET description = ?, parameters_schema = ?, test_payload = ?, version = ?, content_hash = ?,
@@ -361,10 +247,10 @@ export class SkillRegistry {
     );
   }
 
-  /** Records an invocation, updates seed 000's counters and re-judges the skill's health. */
+  /** Records an invocation, updates the counters (docs/skill-lifecycle.md#counters) and re-judges the skill's health. */
   recordInvocation(outcome: InvocationOutcome): SkillRecord | undefined {
     const at = outcome.at.getTime();
-    return this.guard("record an invocation", () =>
+    return withSqlite("registry", "record an invocation", () =>
       this.db.transaction(() => {
         this.db
           .prepare(
@@ -397,7 +283,7 @@ export class SkillRegistry {
 
   /** Sets a status that only an RPC decides (retired, deleted, or live again after a restore). */
   setStatus(name: string, next: SkillStatus, reason: string, at: Date): SkillRecord {
-    return this.guard("change a skill's status", () =>
+    return withSqlite("registry", "change a skill's status", () =>
       this.db.transaction(() => {
         this.db
           .prepare("UPDATE skills SET status = ?, status_reason = ?, updated_at = ?, status_changed_at = ? WHERE name = ?")
@@ -409,7 +295,7 @@ export class SkillRegistry {
 
   /** Brings a retired or deleted skill back with a fresh failure count, then judges its health. */
   restore(name: string, reason: string, at: Date): SkillRecord {
-    return this.guard("restore a skill", () =>
+    return withSqlite("registry", "restore a skill", () =>
       this.db.transaction(() => {
         this.db
           .prepare(
@@ -424,7 +310,7 @@ export class SkillRegistry {
 
   /** Pins or unpins a skill; its health is re-judged at once (unpinning may deprecate it). */
   setProtected(name: string, pinned: boolean, at: Date): SkillRecord {
-    return this.guard("pin a skill", () =>
+    return withSqlite("registry", "pin a skill", () =>
       this.db.transaction(() => {
         this.db.prepare("UPDATE skills SET protected = ?, updated_at = ? WHERE name = ?").run(pinned ? 1 : 0, at.getTime(), name);
         return this.reevaluate(name, at);
@@ -434,13 +320,13 @@ export class SkillRegistry {
 
   /** Changes who owns a skill or who may see it. */
   setAccess(name: string, access: SkillAccess, at: Date): SkillRecord {
-    return this.guard("change a skill's owner or visibility", () =>
+    return withSqlite("registry", "change a skill's owner or visibility", () =>
       this.db.transaction(() => {
         this.db
           .prepare("UPDATE skills SET owner = ?, visibility = ?, updated_at = ? WHERE name = ?")
           .run(access.owner, access.visibility, at.getTime(), name);
         const updated = this.get(name);
-        if (!updated) throw new SkillEngineError(status.NOT_FOUND, `no skill named "${name}" is registered`);
+        if (!updated) throw new SkillNotFoundError(name);
         return updated;
       })(),
     );
@@ -448,7 +334,7 @@ export class SkillRegistry {
 
   /** Outcomes of the most recent invocations of `version` (the rolling window). */
   window(name: string, version: number): WindowStats {
-    const row = this.guard("read the rolling window", () =>
+    const row = withSqlite("registry", "read the rolling window", () =>
       this.db
         .prepare<[string, number, number], { samples: number; successes: number | null }>(
           `SELECT COUNT(*) AS samples, SUM(success) AS successes FROM (
@@ -460,7 +346,7 @@ export class SkillRegistry {
   }
 
   usage(name: string, version: number, now: Date): UsageFigures {
-    return this.guard("read usage figures", () => {
+    return withSqlite("registry", "read usage figures", () => {
       const totals = this.db
         .prepare<[number, string], { total: number; successes: number | null; recent: number | null }>(
           `SELECT COUNT(*) AS total, SUM(success) AS successes, SUM(invoked_at >= ?) AS recent
@@ -485,7 +371,7 @@ export class SkillRegistry {
 
   /** Invocation rows of a skill, newest first. */
   invocations(name: string, limit = 100): InvocationOutcome[] {
-    return this.guard("read invocations", () =>
+    return withSqlite("registry", "read invocations", () =>
       this.db
         .prepare<[string, number], Record<string, number | string>>(
           "SELECT * FROM invocations WHERE skill_name = ? ORDER BY id DESC LIMIT ?",
@@ -508,11 +394,11 @@ export class SkillRegistry {
 
   /** Inserts a whole skill with its history (migration, rebuild); refuses an existing name. */
   importSkill(skill: ImportedSkill): SkillRecord {
-    return this.guard("import a skill", () =>
+    return withSqlite("registry", "import a skill", () =>
       this.db.transaction(() => {
         for (const version of skill.versions) this.insertVersion(version);
         const active = skill.versions.find((v) => v.version === skill.activeVersion);
-        if (!active) throw new SkillEngineError(status.INTERNAL, `import of "${skill.name}": active version ${skill.activeVersion} missing`);
+        if (!active) throw new InternalError(`import of "${skill.name}": active version ${skill.activeVersion} missing`);
         const created = skill.createdAt.getTime();
         const now = Date.now();
         this.db
@@ -551,19 +437,19 @@ export class SkillRegistry {
     if (this.db.open) this.db.close();
   }
 
-  private insertVersion(next: NewVersion): void {
+  private insertVersion(next: VersionRecord): void {
     this.db
       .prepare(
         `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(next.name, next.version, next.description, next.parametersSchema, next.testPayload, next.contentHash, next.origin, next.at.getTime());
+      .run(next.name, next.version, next.description, next.parametersSchema, next.testPayload, next.contentHash, next.origin, next.createdAt.getTime());
   }
 
   /** Applies the health rules to the stored counters and window; call inside a transaction. */
   private reevaluate(name: string, at: Date): SkillRecord {
     const current = this.get(name);
-    if (!current) throw new SkillEngineError(status.NOT_FOUND, `no skill named "${name}" is registered`);
+    if (!current) throw new SkillNotFoundError(name);
     const verdict = evaluateHealth(
       {
         status: current.status,
@@ -584,14 +470,6 @@ export class SkillRegistry {
       .run(verdict.status, verdict.reason, verdict.warning, changed ? 1 : 0, at.getTime(), name);
     return this.get(name) as SkillRecord;
   }
-
-  private guard<T>(action: string, work: () => T): T {
-    try {
-      return work();
-    } catch (error) {
-      throw fromSqliteError(error, action);
-    }
-  }
 }
 
 function migrate(db: Database.Database): void {
@@ -604,15 +482,13 @@ function migrate(db: Database.Database): void {
   }
 }
 
-const STATUSES: readonly SkillStatus[] = ["active", "degraded", "deprecated", "retired", "deleted"];
-
 function toRecord(row: SkillRow): SkillRecord {
   return {
     name: row.name,
     description: row.description,
     parametersSchema: row.parameters_schema,
     testPayload: row.test_payload,
-    status: STATUSES.find((s) => s === row.status) ?? "active",
+    status: SKILL_STATUSES.find((s) => s === row.status) ?? "active",
     statusReason: row.status_reason,
     healthWarning: row.health_warning,
     version: row.version,
@@ -631,8 +507,6 @@ function toRecord(row: SkillRow): SkillRecord {
   };
 }
 
-const ORIGINS: readonly VersionOrigin[] = ["register", "patch", "migrate", "rebuild"];
-
 function toVersionRecord(row: VersionRow): VersionRecord {
   return {
     name: row.name,
@@ -641,28 +515,7 @@ function toVersionRecord(row: VersionRow): VersionRecord {
     parametersSchema: row.parameters_schema,
     testPayload: row.test_payload,
     contentHash: row.content_hash,
-    origin: ORIGINS.find((o) => o === row.origin) ?? "register",
+    origin: VERSION_ORIGINS.find((o) => o === row.origin) ?? "register",
     createdAt: new Date(row.created_at),
   };
-}
-
-/** The one place where SQLite failures become service errors with a gRPC status. */
-export function fromSqliteError(error: unknown, action: string): SkillEngineError {
-  if (error instanceof SkillEngineError) return error;
-  const code = (error as { code?: string }).code ?? "";
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") {
-    return new SkillEngineError(status.UNAVAILABLE, `the registry is busy; could not ${action}, retry`, { cause: error });
-  }
-  if (code === "SQLITE_FULL") {
-    return new SkillEngineError(status.RESOURCE_EXHAUSTED, `the disk holding the registry is full; could not ${action}`, {
-      cause: error,
-    });
-  }
-  if (code.startsWith("SQLITE_CONSTRAINT")) {
-    return new SkillEngineError(status.ABORTED, `a concurrent change conflicted; could not ${action}, retry`, {
-      cause: error,
-    });
-  }
-  return new SkillEngineError(status.INTERNAL, `registry error: could not ${action}: ${message}`, { cause: error });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidArgumentError } from "../errors.js";
+import { InvalidArgumentError } from "../../errors/index.js";
 import { compileParametersSchema, LIMITS, validateRegistration, validateSkillName } from "./request-validation.js";
 
 const valid = {

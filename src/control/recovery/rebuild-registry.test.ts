@@ -3,13 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CanonicalStore, locationOf, MIRROR_FILE } from "./canonical-store.js";
-import { contentHash } from "./content-hash.js";
-import { MirrorWriter } from "./mirror-writer.js";
+import { CanonicalStore, locationOf, MIRROR_FILE } from "../store/index.js";
+import { contentHash } from "../store/index.js";
+import { MirrorWriter } from "../store/index.js";
 import { rebuildRegistry, RebuildRefusedError } from "./rebuild-registry.js";
 import { reconcile } from "./reconcile.js";
-import { DEFAULT_HEALTH_POLICY } from "./skill-health.js";
-import { type SkillRecord, SkillRegistry, type VersionOrigin } from "./skill-registry.js";
+import { DEFAULT_HEALTH_POLICY } from "../registry/index.js";
+import { type SkillRecord, SkillRegistry, type VersionOrigin } from "../registry/index.js";
 
 const logger = pino({ level: "silent" });
 const policy = DEFAULT_HEALTH_POLICY;
@@ -69,7 +69,7 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     if (existing && locationOf(existing.status) !== "active") await store.moveSkill(name, locationOf(existing.status), "active", tick());
     const version = registry.nextVersion(name);
     await store.writeVersion(name, version, code);
-    const committed = registry.commitVersion({ name, version, description, parametersSchema: schema, testPayload: payload, contentHash: contentHash(code), origin, at: tick() }, { owner: "local", visibility: "private" });
+    const committed = registry.commitVersion({ name, version, description, parametersSchema: schema, testPayload: payload, contentHash: contentHash(code), origin, createdAt: tick() }, { owner: "local", visibility: "private" });
     await store.writeActive(name, code);
     return committed;
   }

@@ -1,21 +1,32 @@
-import { status as grpcStatus } from "@grpc/grpc-js";
-import Database from "better-sqlite3";
 import { mkdir, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import Database from "better-sqlite3";
 import type { Logger } from "pino";
-import { SkillEngineError } from "../errors.js";
-import { agentIdProblem, LOCAL_AGENT } from "../identity/index.js";
-import { fsyncDirectory, writeFileAtomic } from "./atomic-file.js";
-import { CanonicalStore, locationOf, MIRROR_FILE, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
-import { contentHash } from "./content-hash.js";
-import { MIRROR_FORMAT } from "./mirror-writer.js";
-import { SKILL_NAME_PATTERN } from "./request-validation.js";
-import { type HealthPolicy, isLive, type SkillStatus } from "./skill-health.js";
-import { type ImportedSkill, type NewVersion, SkillRegistry, type SkillVisibility, type VersionOrigin } from "./skill-registry.js";
-import { pathExists } from "./path-exists.js";
-
-/** The registry's file name under `$SKILL_ENGINE_HOME`. */
-export const REGISTRY_FILE = "registry.db";
+import { errorMessage, FailedPreconditionError } from "../../errors/index.js";
+import { LOCAL_AGENT } from "../../identity/index.js";
+import { SKILL_NAME_PATTERN } from "../intake/index.js";
+import {
+  type HealthPolicy,
+  type ImportedSkill,
+  isLive,
+  REGISTRY_FILE,
+  SkillRegistry,
+  type SkillStatus,
+  type VersionRecord,
+} from "../registry/index.js";
+import {
+  CanonicalStore,
+  contentHash,
+  fsyncDirectory,
+  locationOf,
+  MIRROR_FILE,
+  pathExists,
+  readMirrorDocument,
+  type RecordedSkill,
+  type StoreLocation,
+  STORE_LOCATIONS,
+  writeFileAtomic,
+} from "../store/index.js";
 
 const DEFAULT_SCHEMA = '{"type":"object"}';
 const DEFAULT_TEST_PAYLOAD = "{}";
@@ -57,12 +68,7 @@ export interface RebuildReport {
  * The rebuild cannot run: a populated or unreadable registry without `force`, a registry that
  * another process (the service) holds open, or no skill files to rebuild from.
  */
-export class RebuildRefusedError extends SkillEngineError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(grpcStatus.FAILED_PRECONDITION, message, options);
-    this.name = "RebuildRefusedError";
-  }
-}
+export class RebuildRefusedError extends FailedPreconditionError {}
 
 /**
  * Recreates `registry.db` from the canonical directory alone, for when the database was lost.
@@ -201,112 +207,31 @@ async function inspectExistingRegistry(dbFile: string): Promise<ExistingRegistry
   } catch (error) {
     const code = (error as { code?: string }).code ?? "";
     if (code === "SQLITE_BUSY" || code === "SQLITE_LOCKED") return { state: "in-use" };
-    return { state: "unreadable", reason: error instanceof Error ? error.message : String(error) };
+    return { state: "unreadable", reason: errorMessage(error) };
   } finally {
     db?.close();
   }
 }
 
-/** What the mirror recorded about one version; every field may be missing in a damaged file. */
-interface MirrorVersionInfo {
-  readonly version: number;
-  readonly contentHash: string | undefined;
-  readonly description: string | undefined;
-  readonly parametersSchema: string | undefined;
-  readonly testPayload: string | undefined;
-  readonly origin: VersionOrigin | undefined;
-  readonly createdAt: Date | undefined;
-}
-
-interface MirrorSkillInfo {
-  readonly name: string;
-  readonly description: string | undefined;
-  readonly parametersSchema: string | undefined;
-  readonly status: SkillStatus | undefined;
-  readonly statusReason: string | undefined;
-  readonly version: number | undefined;
-  readonly contentHash: string | undefined;
-  readonly usageCount: number | undefined;
-  readonly failureCount: number | undefined;
-  readonly protected: boolean | undefined;
-  readonly autoCreated: boolean | undefined;
-  readonly createdAt: Date | undefined;
-  readonly lastInvokedAt: Date | undefined;
-  readonly owner: string | undefined;
-  readonly visibility: SkillVisibility | undefined;
-  readonly versions: readonly MirrorVersionInfo[];
-}
-
-const STATUSES: readonly SkillStatus[] = ["active", "degraded", "deprecated", "retired", "deleted"];
-const ORIGINS: readonly VersionOrigin[] = ["register", "patch", "migrate", "rebuild"];
-
 /** `skills_registry.json`, read leniently: a missing or damaged mirror only costs metadata. */
-async function readMirrorIndex(store: CanonicalStore, warnings: string[]): Promise<Map<string, MirrorSkillInfo>> {
-  const index = new Map<string, MirrorSkillInfo>();
+async function readMirrorIndex(store: CanonicalStore, warnings: string[]): Promise<Map<string, RecordedSkill>> {
   let document: unknown;
   try {
     document = await store.readMirror();
   } catch (error) {
     warnings.push(
-      `${MIRROR_FILE} cannot be read (${error instanceof Error ? error.message : String(error)}); ` +
+      `${MIRROR_FILE} cannot be read (${errorMessage(error)}); ` +
         "names, versions and code are rebuilt from the files, descriptions, schemas, counters and statuses get defaults",
     );
-    return index;
+    return new Map();
   }
   if (document === undefined) {
     warnings.push(`${MIRROR_FILE} is missing; descriptions, schemas, counters and statuses get defaults`);
-    return index;
+    return new Map();
   }
-  if (!isRecord(document) || !Array.isArray(document.skills)) {
-    warnings.push(`${MIRROR_FILE} has no "skills" list; descriptions, schemas, counters and statuses get defaults`);
-    return index;
-  }
-  if (document.format !== MIRROR_FORMAT) {
-    warnings.push(`${MIRROR_FILE} has format ${JSON.stringify(document.format)}, expected ${MIRROR_FORMAT}; read as far as it matches`);
-  }
-  let unusable = 0;
-  for (const entry of document.skills) {
-    if (!isRecord(entry) || typeof entry.name !== "string") {
-      unusable++;
-      continue;
-    }
-    const versions = (Array.isArray(entry.versions) ? entry.versions : []).filter(isRecord).flatMap((v): MirrorVersionInfo[] => {
-      const version = positiveInteger(v.version);
-      if (version === undefined) return [];
-      return [
-        {
-          version,
-          contentHash: text(v.content_hash),
-          description: text(v.description),
-          parametersSchema: text(v.parameters_schema),
-          testPayload: text(v.test_payload),
-          origin: ORIGINS.find((o) => o === v.origin),
-          createdAt: date(v.created_at),
-        },
-      ];
-    });
-    const schema = entry.parameters_schema;
-    index.set(entry.name, {
-      name: entry.name,
-      description: text(entry.description),
-      parametersSchema: typeof schema === "string" ? schema : isRecord(schema) ? JSON.stringify(schema) : undefined,
-      status: STATUSES.find((s) => s === entry.status),
-      statusReason: text(entry.status_reason),
-      version: positiveInteger(entry.version),
-      contentHash: text(entry.content_hash),
-      usageCount: count(entry.usage_count),
-      failureCount: count(entry.failure_count),
-      protected: typeof entry.protected === "boolean" ? entry.protected : undefined,
-      autoCreated: typeof entry.auto_created === "boolean" ? entry.auto_created : undefined,
-      createdAt: date(entry.created_at),
-      lastInvokedAt: date(entry.last_invoked_at),
-      owner: typeof entry.owner === "string" && agentIdProblem(entry.owner) === undefined ? entry.owner : undefined,
-      visibility: entry.visibility === "public" || entry.visibility === "private" ? entry.visibility : undefined,
-      versions,
-    });
-  }
-  if (unusable > 0) warnings.push(`${MIRROR_FILE}: ${unusable} entr${unusable === 1 ? "y has" : "ies have"} no name; ignored`);
-  return index;
+  const reading = readMirrorDocument(document);
+  for (const problem of reading.problems) warnings.push(`${MIRROR_FILE} ${problem}`);
+  return reading.skills;
 }
 
 interface FoundFile {
@@ -363,7 +288,7 @@ const LOCATION_LABEL: Readonly<Record<StoreLocation, string>> = {
 };
 
 /** Decides one skill's location, versions, active version and metadata from its files and the mirror. */
-function planSkill(name: string, found: FoundSkill, entry: MirrorSkillInfo | undefined, warnings: string[]): SkillPlan | undefined {
+function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undefined, warnings: string[]): SkillPlan | undefined {
   const warn = (message: string): void => {
     warnings.push(`${name}: ${message}`);
   };
@@ -384,7 +309,7 @@ function planSkill(name: string, found: FoundSkill, entry: MirrorSkillInfo | und
   const activeMirrorVersion = entry?.versions.find((v) => v.version === entry.version);
   const skillDescription = entry?.description ?? activeMirrorVersion?.description;
   const skillSchema = activeMirrorVersion?.parametersSchema ?? entry?.parametersSchema;
-  const metadataOf = (version: number, hash: string, mtime: Date): Omit<NewVersion, "name" | "version" | "contentHash"> => {
+  const metadataOf = (version: number, hash: string, mtime: Date): Omit<VersionRecord, "name" | "version" | "contentHash"> => {
     const recorded = entry?.versions.find((v) => v.version === version && v.contentHash === hash);
     if (entry && !recorded) {
       const other = entry.versions.find((v) => v.version === version);
@@ -399,11 +324,11 @@ function planSkill(name: string, found: FoundSkill, entry: MirrorSkillInfo | und
       parametersSchema: recorded?.parametersSchema ?? skillSchema ?? DEFAULT_SCHEMA,
       testPayload: recorded?.testPayload ?? activeMirrorVersion?.testPayload ?? DEFAULT_TEST_PAYLOAD,
       origin: recorded?.origin ?? "rebuild",
-      at: recorded?.createdAt ?? mtime,
+      createdAt: recorded?.createdAt ?? mtime,
     };
   };
 
-  const versions: NewVersion[] = [];
+  const versions: VersionRecord[] = [];
   for (const [version, files] of [...found.versions.entries()].sort(([a], [b]) => a - b)) {
     const file = files.find((f) => f.location === location) ?? (files[0] as FoundFile);
     const hash = contentHash(file.code);
@@ -460,7 +385,7 @@ function planSkill(name: string, found: FoundSkill, entry: MirrorSkillInfo | und
       failureCount: entry?.failureCount ?? 0,
       protected: entry?.protected ?? false,
       autoCreated: entry?.autoCreated ?? false,
-      createdAt: entry?.createdAt ?? new Date(Math.min(...versions.map((v) => v.at.getTime()))),
+      createdAt: entry?.createdAt ?? new Date(Math.min(...versions.map((v) => v.createdAt.getTime()))),
       lastInvokedAt: entry?.lastInvokedAt,
       versions,
       // Without a mirror entry nobody can say whose a skill was: the local agent's, private.
@@ -480,29 +405,6 @@ async function freeBackupName(dbFile: string, stamp: string): Promise<string> {
 function unique<T>(values: readonly T[]): T[] {
   return [...new Set(values)];
 }
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function text(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-function positiveInteger(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 1 ? value : undefined;
-}
-
-function count(value: unknown): number | undefined {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-}
-
-function date(value: unknown): Date | undefined {
-  if (typeof value !== "string") return undefined;
-  const parsed = new Date(value);
-  return Number.isNaN(parsed.getTime()) ? undefined : parsed;
-}
-
 
 async function anyExists(files: readonly string[]): Promise<boolean> {
   for (const file of files) if (await pathExists(file)) return true;

@@ -1,7 +1,6 @@
-import { status } from "@grpc/grpc-js";
-import { SkillEngineError } from "../errors.js";
-import type { Caller } from "../identity/index.js";
-import type { SkillAccess } from "./skill-registry.js";
+import { PermissionDeniedError } from "../../errors/index.js";
+import type { Caller } from "../../identity/index.js";
+import type { SkillAccess } from "../registry/index.js";
 
 /**
  * Seed 003's access rules, reduced to owner and visibility: a private skill is its owner's (and
@@ -17,9 +16,9 @@ export function canManage(skill: SkillAccess, caller: Caller): boolean {
 }
 
 /** PERMISSION_DENIED for a visible skill the caller may not change. */
-export function notYoursError(name: string, owner: string, action: string): SkillEngineError {
-  return new SkillEngineError(
-    status.PERMISSION_DENIED,
+export function notYoursError(name: string, owner: string, action: string, caller: Caller): PermissionDeniedError {
+  return new PermissionDeniedError(
+    caller.agentId,
     `cannot ${action} "${name}": it belongs to agent "${owner}"; only its owner or an admin can`,
   );
 }
@@ -27,8 +26,8 @@ export function notYoursError(name: string, owner: string, action: string): Skil
 /** Operator-only calls (wipe the sandbox, transfer skills, rebuild indexes). */
 export function requireAdmin(caller: Caller, action: string): void {
   if (!caller.admin) {
-    throw new SkillEngineError(
-      status.PERMISSION_DENIED,
+    throw new PermissionDeniedError(
+      caller.agentId,
       `${action} is for admins; agent "${caller.agentId}" does not have the admin role (see SKILL_ENGINE_TOKENS_FILE)`,
     );
   }

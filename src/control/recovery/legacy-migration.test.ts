@@ -4,12 +4,12 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CanonicalStore } from "./canonical-store.js";
-import { contentHash } from "./content-hash.js";
+import { CanonicalStore } from "../store/index.js";
+import { contentHash } from "../store/index.js";
 import { migrateLegacySkills, MIGRATION_MARKER_FILE } from "./legacy-migration.js";
 import { reconcile } from "./reconcile.js";
-import { DEFAULT_HEALTH_POLICY } from "./skill-health.js";
-import { SkillRegistry } from "./skill-registry.js";
+import { DEFAULT_HEALTH_POLICY } from "../registry/index.js";
+import { SkillRegistry } from "../registry/index.js";
 
 const logger = pino({ level: "silent" });
 
@@ -228,7 +228,7 @@ describe("migration from legacy sandbox storage (real SQLite file, real director
       testPayload: "{}",
       contentHash: contentHash("print(1)\n"),
       origin: "register",
-      at: now,
+      createdAt: now,
     }, { owner: "local", visibility: "private" });
     await store.writeActive("mine", "print(1)\n");
     expect(await migrate()).toMatchObject({ migrated: [], alreadyPopulated: true });

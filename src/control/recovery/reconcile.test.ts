@@ -3,11 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CanonicalStore } from "./canonical-store.js";
-import { contentHash } from "./content-hash.js";
+import { CanonicalStore } from "../store/index.js";
+import { contentHash } from "../store/index.js";
 import { reconcile } from "./reconcile.js";
-import { DEFAULT_HEALTH_POLICY } from "./skill-health.js";
-import { SkillRegistry } from "./skill-registry.js";
+import { DEFAULT_HEALTH_POLICY } from "../registry/index.js";
+import { SkillRegistry } from "../registry/index.js";
 
 const logger = pino({ level: "silent" });
 
@@ -31,7 +31,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
   async function registerFully(name: string, code: string): Promise<void> {
     const version = registry.nextVersion(name);
     await store.writeVersion(name, version, code);
-    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash(code), at: new Date() }, { owner: "local", visibility: "private" });
+    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash(code), createdAt: new Date() }, { owner: "local", visibility: "private" });
     await store.writeActive(name, code);
   }
 
@@ -55,7 +55,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     await registerFully("a", "print('v1')");
     const version = registry.nextVersion("a");
     await store.writeVersion("a", version, "print('v2')");
-    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash("print('v2')"), at: new Date() }, { owner: "local", visibility: "private" });
+    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash("print('v2')"), createdAt: new Date() }, { owner: "local", visibility: "private" });
     // crash here: <name>.py still holds v1
     const report = await reconcile(registry, store, logger);
     expect(report.restoredActive).toEqual(["a"]);

@@ -10,7 +10,8 @@
  */
 
 /** Every status a skill can have. */
-export type SkillStatus = "active" | "degraded" | "deprecated" | "retired" | "deleted";
+export const SKILL_STATUSES = ["active", "degraded", "deprecated", "retired", "deleted"] as const;
+export type SkillStatus = (typeof SKILL_STATUSES)[number];
 
 /** Statuses whose code lives in the active directory and that can be invoked. */
 export const LIVE_STATUSES: readonly SkillStatus[] = ["active", "degraded", "deprecated"];

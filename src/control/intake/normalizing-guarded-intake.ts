@@ -1,7 +1,7 @@
 import type { CodeIntake, PreparedCode } from "./code-intake.js";
-import { GuardViolationError, scanSkillCode } from "./intake/content-guard.js";
-import { normalizeSkillCode } from "./intake/normalize-code.js";
-import type { PythonSyntaxChecker } from "./intake/python-syntax.js";
+import { GuardViolationError, scanSkillCode } from "./content-guard.js";
+import { normalizeSkillCode } from "./normalize-code.js";
+import type { PythonSyntaxChecker } from "./python-syntax.js";
 
 /**
  * Intake as the seeds describe it: normalize first (so entity-encoding cannot hide anything

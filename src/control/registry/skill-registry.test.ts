@@ -4,7 +4,8 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_HEALTH_POLICY } from "./skill-health.js";
-import { type SkillAccess, SkillRegistry } from "./skill-registry.js";
+import type { SkillAccess } from "./records.js";
+import { SkillRegistry } from "./skill-registry.js";
 
 describe("SkillRegistry (real SQLite file)", () => {
   let root: string;
@@ -20,7 +21,7 @@ describe("SkillRegistry (real SQLite file)", () => {
 
   const commit = (name: string, version: number, access: SkillAccess = { owner: "local", visibility: "private" }) =>
     registry.commitVersion(
-      { name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: "h".repeat(64), at: new Date(1_000 * version) },
+      { name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: "h".repeat(64), createdAt: new Date(1_000 * version) },
       access,
     );
   const outcome = (name: string, success: boolean) => ({

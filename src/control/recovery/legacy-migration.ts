@@ -3,16 +3,12 @@ import { constants, type Stats } from "node:fs";
 import { access, lstat, open, readdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
-import { writeFileAtomic } from "./atomic-file.js";
-import { type CanonicalStore, locationOf, STORE_LOCATIONS } from "./canonical-store.js";
-import { InvalidArgumentError } from "../errors.js";
-import { LOCAL_AGENT } from "../identity/index.js";
-import type { CodeIntake } from "./code-intake.js";
-import { contentHash } from "./content-hash.js";
-import { compileParametersSchema, LIMITS, SKILL_NAME_PATTERN } from "./request-validation.js";
-import type { SkillStatus } from "./skill-health.js";
-import type { SkillRegistry } from "./skill-registry.js";
-import { pathExists } from "./path-exists.js";
+import { errorMessage, InvalidArgumentError } from "../../errors/index.js";
+import { LOCAL_AGENT } from "../../identity/index.js";
+import { type CodeIntake, compileParametersSchema, LIMITS, SKILL_NAME_PATTERN } from "../intake/index.js";
+import type { SkillRegistry, SkillStatus } from "../registry/index.js";
+import { type CanonicalStore, contentHash, locationOf, pathExists, STORE_LOCATIONS, writeFileAtomic } from "../store/index.js";
+import { countField, dateField, firstField, isRecord, stringField } from "./lenient-fields.js";
 
 /** The legacy location of skills, relative to `$SKILL_ENGINE_SANDBOX_DIR`. */
 export const LEGACY_SKILLS_DIR = "acquired_skills";
@@ -192,7 +188,7 @@ export async function migrateLegacySkills(options: LegacyMigrationOptions): Prom
             testPayload: plan.testPayload,
             contentHash: contentHash(plan.code),
             origin: "migrate",
-            at: plan.createdAt,
+            createdAt: plan.createdAt,
           },
         ],
       });
@@ -360,7 +356,7 @@ async function readLegacyIndex(base: string, warnings: string[]): Promise<Map<st
   try {
     document = JSON.parse(read.bytes.toString("utf8"));
   } catch (error) {
-    warnings.push(`legacy ${LEGACY_INDEX_FILE} is not valid JSON (${error instanceof Error ? error.message : String(error)}); defaults used for every skill`);
+    warnings.push(`legacy ${LEGACY_INDEX_FILE} is not valid JSON (${errorMessage(error)}); defaults used for every skill`);
     return entries;
   }
   const add = (key: string | undefined, value: unknown): void => {
@@ -448,7 +444,7 @@ function planSkill(file: LegacyFile, meta: Record<string, unknown> | undefined, 
       validatePayload = compileParametersSchema(text);
       parametersSchema = text;
     } catch (error) {
-      warn(`legacy parameters schema unusable (${error instanceof Error ? error.message : String(error)}); ${DEFAULT_SCHEMA} used`);
+      warn(`legacy parameters schema unusable (${errorMessage(error)}); ${DEFAULT_SCHEMA} used`);
     }
   }
 
@@ -462,7 +458,7 @@ function planSkill(file: LegacyFile, meta: Record<string, unknown> | undefined, 
       try {
         validatePayload("test_payload", text);
       } catch (error) {
-        warn(`legacy test payload kept although ${error instanceof Error ? error.message : String(error)}`);
+        warn(`legacy test payload kept although ${errorMessage(error)}`);
       }
     } catch {
       warn(`legacy test payload is not JSON; ${DEFAULT_TEST_PAYLOAD} used`);
@@ -496,44 +492,10 @@ function planSkill(file: LegacyFile, meta: Record<string, unknown> | undefined, 
   };
 }
 
-/** Legacy hashes: sha256 (ours and seed 000's), sha1 or md5 of the file, hex, maybe shortened or prefixed. */
+/** Legacy hashes: sha256 (ours and the legacy system's), sha1 or md5 of the file, hex, maybe shortened or prefixed. */
 function checkRecordedHash(bytes: Buffer, recorded: string): "match" | "mismatch" | "unknown-format" {
   const hex = recorded.trim().toLowerCase().replace(/^(sha256|sha1|md5)[:-]/, "");
   if (!/^[0-9a-f]{8,128}$/.test(hex)) return "unknown-format";
   const matches = ["sha256", "sha1", "md5"].some((algorithm) => createHash(algorithm).update(bytes).digest("hex").startsWith(hex));
   return matches ? "match" : "mismatch";
 }
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function firstField(record: Record<string, unknown>, keys: readonly string[]): unknown {
-  for (const key of keys) {
-    const value = record[key];
-    if (value !== undefined && value !== null) return value;
-  }
-  return undefined;
-}
-
-function stringField(record: Record<string, unknown>, keys: readonly string[]): string | undefined {
-  const value = firstField(record, keys);
-  return typeof value === "string" ? value : undefined;
-}
-
-function countField(record: Record<string, unknown>, keys: readonly string[]): number {
-  const value = firstField(record, keys);
-  const number = typeof value === "string" && /^\d+$/.test(value.trim()) ? Number(value) : value;
-  return typeof number === "number" && Number.isSafeInteger(number) && number >= 0 ? number : 0;
-}
-
-/** ISO text, or epoch seconds or milliseconds; undefined unless plausible. */
-function dateField(record: Record<string, unknown>, keys: readonly string[]): Date | undefined {
-  const value = firstField(record, keys);
-  let date: Date | undefined;
-  if (typeof value === "number" && Number.isFinite(value)) date = new Date(value < 1e12 ? value * 1000 : value);
-  else if (typeof value === "string" && value.trim() !== "") date = new Date(value);
-  if (!date || Number.isNaN(date.getTime()) || date.getFullYear() < 2000 || date.getTime() > Date.now() + 86_400_000) return undefined;
-  return date;
-}
-

@@ -1,7 +1,8 @@
 import { mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDirectory, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
-import type { SkillStatus } from "./skill-health.js";
+import type { MirrorDocument } from "./mirror-format.js";
+import type { SkillStatus } from "../registry/index.js";
 import { pathExists } from "./path-exists.js";
 
 const VERSIONS_DIR = ".versions";
@@ -77,7 +78,7 @@ export class CanonicalStore {
     return readIfExists(this.versionPath(name, version, location));
   }
 
-  async writeMirror(document: unknown): Promise<void> {
+  async writeMirror(document: MirrorDocument): Promise<void> {
     await writeFileAtomic(path.join(this.directory, MIRROR_FILE), `${JSON.stringify(document, null, 2)}\n`);
   }
 

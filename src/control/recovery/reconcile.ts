@@ -1,7 +1,6 @@
 import type { Logger } from "pino";
-import { type CanonicalStore, locationOf, STORE_LOCATIONS } from "./canonical-store.js";
-import { contentHash } from "./content-hash.js";
-import type { SkillRegistry } from "./skill-registry.js";
+import type { SkillRegistry } from "../registry/index.js";
+import { type CanonicalStore, contentHash, locationOf, STORE_LOCATIONS } from "../store/index.js";
 
 /** What start-up reconciliation found and repaired. */
 export interface ReconcileReport {

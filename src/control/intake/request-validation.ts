@@ -1,5 +1,6 @@
 import { Ajv, type ValidateFunction } from "ajv";
-import { InvalidArgumentError } from "../errors.js";
+import { InvalidArgumentError } from "../../errors/index.js";
+import { errorMessage } from "../../errors/index.js";
 
 /** Usable as a tool name by every major LLM API, and safe as a file name. */
 export const SKILL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -81,7 +82,7 @@ export function compileParametersSchema(schemaText: string, field = "parameters_
   try {
     validate = ajv.compile(schema);
   } catch (error) {
-    throw new InvalidArgumentError(field, `is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`);
+    throw new InvalidArgumentError(field, `is not a valid JSON Schema: ${errorMessage(error)}`);
   }
   return (payloadField, payloadText) => {
     const text = payloadText.trim() === "" ? "{}" : payloadText;
@@ -105,6 +106,6 @@ function parseJson(field: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new InvalidArgumentError(field, `is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw new InvalidArgumentError(field, `is not valid JSON: ${errorMessage(error)}`);
   }
 }

@@ -1,0 +1,27 @@
+/** The registry: the SQLite source of truth for skills, versions and invocations, and the health rules. The only way in. */
+export type {
+  ImportedSkill,
+  InvocationOutcome,
+  ListOptions,
+  SkillAccess,
+  SkillRecord,
+  SkillVisibility,
+  UsageFigures,
+  VersionOrigin,
+  VersionRecord,
+} from "./records.js";
+export { SKILL_VISIBILITIES, VERSION_ORIGINS } from "./records.js";
+export {
+  DEFAULT_HEALTH_POLICY,
+  evaluateHealth,
+  type HealthPolicy,
+  isLive,
+  LIVE_STATUSES,
+  quantile,
+  retirementReasons,
+  SKILL_STATUSES,
+  type SkillStatus,
+  type WindowStats,
+  windowRate,
+} from "./skill-health.js";
+export { REGISTRY_FILE, SkillRegistry } from "./skill-registry.js";

@@ -1,0 +1,115 @@
+/** The registry's records: what the source of truth knows of skills, versions and invocations. */
+import type { SkillStatus, WindowStats } from "./skill-health.js";
+
+export type { SkillStatus } from "./skill-health.js";
+
+/** Who may see a skill: its owner (and admins) only, or every agent. */
+export const SKILL_VISIBILITIES = ["private", "public"] as const;
+export type SkillVisibility = (typeof SKILL_VISIBILITIES)[number];
+
+/** Whose a skill is and who may see it. */
+export interface SkillAccess {
+  readonly owner: string;
+  readonly visibility: SkillVisibility;
+}
+
+/** How a version came to be. */
+export const VERSION_ORIGINS = ["register", "patch", "migrate", "rebuild"] as const;
+export type VersionOrigin = (typeof VERSION_ORIGINS)[number];
+
+/** A registered skill as the registry (the source of truth) knows it. */
+export interface SkillRecord {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema, as the JSON text the caller sent. */
+  readonly parametersSchema: string;
+  /** The payload the active version was proven with; patches re-run it. */
+  readonly testPayload: string;
+  readonly status: SkillStatus;
+  /** Why the skill has its status (empty for a healthy active skill). */
+  readonly statusReason: string;
+  /** Low-reliability note from the rolling window (empty when there is none). */
+  readonly healthWarning: string;
+  /** The active version. */
+  readonly version: number;
+  /** The highest version ever committed (≥ version after a rollback). */
+  readonly latestVersion: number;
+  readonly contentHash: string;
+  /** Successful invocations (docs/skill-lifecycle.md#counters). */
+  readonly usageCount: number;
+  /** Consecutive failed invocations since the last success (docs/skill-lifecycle.md#counters). */
+  readonly failureCount: number;
+  /** Exempt from automatic deprecation and retirement (docs/skill-lifecycle.md#protection). */
+  readonly protected: boolean;
+  /** Created by the service itself (migration, pattern promotion) rather than by an agent. */
+  readonly autoCreated: boolean;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly statusChangedAt: Date;
+  readonly lastInvokedAt: Date | undefined;
+  /** The agent that registered it (or was given it). */
+  readonly owner: string;
+  readonly visibility: SkillVisibility;
+}
+
+/** One immutable version of a skill. */
+export interface VersionRecord {
+  readonly name: string;
+  readonly version: number;
+  readonly description: string;
+  readonly parametersSchema: string;
+  readonly testPayload: string;
+  readonly contentHash: string;
+  readonly origin: VersionOrigin;
+  readonly createdAt: Date;
+}
+
+/** One invocation's outcome, as recorded for telemetry. */
+export interface InvocationOutcome {
+  readonly name: string;
+  readonly version: number;
+  readonly at: Date;
+  readonly success: boolean;
+  readonly durationMs: number;
+  readonly exitCode: number;
+  readonly timedOut: boolean;
+  readonly oomKilled: boolean;
+  readonly errorSummary: string;
+  readonly caller: string;
+}
+
+/** Raw figures behind the stats RPC. */
+export interface UsageFigures {
+  readonly invocationsLast7Days: number;
+  readonly totalInvocations: number;
+  readonly totalSuccesses: number;
+  /** Durations of the most recent invocations of the active version. */
+  readonly recentDurationsMs: number[];
+  readonly window: WindowStats;
+}
+
+/** A whole skill as restored by a migration or a rebuild. */
+export interface ImportedSkill {
+  readonly name: string;
+  readonly status: SkillStatus;
+  readonly statusReason: string;
+  readonly activeVersion: number;
+  readonly usageCount: number;
+  readonly failureCount: number;
+  readonly protected: boolean;
+  readonly autoCreated: boolean;
+  readonly createdAt: Date;
+  readonly lastInvokedAt: Date | undefined;
+  readonly versions: readonly VersionRecord[];
+  readonly access: SkillAccess;
+}
+
+/** Which skills a listing returns. */
+export interface ListOptions {
+  /** Retired and deleted skills too. */
+  readonly includeInactive?: boolean;
+  /** Only skills this agent may see (its own and public ones); omitted: every skill. */
+  readonly visibleTo?: string;
+  /** Only skills this agent owns. */
+  readonly owner?: string;
+}

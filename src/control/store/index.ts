@@ -1,0 +1,16 @@
+/** The canonical store: skill files outside every sandbox, their history, and the registry's mirror. The only way in. */
+export { fsyncDirectory, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+export { CanonicalStore, locationOf, MIRROR_FILE, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
+export { contentHash } from "./content-hash.js";
+export {
+  MIRROR_FORMAT,
+  type MirrorDocument,
+  type MirrorEntry,
+  type MirrorReading,
+  readMirrorDocument,
+  type RecordedSkill,
+  type RecordedVersion,
+  toMirrorEntry,
+} from "./mirror-format.js";
+export { MirrorWriter } from "./mirror-writer.js";
+export { pathExists } from "./path-exists.js";

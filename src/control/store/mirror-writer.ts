@@ -1,0 +1,57 @@
+import type { Logger } from "pino";
+import type { SkillRegistry } from "../registry/index.js";
+import type { CanonicalStore } from "./canonical-store.js";
+import { MIRROR_FORMAT, type MirrorDocument, toMirrorEntry } from "./mirror-format.js";
+
+/**
+ * Keeps `skills_registry.json` in step with the registry. Changes of code or status flush at
+ * once; the counter updates of every invocation are coalesced, so the hot path pays no fsync.
+ */
+export class MirrorWriter {
+  private pending: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly registry: SkillRegistry,
+    private readonly store: CanonicalStore,
+    private readonly logger: Logger,
+    private readonly coalesceMs = 1_000,
+  ) {}
+
+  /** Rewrites the mirror now (after any write already in progress). */
+  async flush(): Promise<void> {
+    if (this.pending) {
+      clearTimeout(this.pending);
+      this.pending = undefined;
+    }
+    const next = this.writing.then(() => this.store.writeMirror(this.snapshot()));
+    this.writing = next.catch((error: unknown) => {
+      this.logger.error({ err: error }, "could not rewrite skills_registry.json");
+    });
+    await next;
+  }
+
+  /** Rewrites the mirror soon; many calls within the window cost one write. */
+  schedule(): void {
+    if (this.pending) return;
+    this.pending = setTimeout(() => {
+      this.pending = undefined;
+      this.flush().catch(() => undefined);
+    }, this.coalesceMs);
+    this.pending.unref();
+  }
+
+  async close(): Promise<void> {
+    if (this.pending) await this.flush().catch(() => undefined);
+    await this.writing;
+  }
+
+  private snapshot(): MirrorDocument {
+    return {
+      format: MIRROR_FORMAT,
+      skills: this.registry
+        .list({ includeInactive: true })
+        .map((record) => toMirrorEntry(record, this.registry.versions(record.name))),
+    };
+  }
+}

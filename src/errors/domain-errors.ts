@@ -1,0 +1,164 @@
+/**
+ * The domain's error kinds. Every failure that crosses a layer boundary is one of these; adapters
+ * translate their own failures into them in one place each (`fromDockerError`, `fromSqliteError`,
+ * `fromQdrantError`), and `src/grpc/` alone maps a kind to the status a caller sees.
+ */
+export type ErrorKind =
+  | "invalid-argument"
+  | "not-found"
+  | "already-exists"
+  | "failed-precondition"
+  | "permission-denied"
+  | "unauthenticated"
+  | "resource-exhausted"
+  | "unavailable"
+  | "conflict"
+  | "cancelled"
+  | "deadline-exceeded"
+  | "internal";
+
+/** The one error type that crosses layer boundaries; its `kind` says what went wrong, never how to answer it. */
+export abstract class SkillEngineError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A request field (or a setting) is malformed; the message names the field and the reason. */
+export class InvalidArgumentError extends SkillEngineError {
+  constructor(
+    readonly field: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super("invalid-argument", `${field}: ${reason}`, options);
+  }
+}
+
+/** Something the caller named does not exist (or, for another agent's private skill, may not be seen). */
+export class NotFoundError extends SkillEngineError {
+  constructor(message: string) {
+    super("not-found", message);
+  }
+}
+
+/** No skill with that name is registered, or the caller may not see it: the two answers are the same on purpose. */
+export class SkillNotFoundError extends NotFoundError {
+  constructor(readonly skillName: string) {
+    super(`no skill named "${skillName}" is registered`);
+  }
+}
+
+/** The skill exists but has no such version. */
+export class SkillVersionNotFoundError extends NotFoundError {
+  constructor(
+    readonly skillName: string,
+    readonly version: number,
+    readonly latestVersion?: number,
+  ) {
+    super(`"${skillName}" has no version ${version}${latestVersion === undefined ? "" : ` (latest is ${latestVersion})`}`);
+  }
+}
+
+/** A name is taken by something the caller may not see or change. */
+export class AlreadyExistsError extends SkillEngineError {
+  constructor(message: string) {
+    super("already-exists", message);
+  }
+}
+
+/** The request is well formed but the state it needs does not hold (already deleted, not restorable, …). */
+export class FailedPreconditionError extends SkillEngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("failed-precondition", message, options);
+  }
+}
+
+/** The TDD run of a registration failed; the message is the one-line cause. */
+export class SkillTestFailedError extends FailedPreconditionError {
+  constructor(
+    readonly skillName: string,
+    cause: string,
+  ) {
+    super(cause);
+  }
+}
+
+/** The caller is known but may not do this (another agent's skill, an admin-only call). */
+export class PermissionDeniedError extends SkillEngineError {
+  constructor(
+    readonly agentId: string,
+    message: string,
+  ) {
+    super("permission-denied", message);
+  }
+}
+
+/** The call carries no usable token. */
+export class UnauthenticatedError extends SkillEngineError {
+  constructor(message: string) {
+    super("unauthenticated", message);
+  }
+}
+
+/** A dependency (the Docker engine, an index backend, an embedder, a busy database) cannot serve now; retrying may help. */
+export class UnavailableError extends SkillEngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("unavailable", message, options);
+  }
+}
+
+/** The sandbox engine (Docker) cannot be reached or cannot run the sandbox image. */
+export class SandboxUnavailableError extends UnavailableError {}
+
+/** A limit of the service or its host is reached (the run queue, the disk). */
+export class ResourceExhaustedError extends SkillEngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("resource-exhausted", message, options);
+  }
+}
+
+/** The run queue is full; the caller should retry later. */
+export class QueueFullError extends ResourceExhaustedError {
+  constructor(
+    readonly running: number,
+    readonly queued: number,
+  ) {
+    super(`sandbox run queue is full (${running} running, ${queued} waiting); retry later`);
+  }
+}
+
+/** A concurrent change got there first; reading again and retrying is the way out. */
+export class ConflictError extends SkillEngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("conflict", message, options);
+  }
+}
+
+/** Why a run was stopped before it finished. */
+export type CancellationReason = "cancelled" | "deadline" | "shutdown";
+
+const CANCELLATION: Record<CancellationReason, { kind: ErrorKind; message: string }> = {
+  cancelled: { kind: "cancelled", message: "the call was cancelled; the run was stopped" },
+  deadline: { kind: "deadline-exceeded", message: "the call's deadline passed; the run was stopped" },
+  shutdown: { kind: "unavailable", message: "the service is shutting down; the run was stopped" },
+};
+
+/** The caller cancelled, its deadline passed, or the service shut down before the run finished. */
+export class RunCancelledError extends SkillEngineError {
+  constructor(readonly reason: CancellationReason) {
+    super(CANCELLATION[reason].kind, CANCELLATION[reason].message);
+  }
+}
+
+/** Anything else: a bug or an unexpected environment failure. */
+export class InternalError extends SkillEngineError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("internal", message, options);
+  }
+}
