@@ -270,19 +270,19 @@ export async function startRouting(
       : new UseLiteEmbedder({ logger });
   const embedder = new CachedEmbedder(backend, new SqliteEmbeddingStore(db));
   const embedded = new SqliteVecIndex(db, { logger });
-  let service: RoutingService | undefined;
   const vectors = config.qdrant
     ? new FallbackVectorIndex(
         new QdrantVectorIndex({ url: config.qdrant.url, logger, ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}) }),
         embedded,
         async () => {
-          await service?.reindexAll();
+          // Called once Qdrant is back, long after `service` below exists.
+          await service.reindexAll();
         },
         logger,
       )
     : embedded;
   const router = new SkillRouter({ db, embedder, vectors, keywords: new KeywordIndex(db, { logger }), logger });
-  service = new RoutingService(router, registry, config.healthPolicy, logger);
+  const service = new RoutingService(router, registry, config.healthPolicy, logger);
   await service.init();
   return {
     service,

@@ -98,8 +98,8 @@ const schema = z.object({
   SKILL_ENGINE_PORT: integer(0, 65535).default(50051),
   SKILL_ENGINE_HOME: z.string().min(1).optional(),
   SKILL_ENGINE_SANDBOX_DIR: z.string().min(1).optional(),
-  SKILL_ENGINE_IMAGE: z.string().regex(/^[\w][\w.\-/:@]*$/, "must be a Docker image reference").default("skill-engine-sandbox:latest"),
-  SKILL_ENGINE_RUNTIME: z.string().regex(/^[\w.\-]+$/, "must be a runtime name such as runc or runsc").optional(),
+  SKILL_ENGINE_IMAGE: z.string().regex(/^[\w][\w./:@-]*$/, "must be a Docker image reference").default("skill-engine-sandbox:latest"),
+  SKILL_ENGINE_RUNTIME: z.string().regex(/^[\w.-]+$/, "must be a runtime name such as runc or runsc").optional(),
   DOCKER_HOST: z
     .string()
     .regex(/^(unix:\/\/\/.+|tcp:\/\/[^/:]+:\d+)$/, 'must be "unix:///path/to/docker.sock" or "tcp://host:port"')

@@ -33,10 +33,10 @@ export function exampleArguments(parametersSchema: string): Record<string, unkno
 
 function exampleValue(schema: unknown, name: string, depth: number): unknown {
   const s = (schema ?? {}) as Record<string, unknown>;
-  if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0];
+  if (Array.isArray(s.examples) && s.examples.length > 0) return s.examples[0] as unknown;
   if ("default" in s) return s.default;
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
-  const type = Array.isArray(s.type) ? s.type[0] : s.type;
+  const type: unknown = Array.isArray(s.type) ? (s.type[0] as unknown) : s.type;
   switch (type) {
     case "integer":
       return 1;

@@ -30,16 +30,16 @@ export class EmbeddingsTestServer {
   ) {}
 
   static async start(): Promise<EmbeddingsTestServer> {
-    let instance: EmbeddingsTestServer | undefined;
+    // Requests are handled on later turns of the event loop, after `instance` below exists.
     const server = createServer((req, res) => {
-      instance?.handle(req, res).catch((error: unknown) => {
+      instance.handle(req, res).catch((error: unknown) => {
         res.statusCode = 500;
         res.end(String(error));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
-    instance = new EmbeddingsTestServer(server, `http://127.0.0.1:${port}`);
+    const instance = new EmbeddingsTestServer(server, `http://127.0.0.1:${port}`);
     return instance;
   }
 

@@ -113,7 +113,7 @@ function pathRank(path: string): string {
 
 describe.runIf(existsSync(DEBIAN_PYTHON))("normalizeSkillCode over Debian's Python corpus", () => {
   const checker = new CPythonSyntaxChecker();
-  let corpus: CorpusFile[] = [];
+  const corpus: CorpusFile[] = [];
 
   beforeAll(async () => {
     const started = performance.now();

@@ -3,13 +3,10 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CanonicalStore, locationOf, MIRROR_FILE } from "../store/index.js";
-import { contentHash } from "../store/index.js";
-import { MirrorWriter } from "../store/index.js";
+import { DEFAULT_HEALTH_POLICY, type SkillRecord, SkillRegistry, type VersionOrigin } from "../registry/index.js";
+import { CanonicalStore, contentHash, locationOf, MIRROR_FILE, MirrorWriter } from "../store/index.js";
 import { rebuildRegistry, RebuildRefusedError } from "./rebuild-registry.js";
 import { reconcile } from "./reconcile.js";
-import { DEFAULT_HEALTH_POLICY } from "../registry/index.js";
-import { type SkillRecord, SkillRegistry, type VersionOrigin } from "../registry/index.js";
 
 const logger = pino({ level: "silent" });
 const policy = DEFAULT_HEALTH_POLICY;

@@ -3,11 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CanonicalStore } from "../store/index.js";
-import { contentHash } from "../store/index.js";
+import { DEFAULT_HEALTH_POLICY, SkillRegistry } from "../registry/index.js";
+import { CanonicalStore, contentHash } from "../store/index.js";
 import { reconcile } from "./reconcile.js";
-import { DEFAULT_HEALTH_POLICY } from "../registry/index.js";
-import { SkillRegistry } from "../registry/index.js";
 
 const logger = pino({ level: "silent" });
 

@@ -5,6 +5,7 @@ export { contentHash } from "./content-hash.js";
 export {
   MIRROR_FORMAT,
   type MirrorDocument,
+  MirrorDocumentSchema,
   type MirrorEntry,
   type MirrorReading,
   readMirrorDocument,

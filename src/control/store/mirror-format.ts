@@ -58,19 +58,18 @@ const entryFields = {
   visibility: z.enum(SKILL_VISIBILITIES),
 };
 
-const MirrorVersionSchema = z.object(versionFields);
-const MirrorEntrySchema = z.object({ ...entryFields, versions: z.array(MirrorVersionSchema) });
+const MirrorVersionSchema = z.object(versionFields).strict();
+const MirrorEntrySchema = z.object({ ...entryFields, versions: z.array(MirrorVersionSchema) }).strict();
+
+/** The whole file, exactly as the writer produces it (the strict form; the rebuild reads leniently). */
+export const MirrorDocumentSchema = z.object({ format: z.literal(MIRROR_FORMAT), skills: z.array(MirrorEntrySchema) }).strict();
 
 /** One version as the mirror records it. */
 export type MirrorVersion = z.infer<typeof MirrorVersionSchema>;
 /** One skill as the mirror records it: enough, with the .py files, to rebuild the registry. */
 export type MirrorEntry = z.infer<typeof MirrorEntrySchema>;
-
 /** The whole file. */
-export interface MirrorDocument {
-  readonly format: typeof MIRROR_FORMAT;
-  readonly skills: readonly MirrorEntry[];
-}
+export type MirrorDocument = z.infer<typeof MirrorDocumentSchema>;
 
 /** The mirror's entry for a registry record and its versions. */
 export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRecord[]): MirrorEntry {

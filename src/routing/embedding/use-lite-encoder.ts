@@ -44,6 +44,7 @@ export const loadUseLiteEncoder: SentenceEncoderLoader = async () => {
       last = result.catch(() => undefined);
       return result;
     },
-    dispose: () => model.model.dispose(),
+    // GraphModel's type comes from a bundle whose declarations do not resolve; dispose() is all we call.
+    dispose: () => (model.model as unknown as { dispose(): void }).dispose(),
   };
 };

@@ -1,0 +1,150 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULT_HEALTH_POLICY, type SkillRecord, SkillRegistry } from "../registry/index.js";
+import { CanonicalStore, MIRROR_FILE, MIRROR_FORMAT, MirrorDocumentSchema, MirrorWriter, readMirrorDocument } from "./index.js";
+
+describe("skills_registry.json: one schema to write it and to read it back (real SQLite file, real directory)", () => {
+  let home: string;
+  let registry: SkillRegistry;
+  let store: CanonicalStore;
+
+  beforeEach(async () => {
+    home = await mkdtemp(path.join(os.tmpdir(), "mirror-format-test-"));
+    registry = SkillRegistry.open(path.join(home, "registry.db"), DEFAULT_HEALTH_POLICY);
+    store = new CanonicalStore(home);
+    await store.init();
+  });
+
+  afterEach(async () => {
+    registry.close();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  function commit(name: string, version: number, at: Date, visibility: "private" | "public" = "private"): SkillRecord {
+    return registry.commitVersion(
+      {
+        name,
+        version,
+        description: `${name} v${version}`,
+        parametersSchema: '{"type":"object","properties":{"x":{"type":"integer"}}}',
+        testPayload: '{"x":1}',
+        contentHash: String(version).repeat(64).slice(0, 64),
+        origin: version === 1 ? "register" : "patch",
+        createdAt: at,
+      },
+      { owner: "agent-7", visibility },
+    );
+  }
+
+  async function writtenMirror(): Promise<unknown> {
+    const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
+    await writer.flush();
+    await writer.close();
+    return JSON.parse(await readFile(path.join(store.directory, MIRROR_FILE), "utf8")) as unknown;
+  }
+
+  it("writes exactly the strict schema, and reads every field back as the registry holds it", async () => {
+    commit("parse_csv", 1, new Date("2025-01-01T00:00:00.000Z"));
+    commit("parse_csv", 2, new Date("2025-01-02T00:00:00.000Z"), "public");
+    registry.recordInvocation({
+      name: "parse_csv",
+      version: 2,
+      at: new Date("2025-01-03T00:00:00.000Z"),
+      success: true,
+      durationMs: 10,
+      exitCode: 0,
+      timedOut: false,
+      oomKilled: false,
+      errorSummary: "",
+      caller: "agent-7",
+    });
+    registry.setProtected("parse_csv", true, new Date("2025-01-04T00:00:00.000Z"));
+    const record = registry.get("parse_csv") as SkillRecord;
+
+    const document = await writtenMirror();
+    const strict = MirrorDocumentSchema.parse(document);
+    expect(strict.format).toBe(MIRROR_FORMAT);
+    expect(strict.skills.map((s) => s.name)).toEqual(["parse_csv"]);
+
+    const reading = readMirrorDocument(document);
+    expect(reading.problems).toEqual([]);
+    expect(reading.skills.get("parse_csv")).toEqual({
+      name: "parse_csv",
+      description: record.description,
+      parametersSchema: JSON.stringify(JSON.parse(record.parametersSchema)),
+      status: record.status,
+      statusReason: record.statusReason,
+      version: 2,
+      contentHash: record.contentHash,
+      usageCount: 1,
+      failureCount: 0,
+      protected: true,
+      autoCreated: false,
+      createdAt: record.createdAt,
+      lastInvokedAt: new Date("2025-01-03T00:00:00.000Z"),
+      owner: "agent-7",
+      visibility: "public",
+      versions: registry.versions("parse_csv").map((v) => ({
+        version: v.version,
+        contentHash: v.contentHash,
+        description: v.description,
+        parametersSchema: v.parametersSchema,
+        testPayload: v.testPayload,
+        origin: v.origin,
+        createdAt: v.createdAt,
+      })),
+    });
+  });
+
+  it("reads a damaged file field by field: a bad field costs that field, a nameless entry or numberless version is left out", () => {
+    const reading = readMirrorDocument({
+      format: 7,
+      skills: [
+        {
+          name: "echo",
+          description: 42,
+          parameters_schema: '{"type":"object"}',
+          status: "zombie",
+          usage_count: -3,
+          failure_count: 2,
+          protected: "yes",
+          created_at: "yesterday",
+          last_invoked_at: null,
+          owner: "not a valid agent id!",
+          visibility: "public",
+          versions: [{ version: "one" }, { version: 3, content_hash: "abc", origin: "teleported", created_at: "2025-02-01T00:00:00Z" }],
+        },
+        { description: "no name" },
+        "not even an object",
+      ],
+    });
+    expect(reading.problems).toEqual([
+      "has format 7, expected 1; read as far as it matches",
+      "has 2 entries without a name; ignored",
+    ]);
+    expect([...reading.skills.keys()]).toEqual(["echo"]);
+    expect(reading.skills.get("echo")).toMatchObject({
+      description: undefined,
+      parametersSchema: '{"type":"object"}',
+      status: undefined,
+      usageCount: undefined,
+      failureCount: 2,
+      protected: undefined,
+      createdAt: undefined,
+      lastInvokedAt: undefined,
+      owner: undefined,
+      visibility: "public",
+      versions: [{ version: 3, contentHash: "abc", origin: undefined, createdAt: new Date("2025-02-01T00:00:00Z") }],
+    });
+  });
+
+  it("says so when there is no skills list at all", () => {
+    expect(readMirrorDocument({ format: 1 }).problems).toEqual([
+      'has no "skills" list; descriptions, schemas, counters and statuses get defaults',
+    ]);
+    expect(readMirrorDocument([1, 2]).skills.size).toBe(0);
+  });
+});
