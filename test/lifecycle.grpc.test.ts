@@ -90,7 +90,7 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
     expect(stats.ageDays).toBeGreaterThanOrEqual(0);
   });
 
-  it("retires by seed 000's rule (skipping protected skills), and restores: retire → restore round trip", async () => {
+  it("retires by the retirement rule (skipping protected skills), and restores: retire → restore round trip", async () => {
     await register("doomed");
     for (let i = 0; i < 3; i++) await invoke("doomed", bad);
     const dry = await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: true });

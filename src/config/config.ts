@@ -35,7 +35,7 @@ export interface SkillEngineConfig {
   /** Debian's CPython, whose parser gates intake (never runs skill code). @default "/usr/bin/python3" (SKILL_ENGINE_PYTHON) */
   readonly pythonPath: string;
   /**
-   * Lifecycle thresholds (seed 000 streak and retirement rule, seed 004 rolling window).
+   * Lifecycle thresholds (docs/skill-lifecycle.md: consecutive failures, rolling window, retirement rule).
    * @default 3 failures → degraded (SKILL_ENGINE_DEGRADE_AFTER_FAILURES); window 20 (SKILL_ENGINE_WINDOW_SIZE),
    * judged once it holds 20 samples (SKILL_ENGINE_WINDOW_MIN_SAMPLES); warning below 0.4 (SKILL_ENGINE_WARN_BELOW);
    * deprecated below 0.3 (SKILL_ENGINE_DEPRECATE_BELOW); retire at failure_count ≥ 3 (SKILL_ENGINE_RETIRE_AT_FAILURES)

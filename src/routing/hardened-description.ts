@@ -1,5 +1,5 @@
 /**
- * Seed 000's tool-description hardening: the description an LLM sees says plainly that the skill
+ * Tool-description hardening (docs/routing.md#hardened-descriptions): the description an LLM sees says plainly that the skill
  * is a top-level tool called by name, shows a concrete call with the skill's own name and schema,
  * and lists the wrap patterns that do not work. (It closed a loop where a model saw the skill in
  * its tool list and kept writing wrapper scripts instead of calling it.)

@@ -48,7 +48,7 @@ export interface RouteResult {
   readonly degraded: string[];
 }
 
-/** Seed 001's quality counters of a skill, from routed invocations. */
+/** A skill's quality counters, from routed invocations (docs/routing.md#quality-filter). */
 export interface RouteQuality {
   readonly selections: number;
   readonly completions: number;
@@ -91,8 +91,7 @@ const INDEX_LAYOUT = 3;
 
 /**
  * Routes a query to the few skills that matter: keywords (FTS5 bm25) and vectors (sentence
- * embeddings) ranked separately and fused by reciprocal rank fusion. Learns from use (seed 000's
- * retrieval feedback loop): a routed skill that then succeeds gets the query as evidence, both as
+ * embeddings) ranked separately and fused by reciprocal rank fusion. Learns from use (docs/routing.md#learning-from-use): a routed skill that then succeeds gets the query as evidence, both as
  * keyword text and as an extra vector of its own, so similar future queries find it even when its
  * description is poor.
  */
@@ -240,7 +239,7 @@ export class SkillRouter {
     return true;
   }
 
-  /** Seed 001's quality counters: routed invocations (selections), successes and failures. */
+  /** The quality counters: routed invocations (selections), successes and failures. */
   quality(name: string): RouteQuality {
     const row = this.db
       .prepare<[string], { selections: number; completions: number | null }>(
@@ -279,7 +278,7 @@ export class SkillRouter {
   }
 }
 
-/** Seed 001's quality filter: selected ≥ 2 times and never completed, or a fallback rate > 0.5. */
+/** The quality filter (docs/routing.md#quality-filter): selected ≥ 2 times and never completed, or a fallback rate > 0.5. */
 export function failsQualityFilter(quality: RouteQuality): boolean {
   if (quality.selections >= 2 && quality.completions === 0) return true;
   return quality.selections >= 2 && quality.failures / quality.selections > 0.5;

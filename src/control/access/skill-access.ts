@@ -3,7 +3,7 @@ import type { Caller } from "../../identity/index.js";
 import type { SkillAccess } from "../registry/index.js";
 
 /**
- * Seed 003's access rules, reduced to owner and visibility: a private skill is its owner's (and
+ * The access rules (docs/security.md#owners-and-visibility), reduced to owner and visibility: a private skill is its owner's (and
  * the admins'), a public one every agent's to see, route to and invoke. Only the owner and
  * admins change a skill.
  */

@@ -4,15 +4,15 @@ import { normalizeSkillCode } from "./normalize-code.js";
 import type { PythonSyntaxChecker } from "./python-syntax.js";
 
 /**
- * Intake as the seeds describe it: normalize first (so entity-encoding cannot hide anything
- * from the guard), then scan the whole normalized code. Nothing touches disk before this passes.
- */
-/**
  * `enforce` rejects code with a dangerous finding; `warn` only reports it (for operators and test
  * suites that deliberately register hostile code to exercise the sandbox, the real boundary).
  */
 export type ContentGuardMode = "enforce" | "warn";
 
+/**
+ * Intake (docs/skill-lifecycle.md#registration): normalize first (so entity-encoding cannot hide anything
+ * from the guard), then scan the whole normalized code. Nothing touches disk before this passes.
+ */
 export class NormalizingGuardedIntake implements CodeIntake {
   constructor(
     private readonly checker: PythonSyntaxChecker,

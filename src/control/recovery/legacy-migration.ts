@@ -55,7 +55,7 @@ export interface LegacyMigrationReport {
 }
 
 /**
- * Seed 000's "migration from legacy sandbox storage": when the canonical store is empty, copies
+ * Migration from legacy sandbox storage (docs/operations.md#legacy-migration): when the canonical store is empty, copies
  * the skills an earlier install kept under `$SKILL_ENGINE_SANDBOX_DIR/acquired_skills/` into it
  * and registers each as version 1 (origin `migrate`, auto-created). Idempotent: once the
  * canonical store holds anything (a registry row or a `.py` in any location) it does nothing.

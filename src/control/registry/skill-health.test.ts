@@ -5,7 +5,7 @@ const policy = DEFAULT_HEALTH_POLICY;
 const healthy: HealthInput = { status: "active", protected: false, failureCount: 0, window: { samples: 0, successes: 0 } };
 const window = (successes: number, samples = 20) => ({ samples, successes });
 
-describe("seed 000: consecutive failures", () => {
+describe("consecutive failures", () => {
   it("2 consecutive failures keep a skill active, 3 degrade it", () => {
     expect(evaluateHealth({ ...healthy, failureCount: 2 }, policy).status).toBe("active");
     const degraded = evaluateHealth({ ...healthy, failureCount: 3 }, policy);
@@ -17,7 +17,7 @@ describe("seed 000: consecutive failures", () => {
   });
 });
 
-describe("seed 004: rolling window", () => {
+describe("rolling window", () => {
   it("judges the rate only once the window holds enough samples", () => {
     expect(windowRate(window(0, 19), policy)).toBeUndefined();
     expect(windowRate(window(5, 20), policy)).toBe(0.25);
@@ -58,7 +58,7 @@ describe("seed 004: rolling window", () => {
   });
 });
 
-describe("seed 000: retirement rule", () => {
+describe("retirement rule", () => {
   const skill = { status: "active" as const, protected: false, usageCount: 0, failureCount: 0 };
 
   it("retires at failure_count ≥ 3, naming every clause that matched", () => {

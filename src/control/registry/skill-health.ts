@@ -1,10 +1,10 @@
 /**
  * The lifecycle rules of a skill, as pure functions of its counters and recent outcomes.
  *
- * Two specs are kept side by side under their own names:
- * - seed 000 ("streak"): consecutive failures mark a skill `degraded`; a success clears it;
+ * Two rule sets are kept side by side (docs/skill-lifecycle.md has both, with every threshold):
+ * - "streak" (#consecutive-failures): consecutive failures mark a skill `degraded`; a success clears it;
  *   `RetireDegradedSkills` retires on `failure_count ≥ 3 OR (failure_count ≥ 5 AND usage_count < 10)`.
- * - seed 004 ("window"): the success rate over the last N invocations of the active version;
+ * - "window" (#rolling-window): the success rate over the last N invocations of the active version;
  *   below `warnBelow` the skill carries a warning, below `deprecateBelow` it is `deprecated`
  *   (kept, invocable by name, not routed). A `protected` pin exempts it from deprecation and retirement.
  */
@@ -22,19 +22,19 @@ export function isLive(status: SkillStatus): boolean {
 
 /** Thresholds of both rule sets; all configurable. */
 export interface HealthPolicy {
-  /** Seed 000: consecutive failures that mark a skill degraded. @default 3 */
+  /** Streak: consecutive failures that mark a skill degraded. @default 3 */
   readonly degradeAfterConsecutiveFailures: number;
-  /** Seed 004: invocations in the rolling window. @default 20 */
+  /** Window: invocations in the rolling window. @default 20 */
   readonly windowSize: number;
-  /** Seed 004: invocations needed in the window before its rate is judged. @default 20 (the full window) */
+  /** Window: invocations needed in the window before its rate is judged. @default 20 (the full window) */
   readonly minWindowSamples: number;
-  /** Seed 004: success rate below which a skill carries a warning. @default 0.4 */
+  /** Window: success rate below which a skill carries a warning. @default 0.4 */
   readonly warnBelow: number;
-  /** Seed 004: success rate below which a skill is deprecated. @default 0.3 */
+  /** Window: success rate below which a skill is deprecated. @default 0.3 */
   readonly deprecateBelow: number;
-  /** Seed 000 retirement rule, first clause: failure_count ≥ this. @default 3 */
+  /** Retirement rule, first clause: failure_count ≥ this. @default 3 */
   readonly retireAtFailures: number;
-  /** Seed 000 retirement rule, second clause: failure_count ≥ this … @default 5 */
+  /** Retirement rule, second clause: failure_count ≥ this … @default 5 */
   readonly retireAtFailuresWithLowUsage: number;
   /** … AND usage_count < this. @default 10 */
   readonly lowUsageBelow: number;
@@ -66,7 +66,7 @@ export function windowRate(window: WindowStats, policy: HealthPolicy): number | 
 export interface HealthInput {
   readonly status: SkillStatus;
   readonly protected: boolean;
-  /** Consecutive failures since the last success (seed 000's failure_count). */
+  /** Consecutive failures since the last success (`failure_count`). */
   readonly failureCount: number;
   readonly window: WindowStats;
 }
@@ -114,7 +114,7 @@ export interface RetirementInput {
 }
 
 /**
- * Seed 000's retirement rule, clause by clause, so the caller can say why. Empty when the skill
+ * The retirement rule (docs/skill-lifecycle.md#retirement-rule), clause by clause, so the caller can say why. Empty when the skill
  * stays. Protected, retired and deleted skills are never retired.
  */
 export function retirementReasons(input: RetirementInput, policy: HealthPolicy): string[] {

@@ -90,7 +90,7 @@ describe("SkillRegistry (real SQLite file)", () => {
     expect(commit("a", 2).createdAt.getTime()).toBe(1_000);
   });
 
-  it("applies seed 000's counters: success bumps usage and resets failures; 3 failures in a row degrade", () => {
+  it("applies the counters: success bumps usage and resets failures; 3 failures in a row degrade", () => {
     commit("a", 1);
     registry.recordInvocation(outcome("a", true));
     registry.recordInvocation(outcome("a", false));
