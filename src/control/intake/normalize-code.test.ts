@@ -1,8 +1,8 @@
-import { existsSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../errors/index.js";
 import { normalizeSkillCode } from "./normalize-code.js";
-import { CPythonSyntaxChecker, DEBIAN_PYTHON, type PythonSyntaxChecker, type SyntaxVerdict } from "./python-syntax.js";
+import { CPythonSyntaxChecker, type PythonSyntaxChecker, type SyntaxVerdict } from "./python-syntax.js";
+import { requireDebianPython } from "../../../test/support/require-debian-python.js";
 
 const SKILL = `import json
 import sys
@@ -39,7 +39,9 @@ const SKILL_LINES = SKILL.split("\n").length - 1;
 const escapeHtml = (code: string) =>
   code.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 
-describe.runIf(existsSync(DEBIAN_PYTHON))("normalizeSkillCode", () => {
+requireDebianPython();
+
+describe("normalizeSkillCode", () => {
   const python = new CPythonSyntaxChecker();
   afterAll(() => python.close());
 

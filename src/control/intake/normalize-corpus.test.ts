@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { normalizeSkillCode } from "./normalize-code.js";
 import { CPythonSyntaxChecker, DEBIAN_PYTHON } from "./python-syntax.js";
+import { requireDebianPython } from "../../../test/support/require-debian-python.js";
 
 /**
  * Property test over real Python: Debian's standard library and system packages.
@@ -111,7 +112,9 @@ function pathRank(path: string): string {
   return createHash("sha1").update(path).digest("hex");
 }
 
-describe.runIf(existsSync(DEBIAN_PYTHON))("normalizeSkillCode over Debian's Python corpus", () => {
+requireDebianPython();
+
+describe("normalizeSkillCode over Debian's Python corpus", () => {
   const checker = new CPythonSyntaxChecker();
   const corpus: CorpusFile[] = [];
 

@@ -1,8 +1,8 @@
-import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { InternalError } from "../../errors/index.js";
-import { CPythonSyntaxChecker, DEBIAN_PYTHON, PARSER_CRASHED_MESSAGE, type SyntaxVerdict } from "./python-syntax.js";
+import { CPythonSyntaxChecker, PARSER_CRASHED_MESSAGE, type SyntaxVerdict } from "./python-syntax.js";
+import { requireDebianPython } from "../../../test/support/require-debian-python.js";
 
 const SKILL = `import json
 import sys
@@ -52,7 +52,9 @@ function failure(verdict: SyntaxVerdict): Extract<SyntaxVerdict, { ok: false }> 
 /** Enough statements that parsing takes about a second: room to act while it runs. */
 const SLOW_INPUT = "x = 1\n".repeat(100_000);
 
-describe.runIf(existsSync(DEBIAN_PYTHON))("CPythonSyntaxChecker", () => {
+requireDebianPython();
+
+describe("CPythonSyntaxChecker", () => {
   const checker = new CPythonSyntaxChecker();
   afterAll(() => checker.close());
 
