@@ -28,12 +28,7 @@ import v8 from "node:v8";
 import vm from "node:vm";
 import Database from "better-sqlite3";
 import pino from "pino";
-import {
-  RouteMode,
-  type RouteSkillsRequest,
-  type RouteSkillsResponse,
-  ToolFormat,
-} from "../src/gen/skillengine/v1/skill_engine.js";
+import { RouteMode, type RouteSkillsRequest, type RouteSkillsResponse, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import type { Embedder } from "../src/routing/embedding/embedder.js";
 import { toUnitVector, UseLiteEmbedder } from "../src/routing/embedding/index.js";
 import { KeywordIndex, SqliteVecIndex } from "../src/routing/index/index.js";

@@ -2,7 +2,8 @@ import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RouteMode, type RouteSkillsResponse, SkillStatus, ToolFormat, Visibility } from "../src/gen/skillengine/v1/skill_engine.js";
+import { RouteMode, type RouteSkillsResponse, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
+import { SkillStatus, Visibility } from "../src/gen/skillengine/v1/skills.js";
 import { connect, rpcError, startTestEngine, type TestClient, type TestEngine } from "./support/test-engine.js";
 
 const TOKENS = {

@@ -2,7 +2,7 @@ import { access, readFile } from "node:fs/promises";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SkillStatus } from "../src/gen/skillengine/v1/skill_engine.js";
+import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /** Succeeds unless the payload says {"fail": true}: outcomes are under the test's control. */

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { SkillStatus } from "../src/gen/skillengine/v1/skill_engine.js";
+import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { makeDirs, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const run = promisify(execFile);

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SkillStatus } from "../src/gen/skillengine/v1/skill_engine.js";
+import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const ADD_CODE = `import json, sys

@@ -1,6 +1,7 @@
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RouteMode, SkillStatus, ToolFormat } from "../src/gen/skillengine/v1/skill_engine.js";
+import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
+import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const echo = 'import json, sys\nargs = json.loads(sys.argv[1])\nif args.get("fail"):\n    raise RuntimeError("asked to fail")\nprint(json.dumps(args))\n';

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ExecutionResult } from "../src/gen/skillengine/v1/skill_engine.js";
+import type { ExecutionResult } from "../src/gen/skillengine/v1/execution.js";
 import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
 import { containersOf, docker, startTestEngine, type TestEngine } from "./support/test-engine.js";
 import { entriesUnder, processesNamed } from "./support/host-probes.js";

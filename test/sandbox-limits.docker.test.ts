@@ -5,7 +5,7 @@ import { credentials, loadPackageDefinition, status } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ExecutionResult } from "../src/gen/skillengine/v1/skill_engine.js";
+import type { ExecutionResult } from "../src/gen/skillengine/v1/execution.js";
 import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
 import { containersOf, docker, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 import { entriesUnder, processesNamed } from "./support/host-probes.js";

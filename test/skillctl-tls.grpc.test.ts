@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { type sendUnaryData, Server, ServerCredentials, type ServerUnaryCall } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SkillEngineService, type WhoAmIRequest, type WhoAmIResponse } from "../src/gen/skillengine/v1/skill_engine.js";
+import { type WhoAmIRequest, type WhoAmIResponse } from "../src/gen/skillengine/v1/operations.js";
+import { SkillEngineService } from "../src/gen/skillengine/v1/skill_engine.js";
 
 /*
  * The client side of TLS. The service's own TLS (SKILL_ENGINE_TLS_CERT/KEY) is being added in

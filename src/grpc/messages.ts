@@ -9,17 +9,10 @@ import type {
 } from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
-import {
-  type ExecutionResult,
-  type GetSkillStatsResponse,
-  type GuardFinding,
-  type RegisterSkillResponse,
-  type RoutedSkill,
-  type Skill,
-  SkillStatus,
-  type SkillVersion,
-  Visibility,
-} from "../gen/skillengine/v1/skill_engine.js";
+import { type ExecutionResult } from "../gen/skillengine/v1/execution.js";
+import { type GuardFinding, type RegisterSkillResponse } from "../gen/skillengine/v1/registration.js";
+import { type RoutedSkill } from "../gen/skillengine/v1/routing.js";
+import { type GetSkillStatsResponse, type Skill, SkillStatus, type SkillVersion, Visibility } from "../gen/skillengine/v1/skills.js";
 
 /** Domain → wire mapping; the gRPC layer holds no other logic. */
 const STATUS_TO_WIRE: Readonly<Record<DomainStatus, SkillStatus>> = {

@@ -4,7 +4,9 @@ import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnar
 import type { Logger } from "pino";
 import type { CallContext, SkillService, SkillVisibility } from "../control/index.js";
 import { InvalidArgumentError, RunCancelledError } from "../errors/index.js";
-import { RouteMode, type SkillEngineServer, ToolFormat, Visibility } from "../gen/skillengine/v1/skill_engine.js";
+import { RouteMode, ToolFormat } from "../gen/skillengine/v1/routing.js";
+import { type SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
+import { Visibility } from "../gen/skillengine/v1/skills.js";
 import type { Authenticator, Caller } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";

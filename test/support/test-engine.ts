@@ -8,14 +8,10 @@ import { instanceTagOf, type SkillEngineApp, startSkillEngine } from "../../src/
 import type { UnaryMethod } from "../../src/cli/skillctl/client.js";
 import { loadConfig, type SkillEngineConfig } from "../../src/config/index.js";
 import { LABEL_INSTANCE, LABEL_MANAGED } from "../../src/execution/index.js";
-import {
-  type GetSkillResponse,
-  type InvokeSkillResponse,
-  type ListSkillsResponse,
-  type RegisterSkillRequest,
-  type RegisterSkillResponse,
-  SkillEngineClient,
-} from "../../src/gen/skillengine/v1/skill_engine.js";
+import { type InvokeSkillResponse } from "../../src/gen/skillengine/v1/execution.js";
+import { type RegisterSkillRequest, type RegisterSkillResponse } from "../../src/gen/skillengine/v1/registration.js";
+import { SkillEngineClient } from "../../src/gen/skillengine/v1/skill_engine.js";
+import { type GetSkillResponse, type ListSkillsResponse } from "../../src/gen/skillengine/v1/skills.js";
 
 export const docker = new Docker({ socketPath: "/var/run/docker.sock" });
 

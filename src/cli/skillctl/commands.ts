@@ -1,14 +1,8 @@
 import { readFile } from "node:fs/promises";
-import {
-  type ExecutionResult,
-  type GuardFinding,
-  RouteMode,
-  type Skill,
-  skillStatusToJSON,
-  ToolFormat,
-  toolFormatToJSON,
-  Visibility,
-} from "../../gen/skillengine/v1/skill_engine.js";
+import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
+import { type GuardFinding } from "../../gen/skillengine/v1/registration.js";
+import { RouteMode, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v1/routing.js";
+import { type Skill, skillStatusToJSON, Visibility } from "../../gen/skillengine/v1/skills.js";
 import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
 import type { Rpc } from "./client.js";
 import {

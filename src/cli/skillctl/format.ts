@@ -1,14 +1,6 @@
-import {
-  type ExecutionResult,
-  type GetSkillStatsResponse,
-  type GuardFinding,
-  type Skill,
-  type SkillStatus,
-  skillStatusToJSON,
-  type SkillVersion,
-  type Visibility,
-  visibilityToJSON,
-} from "../../gen/skillengine/v1/skill_engine.js";
+import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
+import { type GuardFinding } from "../../gen/skillengine/v1/registration.js";
+import { type GetSkillStatsResponse, type Skill, type SkillStatus, skillStatusToJSON, type SkillVersion, type Visibility, visibilityToJSON } from "../../gen/skillengine/v1/skills.js";
 
 /** Where a command writes; the entry point binds it to the process, tests could bind it to buffers. */
 export interface Io {

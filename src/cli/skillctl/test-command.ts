@@ -1,6 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
-import type { InvokeSkillResponse } from "../../gen/skillengine/v1/skill_engine.js";
+import type { InvokeSkillResponse } from "../../gen/skillengine/v1/execution.js";
 import { UsageError } from "./args.js";
 import { describeRpcError, isServiceError } from "./client.js";
 import type { Command, CommandContext } from "./commands.js";
