@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/execution.js";
-import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
+import { LABEL_SKILL } from "../src/execution/index.js";
 import { containersOf, docker, startTestEngine, type TestEngine } from "./support/test-engine.js";
 import { entriesUnder, processesNamed } from "./support/host-probes.js";
 

@@ -6,7 +6,7 @@ import { loadSync } from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/execution.js";
-import { LABEL_SKILL } from "../src/execution/docker-sandbox-runner.js";
+import { LABEL_SKILL } from "../src/execution/index.js";
 import { containersOf, docker, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 import { entriesUnder, processesNamed } from "./support/host-probes.js";
 

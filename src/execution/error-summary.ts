@@ -18,7 +18,7 @@ const SIGNAL_NAMES: Readonly<Record<number, string>> = {
   15: "SIGTERM",
 };
 
-/** The seed's success rule: exit code 0 and something printed. Whitespace alone is nothing. */
+/** The success rule (docs/skill-lifecycle.md#success): exit code 0 and something printed. Whitespace alone is nothing. */
 export function isSuccessfulRun(exitCode: number, stdout: string): boolean {
   return exitCode === 0 && stdout.trim().length > 0;
 }

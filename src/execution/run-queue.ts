@@ -1,5 +1,5 @@
 import PQueue from "p-queue";
-import { QueueFullError, RunCancelledError } from "../errors.js";
+import { QueueFullError, RunCancelledError } from "../errors/index.js";
 
 /**
  * A bounded queue in front of the engine: at most `concurrency` runs at once and at most

@@ -1,0 +1,41 @@
+import { SandboxUnavailableError } from "../errors/index.js";
+import { finishRun } from "./finish-run.js";
+import { asRunFailure, type RunStrategyContext, runLogger } from "./run-context.js";
+import { cancellationOf } from "./run-queue.js";
+import { RunDirectoryVanishedError } from "./sandbox-container.js";
+import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
+
+/** Attempts to prepare a cold run when an operator wipes the sandbox directory under our feet. */
+const PREPARE_ATTEMPTS = 5;
+
+/**
+ * Starts a fresh container for the job and waits for it. Wiping the sandbox directory is allowed
+ * at any time: a wipe before the skill started is invisible to the caller (the run is prepared
+ * again); one that cuts a run off mid-way is a clear UNAVAILABLE, never a failure blamed on the skill.
+ */
+export async function runCold(request: SandboxRunRequest, signal: AbortSignal, context: RunStrategyContext): Promise<ExecutionResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await runColdOnce(request, signal, context);
+    } catch (error) {
+      if (!(error instanceof RunDirectoryVanishedError)) throw error;
+      if (attempt >= PREPARE_ATTEMPTS) {
+        throw new SandboxUnavailableError("the sandbox directory kept disappearing while the run was being prepared; retry once the wipe is over");
+      }
+      context.logger.warn({ skill: request.skillName, attempt }, "run directory vanished before start; preparing again");
+    }
+  }
+}
+
+async function runColdOnce(request: SandboxRunRequest, signal: AbortSignal, context: RunStrategyContext): Promise<ExecutionResult> {
+  if (signal.aborted) throw cancellationOf(signal);
+  const member = await context.prepareCold(request);
+  const logger = runLogger(context.logger, member.runId, request, "cold");
+  try {
+    return await finishRun(member, { exit: member.exited, startedAt: member.startedAt, outputComplete: () => false }, signal, { ...context, logger });
+  } catch (error) {
+    throw asRunFailure(error, context.image, "run a sandbox container");
+  } finally {
+    await context.destroy(member);
+  }
+}

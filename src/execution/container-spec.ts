@@ -1,0 +1,102 @@
+import type Docker from "dockerode";
+import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR, SKILL_FILE_NAME } from "./run-directories.js";
+import type { SandboxLimits } from "./sandbox-runner.js";
+import { WARM_RUNNER_SCRIPT } from "./warm-runner-script.js";
+
+/**
+ * The sandbox container, as a security reviewer reads it: everything that confines a skill is
+ * in this file (docs/security.md#sandbox-hardening). A skill is hostile until proven otherwise.
+ */
+
+/** Labels every sandbox container carries, so a restarted service can find and reap its orphans. */
+export const LABEL_MANAGED = "io.skill-engine.managed";
+export const LABEL_INSTANCE = "io.skill-engine.instance";
+/** Random per process: orphans are containers of this instance from any OTHER process. */
+export const LABEL_BOOT = "io.skill-engine.boot";
+export const LABEL_RUN_ID = "io.skill-engine.run-id";
+export const LABEL_SKILL = "io.skill-engine.skill";
+export const LABEL_PURPOSE = "io.skill-engine.purpose";
+
+/** The unprivileged uid:gid skills run as; it needs no passwd entry in the image. */
+export const SANDBOX_USER = "10001:10001";
+
+/** Open files a skill may hold at once. */
+const OPEN_FILES_LIMIT = 256;
+
+/**
+ * What the container runs: a cold one runs its skill on its payload and exits; a warm one starts
+ * the runner script, which waits on stdin for exactly one job.
+ */
+export type ContainerCommand =
+  | { readonly kind: "cold"; readonly skillName: string; readonly purpose: string; readonly payload: string }
+  | { readonly kind: "warm" };
+
+export interface SandboxContainerSpecInput {
+  readonly image: string;
+  /** OCI runtime (`runsc` for gVisor); undefined uses the engine's default. */
+  readonly runtime: string | undefined;
+  readonly limits: SandboxLimits;
+  /** The run's own directory on the host: the only host path the container sees, read-only. */
+  readonly runDir: string;
+  readonly instanceTag: string;
+  readonly bootId: string;
+  readonly runId: string;
+  readonly command: ContainerCommand;
+}
+
+/** The engine's create options for one sandbox container. Pure: the same input gives the same spec. */
+export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.ContainerCreateOptions {
+  const { limits, command } = input;
+  const warm = command.kind === "warm";
+  return {
+    Image: input.image,
+    Cmd: warm ? ["python3", "-c", WARM_RUNNER_SCRIPT] : ["python3", `${CONTAINER_CODE_DIR}/${SKILL_FILE_NAME}`, command.payload],
+    User: SANDBOX_USER,
+    WorkingDir: CONTAINER_SCRATCH_DIR,
+    Env: ["HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "LANG=C.UTF-8"],
+    Labels: {
+      [LABEL_MANAGED]: "true",
+      [LABEL_INSTANCE]: input.instanceTag,
+      [LABEL_BOOT]: input.bootId,
+      [LABEL_RUN_ID]: input.runId,
+      [LABEL_SKILL]: warm ? "" : command.skillName,
+      [LABEL_PURPOSE]: warm ? "warm" : command.purpose,
+    },
+    // No network at all: no interface but loopback.
+    NetworkDisabled: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    // Only a warm container reads its job from stdin.
+    AttachStdin: warm,
+    OpenStdin: warm,
+    StdinOnce: false,
+    Tty: false,
+    HostConfig: {
+      NetworkMode: "none",
+      ReadonlyRootfs: true,
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      // A real PID 1 reaps zombies and forwards signals; the skill is never PID 1.
+      Init: true,
+      PidsLimit: limits.pidsLimit,
+      Memory: limits.memoryBytes,
+      // Memory + swap = memory: no swap.
+      MemorySwap: limits.memoryBytes,
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      Tmpfs: { [CONTAINER_SCRATCH_DIR]: `rw,nosuid,nodev,noexec,size=${limits.tmpfsBytes},mode=1777` },
+      // /dev/shm is the other in-memory writable place (multiprocessing needs it); same cap.
+      ShmSize: limits.tmpfsBytes,
+      // Read-only: nothing a skill writes ever reaches the host disk (no disk filling, no planted
+      // links); its scratch space is the working directory on the size-capped /tmp tmpfs.
+      Mounts: [{ Type: "bind", Source: input.runDir, Target: CONTAINER_CODE_DIR, ReadOnly: true }],
+      Ulimits: [
+        { Name: "nofile", Soft: OPEN_FILES_LIMIT, Hard: OPEN_FILES_LIMIT },
+        { Name: "fsize", Soft: limits.maxFileBytes, Hard: limits.maxFileBytes },
+      ],
+      // Output reaches us through attach; the engine must not also keep it on disk.
+      LogConfig: { Type: "none", Config: {} },
+      AutoRemove: false,
+      ...(input.runtime ? { Runtime: input.runtime } : {}),
+    },
+  };
+}

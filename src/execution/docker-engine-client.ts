@@ -1,0 +1,129 @@
+import type { Duplex, Writable } from "node:stream";
+import type Docker from "dockerode";
+import type { Logger } from "pino";
+import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
+
+/**
+ * The Docker engine, call by call: each method logs what it is about to do with the container's
+ * id, does it, treats "already gone" as done where that is the goal, and translates every other
+ * failure in one place (`fromDockerError`). Nothing above this file calls dockerode.
+ */
+export class DockerEngineClient {
+  constructor(
+    private readonly docker: Docker,
+    /** The sandbox image, named in the errors that concern it. */
+    private readonly image: string,
+    private readonly logger: Logger,
+  ) {}
+
+  async ping(): Promise<void> {
+    await this.call("ping the engine", () => this.docker.ping());
+  }
+
+  async inspectImage(): Promise<void> {
+    await this.call(`inspect image ${this.image}`, () => this.docker.getImage(this.image).inspect());
+  }
+
+  async createContainer(spec: Docker.ContainerCreateOptions, runId: string): Promise<EngineContainer> {
+    this.logger.debug({ runId }, "creating sandbox container");
+    const container = await this.call("create a sandbox container", () => this.docker.createContainer(spec));
+    return new EngineContainer(container, runId, this.image, this.logger);
+  }
+
+  /** Containers (running or not) carrying every one of `labels` (`key=value`), with their labels. */
+  async listContainers(labels: readonly string[]): Promise<Array<{ id: string; labels: Record<string, string> }>> {
+    const found = await this.call("list sandbox containers", () => this.docker.listContainers({ all: true, filters: { label: [...labels] } }));
+    return found.map((info) => ({ id: info.Id, labels: info.Labels ?? {} }));
+  }
+
+  /** Removes a container by id; already gone counts as removed, any other failure is logged. */
+  async removeContainer(id: string): Promise<void> {
+    await removeQuietly(this.docker.getContainer(id), this.logger);
+  }
+
+  private call<T>(action: string, work: () => Promise<T>): Promise<T> {
+    return translated(this.image, action, work);
+  }
+}
+
+/** One sandbox container, as the runs use it. */
+export class EngineContainer {
+  constructor(
+    private readonly container: Docker.Container,
+    readonly runId: string,
+    private readonly image: string,
+    private readonly logger: Logger,
+  ) {}
+
+  get id(): string {
+    return this.container.id;
+  }
+
+  /** The container's stdout and stderr as one multiplexed stream (and its stdin, when `stdin`). */
+  async attach(options: { stdin: boolean }): Promise<Duplex> {
+    this.logger.debug({ containerId: this.id, runId: this.runId }, "attaching to sandbox container");
+    const stream = await this.call("attach to a sandbox container", () =>
+      this.container.attach({ stream: true, stdout: true, stderr: true, ...(options.stdin ? { stdin: true, hijack: true } : {}) }),
+    );
+    return stream as unknown as Duplex;
+  }
+
+  /** Splits the attach stream's frames into stdout and stderr. */
+  demultiplex(attached: Duplex, stdout: Writable, stderr: Writable): void {
+    (this.container.modem as { demuxStream(stream: Duplex, stdout: Writable, stderr: Writable): void }).demuxStream(attached, stdout, stderr);
+  }
+
+  async start(): Promise<void> {
+    this.logger.debug({ containerId: this.id, runId: this.runId }, "starting sandbox container");
+    await this.call("start a sandbox container", () => this.container.start());
+  }
+
+  /** The exit code, once the container has stopped. */
+  async wait(): Promise<number> {
+    const outcome = (await this.call("wait for a sandbox container", () => this.container.wait())) as { StatusCode: number };
+    return outcome.StatusCode;
+  }
+
+  /** Whether the kernel's OOM killer hit a process of the container. */
+  async oomKilled(): Promise<boolean> {
+    const info = await this.call("inspect a sandbox container", () => this.container.inspect());
+    return Boolean(info.State.OOMKilled);
+  }
+
+  /** SIGKILL; a container already stopped or gone is what we wanted, anything else is logged. */
+  kill(): void {
+    this.logger.debug({ containerId: this.id, runId: this.runId }, "killing sandbox container");
+    this.container.kill({ signal: "SIGKILL" }).catch((error: unknown) => {
+      if (!isAlreadyGone(error)) this.logger.warn({ err: error, containerId: this.id, runId: this.runId }, "could not kill sandbox container");
+    });
+  }
+
+  /** Removes the container and its anonymous volumes; already gone counts as removed. */
+  async remove(): Promise<void> {
+    await removeQuietly(this.container, this.logger, this.runId);
+  }
+
+  private call<T>(action: string, work: () => Promise<T>): Promise<T> {
+    return translated(this.image, action, work);
+  }
+}
+
+/** Runs one engine call, translating its failure. */
+async function translated<T>(image: string, action: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw fromDockerError(error, { image, action });
+  }
+}
+
+/** Never throws: a container that cannot be removed is logged (the next start's reaper removes it). */
+async function removeQuietly(container: Docker.Container, logger: Logger, runId?: string): Promise<void> {
+  logger.debug({ containerId: container.id, runId }, "removing sandbox container");
+  try {
+    await container.remove({ force: true, v: true });
+  } catch (error) {
+    if (isAlreadyGone(error)) return;
+    logger.error({ err: error, containerId: container.id, runId }, "could not remove sandbox container");
+  }
+}

@@ -1,0 +1,121 @@
+import { performance } from "node:perf_hooks";
+import type { Logger } from "pino";
+import { SandboxUnavailableError } from "../errors/index.js";
+import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
+import type { RunDirectories } from "./run-directories.js";
+import { cancellationOf } from "./run-queue.js";
+import type { SandboxContainer } from "./sandbox-container.js";
+import type { ExecutionResult, SandboxLimits } from "./sandbox-runner.js";
+
+/** Grace after the exit for the attach stream to deliver its last bytes. */
+const OUTPUT_DRAIN_MS = 2_000;
+/** 128 + SIGKILL: what a process killed by the kernel's OOM killer (or by us) exits with. */
+const SIGKILL_EXIT_CODE = 137;
+const OOM_FLAG_ATTEMPTS = 10;
+const OOM_FLAG_RETRY_MS = 50;
+
+/** How a started run ends, the same for warm and cold containers. */
+export interface RunEnding {
+  /** Settles with the exit code: the container's wait, or a warm runner's exit marker. */
+  readonly exit: Promise<number>;
+  /** performance.now() when the skill began (container start, or the job's hand-over). */
+  readonly startedAt: number;
+  /** True once the exit marker has come through: all output is in, no need to wait for the stream's end. */
+  readonly outputComplete: () => boolean;
+}
+
+export interface FinishContext {
+  readonly limits: SandboxLimits;
+  readonly runDirectories: RunDirectories;
+  readonly logger: Logger;
+}
+
+/**
+ * The one way a run finishes: wait for the exit (killing the container on timeout or when the
+ * caller gives up), collect the output, ask the engine about an OOM kill, and judge the result.
+ * A failure whose run directory was wiped meanwhile is the infrastructure's, not the skill's.
+ * Throws `RunCancelledError` when `signal` aborted the run.
+ */
+export async function finishRun(member: SandboxContainer, ending: RunEnding, signal: AbortSignal, context: FinishContext): Promise<ExecutionResult> {
+  const { limits, logger } = context;
+  const { exitCode, timedOut, cancelled } = await awaitExit(member, ending.exit, signal, limits.timeoutMs);
+  const durationMs = Math.round(performance.now() - ending.startedAt);
+  if (cancelled) throw cancellationOf(signal);
+  if (!ending.outputComplete()) await Promise.race([member.outputDone, delay(OUTPUT_DRAIN_MS)]);
+  member.attached.destroy();
+  // The engine flags an OOM kill of any process in the container, a child's included: it is
+  // reported, but the run's success stays the success rule (exit 0 and something printed).
+  const oomKilled = !timedOut && (await wasOomKilled(member, exitCode));
+  const stdoutText = member.stdout.text();
+  const errorSummary = summarizeRun({
+    exitCode,
+    stdout: stdoutText,
+    stderrTail: member.stderr.tailText(),
+    timedOut,
+    oomKilled,
+    timeoutMs: limits.timeoutMs,
+    memoryBytes: limits.memoryBytes,
+  });
+  const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
+  if (!success && !(await context.runDirectories.exists(member.runId))) {
+    throw new SandboxUnavailableError("the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry");
+  }
+  logger.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
+  return {
+    exitCode,
+    stdout: stdoutText,
+    stderr: member.stderr.text(),
+    durationMs,
+    timedOut,
+    oomKilled,
+    stdoutTruncated: member.stdout.truncated,
+    stderrTruncated: member.stderr.truncated,
+    errorSummary,
+    success,
+  };
+}
+
+/** Waits for the container to exit, killing it on timeout or cancellation. */
+async function awaitExit(
+  member: SandboxContainer,
+  exit: Promise<number>,
+  signal: AbortSignal,
+  timeoutMs: number,
+): Promise<{ exitCode: number; timedOut: boolean; cancelled: boolean }> {
+  let timedOut = false;
+  let cancelled = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    member.container.kill();
+  }, timeoutMs);
+  const onAbort = (): void => {
+    cancelled = true;
+    member.container.kill();
+  };
+  signal.addEventListener("abort", onAbort, { once: true });
+  if (signal.aborted) onAbort();
+  try {
+    const exitCode = await exit;
+    return { exitCode, timedOut, cancelled };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/**
+ * The engine learns of OOM kills through an event that can arrive after the exit: when the
+ * process died of SIGKILL that we did not send, ask again for a short while before saying no.
+ */
+async function wasOomKilled(member: SandboxContainer, exitCode: number): Promise<boolean> {
+  const attempts = exitCode === SIGKILL_EXIT_CODE ? OOM_FLAG_ATTEMPTS : 1;
+  for (let attempt = 1; ; attempt++) {
+    const oomKilled = await member.container.oomKilled();
+    if (oomKilled || attempt >= attempts) return oomKilled;
+    await delay(OOM_FLAG_RETRY_MS);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,131 @@
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type { Duplex } from "node:stream";
+import type { Logger } from "pino";
+import { CappedOutput } from "./capped-output.js";
+import { type ContainerCommand, sandboxContainerSpec } from "./container-spec.js";
+import type { DockerEngineClient, EngineContainer } from "./docker-engine-client.js";
+import { ExitMarkerFilter } from "./exit-marker-filter.js";
+import type { RunDirectories } from "./run-directories.js";
+import type { SandboxLimits } from "./sandbox-runner.js";
+
+/** A container that is created, attached and started; cold ones run their skill, warm ones wait for a job. */
+export interface SandboxContainer {
+  readonly runId: string;
+  readonly container: EngineContainer;
+  readonly attached: Duplex;
+  readonly stdout: CappedOutput;
+  readonly stderr: CappedOutput;
+  /** Settles when the attach stream has delivered everything. */
+  readonly outputDone: Promise<void>;
+  /** The exit code, from a wait issued as soon as the container started. */
+  readonly exited: Promise<number>;
+  /** performance.now() at start. */
+  readonly startedAt: number;
+  /** Warm containers only: the job's nonce, and the exit code from the runner's exit marker. */
+  readonly nonce?: string;
+  readonly markerExit?: Promise<number>;
+}
+
+/** The run directory vanished before the skill started (a sandbox wipe); safe to prepare again. */
+export class RunDirectoryVanishedError extends Error {}
+
+/** What preparing a container needs from the runner. */
+export interface ContainerFactory {
+  readonly engine: DockerEngineClient;
+  readonly runDirectories: RunDirectories;
+  readonly image: string;
+  readonly runtime: string | undefined;
+  readonly limits: SandboxLimits;
+  readonly instanceTag: string;
+  readonly bootId: string;
+  readonly logger: Logger;
+}
+
+/**
+ * Creates the run directory (with the skill file for a cold run, empty for a warm one), the
+ * hardened container, its attach stream, and starts it. Cleans up after itself on failure; a
+ * failure caused by a wipe of the run directory is a {@link RunDirectoryVanishedError}.
+ */
+export async function prepareContainer(
+  factory: ContainerFactory,
+  runId: string,
+  command: ContainerCommand,
+  code?: string,
+): Promise<SandboxContainer> {
+  const { engine, runDirectories, limits } = factory;
+  await runDirectories.create(runId, code).catch((error: unknown) => {
+    throw (error as NodeJS.ErrnoException).code === "ENOENT" ? new RunDirectoryVanishedError() : error;
+  });
+  /** A failed create or start is a wipe when the run directory is gone, else the engine's error. */
+  const vanishedOr = async (error: unknown): Promise<never> => {
+    throw (await runDirectories.exists(runId)) ? error : new RunDirectoryVanishedError();
+  };
+  let container: EngineContainer | undefined;
+  try {
+    const spec = sandboxContainerSpec({
+      image: factory.image,
+      runtime: factory.runtime,
+      limits,
+      runDir: runDirectories.pathOf(runId),
+      instanceTag: factory.instanceTag,
+      bootId: factory.bootId,
+      runId,
+      command,
+    });
+    container = await engine.createContainer(spec, runId).catch(vanishedOr);
+    const warm = command.kind === "warm";
+    const attached = await container.attach({ stdin: warm });
+    const stdout = new CappedOutput(limits.outputLimitBytes);
+    const stderr = new CappedOutput(limits.outputLimitBytes);
+    const nonce = warm ? randomUUID() : undefined;
+    const markerExit = nonce ? demultiplexUntilMarker(container, attached, nonce, stdout, stderr) : undefined;
+    if (!nonce) container.demultiplex(attached, stdout.writable, stderr.writable);
+    const outputDone = new Promise<void>((resolve) => {
+      attached.once("end", resolve);
+      attached.once("close", resolve);
+      // A broken attach stream only loses output; it must never surface as an unhandled error.
+      attached.on("error", (error) => {
+        factory.logger.warn({ err: error, runId }, "attach stream failed");
+        resolve();
+      });
+    });
+    const startedAt = performance.now();
+    await container.start().catch(vanishedOr);
+    const exited = container.wait();
+    // Observed by the pool or the run; never an unhandled rejection on its own.
+    exited.catch(() => undefined);
+    return { runId, container, attached, stdout, stderr, outputDone, exited, startedAt, ...(nonce && markerExit ? { nonce, markerExit } : {}) };
+  } catch (error) {
+    await container?.remove();
+    await runDirectories.remove(runId).catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * A warm container's run is over when the runner's marker came through both streams: everything
+ * the skill wrote before it has then arrived, whatever the engine's exit bookkeeping still takes.
+ * Resolves with the exit code the marker carries.
+ */
+function demultiplexUntilMarker(container: EngineContainer, attached: Duplex, nonce: string, stdout: CappedOutput, stderr: CappedOutput): Promise<number> {
+  let stdoutCode: ((code: number) => void) | undefined;
+  let stderrSeen: (() => void) | undefined;
+  const onStdout = new Promise<number>((resolve) => (stdoutCode = resolve));
+  const onStderr = new Promise<void>((resolve) => (stderrSeen = resolve));
+  container.demultiplex(
+    attached,
+    new ExitMarkerFilter(nonce, stdout.writable, (code) => stdoutCode?.(code)),
+    new ExitMarkerFilter(nonce, stderr.writable, () => stderrSeen?.()),
+  );
+  return Promise.all([onStdout, onStderr]).then(([code]) => code);
+}
+
+/** Container first: once it is gone nothing can touch the run directory; then the directory. */
+export async function destroyContainer(member: SandboxContainer, runDirectories: RunDirectories, logger: Logger): Promise<void> {
+  member.attached.destroy();
+  await member.container.remove();
+  await runDirectories.remove(member.runId).catch((error: unknown) => {
+    logger.warn({ err: error, runId: member.runId }, "could not remove run directory");
+  });
+}
