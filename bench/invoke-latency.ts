@@ -33,7 +33,13 @@ interface Stats {
 function stats(samples: number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
-  return { n: sorted.length, p50: at(0.5), p95: at(0.95), p99: at(0.99), mean: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length) };
+  return {
+    n: sorted.length,
+    p50: at(0.5),
+    p95: at(0.95),
+    p99: at(0.99),
+    mean: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length),
+  };
 }
 
 async function rssMb(pid: number | undefined): Promise<number> {
@@ -49,7 +55,11 @@ async function timed(work: () => Promise<unknown> | unknown): Promise<number> {
 }
 
 /** `concurrency` callers, each invoking in a loop, `total` calls in all. */
-async function load(client: TestClient, concurrency: number, total: number): Promise<{ latencies: number[]; throughput: number; runMs: number[] }> {
+async function load(
+  client: TestClient,
+  concurrency: number,
+  total: number,
+): Promise<{ latencies: number[]; throughput: number; runMs: number[] }> {
   const latencies: number[] = [];
   const runMs: number[] = [];
   let remaining = total;
@@ -91,7 +101,9 @@ async function main(): Promise<void> {
     const register: number[] = [];
     for (const [kind, { client }] of Object.entries(services)) {
       for (let i = 0; i < 5; i++) {
-        register.push(await timed(() => client.register({ name: i === 0 ? "echo" : `echo_${kind}_${i}`, code: SKILL, testPayload: PAYLOAD })));
+        register.push(
+          await timed(() => client.register({ name: i === 0 ? "echo" : `echo_${kind}_${i}`, code: SKILL, testPayload: PAYLOAD })),
+        );
       }
     }
     rows.push(["RegisterSkill (normalize + guard + TDD + persist)", stats(register), undefined]);
@@ -145,7 +157,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < Math.min(ROUNDS, 15); i++) {
       dockerRun.push(
         await timed(() =>
-          execFileSync("docker", ["run", "--rm", "--network", "none", "-v", `${skillDir}:/sandbox:ro`, IMAGE, "python3", "/sandbox/skill.py", PAYLOAD], { stdio: "ignore" }),
+          execFileSync(
+            "docker",
+            ["run", "--rm", "--network", "none", "-v", `${skillDir}:/sandbox:ro`, IMAGE, "python3", "/sandbox/skill.py", PAYLOAD],
+            { stdio: "ignore" },
+          ),
         ),
       );
     }
@@ -166,7 +182,8 @@ async function main(): Promise<void> {
       );
     }
     const bare: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) bare.push(await timed(() => execFileSync("/usr/bin/python3", [path.join(skillDir, "skill.py"), PAYLOAD], { stdio: "ignore" })));
+    for (let i = 0; i < ROUNDS; i++)
+      bare.push(await timed(() => execFileSync("/usr/bin/python3", [path.join(skillDir, "skill.py"), PAYLOAD], { stdio: "ignore" })));
     const baselines = { dockerRun: stats(dockerRun), dockerode: stats(dockerode), barePython: stats(bare) };
     figures.baselines = baselines;
     rows.push(["baseline: docker run --rm (CLI)", baselines.dockerRun, undefined]);
@@ -181,7 +198,9 @@ async function main(): Promise<void> {
     console.log(`\n${"what".padEnd(52)} ${"p50".padStart(8)} ${"p95".padStart(8)} ${"p99".padStart(8)} ${"runs/s".padStart(7)}`);
     for (const [label, s, throughput] of rows) {
       const t = throughput === undefined ? "" : throughput.toFixed(1);
-      console.log(`${label.padEnd(52)} ${s.p50.toFixed(1).padStart(6)}ms ${s.p95.toFixed(1).padStart(6)}ms ${s.p99.toFixed(1).padStart(6)}ms ${t.padStart(7)}`);
+      console.log(
+        `${label.padEnd(52)} ${s.p50.toFixed(1).padStart(6)}ms ${s.p95.toFixed(1).padStart(6)}ms ${s.p99.toFixed(1).padStart(6)}ms ${t.padStart(7)}`,
+      );
     }
     console.log(
       `\nwarm InvokeSkill p50 (agent-like pacing) = ${warm1.p50.toFixed(1)} ms: ` +

@@ -180,7 +180,13 @@ function readmeBaseline(): Partial<Record<Group, BaselineRow>> {
   for (const line of table.split("\n")) {
     const m = /^(apibank|restbench-spotify|restbench-tmdb|ALL)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\d+\s+([\d.]+)/.exec(line.trim());
     if (!m) continue;
-    rows[m[1] as Group] = { n: Number(m[2]), recallAt1: Number(m[3]), recallAt5: Number(m[4]), mrr: Number(m[5]), allRelAt10: Number(m[6]) };
+    rows[m[1] as Group] = {
+      n: Number(m[2]),
+      recallAt1: Number(m[3]),
+      recallAt5: Number(m[4]),
+      mrr: Number(m[5]),
+      allRelAt10: Number(m[6]),
+    };
   }
   return rows;
 }
@@ -269,7 +275,12 @@ function latency(samples: readonly number[]): Latency {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
   const round = (ms: number): number => Math.round(ms * 100) / 100;
-  return { n: sorted.length, p50: round(at(0.5)), p95: round(at(0.95)), mean: round(sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length)) };
+  return {
+    n: sorted.length,
+    p50: round(at(0.5)),
+    p95: round(at(0.95)),
+    mean: round(sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length)),
+  };
 }
 
 /** A full GC before each RSS reading, so garbage from earlier phases does not blur the growth. */
@@ -283,7 +294,11 @@ function rssMb(): number {
 
 async function fileMb(...files: string[]): Promise<number> {
   let bytes = 0;
-  for (const file of files) bytes += await stat(file).then((s) => s.size, () => 0);
+  for (const file of files)
+    bytes += await stat(file).then(
+      (s) => s.size,
+      () => 0,
+    );
   return Math.round((bytes / 1024 / 1024) * 10) / 10;
 }
 
@@ -487,7 +502,13 @@ async function benchScale(size: number, words: readonly string[], queries: reado
         const entries = batch.map((skill) => ({
           id: skill.name,
           vector: embedder.vector(documentText(skill)),
-          payload: { type: "acquired_skill" as const, name: skill.name, owner: skill.owner, visibility: skill.visibility, status: skill.status },
+          payload: {
+            type: "acquired_skill" as const,
+            name: skill.name,
+            owner: skill.owner,
+            visibility: skill.visibility,
+            status: skill.status,
+          },
         }));
         const t2 = performance.now();
         await vectors.upsert(entries);
@@ -495,7 +516,8 @@ async function benchScale(size: number, words: readonly string[], queries: reado
         keywordMs += t1 - t0;
         vectorMs += t3 - t2;
         const inserted = Math.min(size, start + INSERT_BATCH);
-        if (inserted % (size >= 50_000 ? 20_000 : 5_000) === 0 || inserted === size) progress(`  ${size}: inserted ${inserted} synthetic skills`);
+        if (inserted % (size >= 50_000 ? 20_000 : 5_000) === 0 || inserted === size)
+          progress(`  ${size}: inserted ${inserted} synthetic skills`);
       }
       db.pragma("wal_checkpoint(TRUNCATE)");
       await vectors.close();
@@ -557,7 +579,9 @@ async function benchScale(size: number, words: readonly string[], queries: reado
 }
 
 /** The real model's cost per query, one query per call as RouteSkills embeds it. */
-async function realEmbedderCost(queries: readonly string[]): Promise<{ modelId: string; loadMs: number; perQuery: Latency; rssGrowthMb: number }> {
+async function realEmbedderCost(
+  queries: readonly string[],
+): Promise<{ modelId: string; loadMs: number; perQuery: Latency; rssGrowthMb: number }> {
   const rssBefore = rssMb();
   const embedder = new UseLiteEmbedder();
   try {
@@ -606,7 +630,8 @@ async function main(): Promise<void> {
   const { toSkill, toTool, renamed } = nameMapping(tools);
   for (const query of queries) {
     subsetOf(query.id);
-    for (const name of query.relevant) if (!toSkill.has(name)) throw new Error(`query ${query.id}: relevant tool ${name} is not in tools.jsonl`);
+    for (const name of query.relevant)
+      if (!toSkill.has(name)) throw new Error(`query ${query.id}: relevant tool ${name} is not in tools.jsonl`);
   }
   const baseline = readmeBaseline();
   progress(`dataset ${datasetDir}: ${tools.length} tools (${renamed} renamed to valid skill names), ${queries.length} queries`);
@@ -619,13 +644,23 @@ async function main(): Promise<void> {
   const rankings = {} as Record<ModeName | "fusedAfterFeedback", Record<string, string[]>>;
   let registerLatency: Latency;
   let registerSeconds: number;
-  let feedback: { train: number; test: number; nearDuplicatesGrouped: number; credits: number; credited: number; relevantNotReturned: number; seconds: number };
+  let feedback: {
+    train: number;
+    test: number;
+    nearDuplicatesGrouped: number;
+    credits: number;
+    credited: number;
+    relevantNotReturned: number;
+    seconds: number;
+  };
   let beforeTest: Record<Group, Scores>;
   let afterTest: Record<Group, Scores>;
   let afterLatency: Latency;
   try {
     progress("starting the service (warm pool of 4)");
-    engine = await startTestEngine({ env: { SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "4", SKILL_ENGINE_MAX_CONCURRENT_RUNS: "4" } });
+    engine = await startTestEngine({
+      env: { SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "4", SKILL_ENGINE_MAX_CONCURRENT_RUNS: "4" },
+    });
     const client = engine.client;
 
     const registerStarted = performance.now();
@@ -687,7 +722,9 @@ async function main(): Promise<void> {
     rankings.fusedAfterFeedback = after.rankings;
     afterLatency = latency(after.latencies);
     for (const d of after.degraded) degraded.add(d);
-    progress(`fused after feedback on ${test.length} test queries: recall@1 ${f3(beforeTest.ALL.recallAt1)} → ${f3(afterTest.ALL.recallAt1)}`);
+    progress(
+      `fused after feedback on ${test.length} test queries: recall@1 ${f3(beforeTest.ALL.recallAt1)} → ${f3(afterTest.ALL.recallAt1)}`,
+    );
   } finally {
     progress("stopping the service");
     await engine?.dispose();
@@ -695,7 +732,10 @@ async function main(): Promise<void> {
 
   // --- In process at scale -------------------------------------------------------------------
   const words = wordList(tools);
-  const scaleQueries = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / SCALE_QUERIES)) === 0).slice(0, SCALE_QUERIES).map((q) => q.query);
+  const scaleQueries = queries
+    .filter((_, i) => i % Math.max(1, Math.floor(queries.length / SCALE_QUERIES)) === 0)
+    .slice(0, SCALE_QUERIES)
+    .map((q) => q.query);
   const scales: ScaleResult[] = [];
   for (const size of SCALES) {
     progress(`in process: building ${size} synthetic skills (stand-in embedder, ${STAND_IN_DIMENSIONS} dims)`);
@@ -706,8 +746,12 @@ async function main(): Promise<void> {
 
   // --- Table ---------------------------------------------------------------------------------
   const lines: string[] = [];
-  lines.push(`routing benchmark: ${tools.length} tools, ${queries.length} queries from ${path.relative(repoRoot, datasetDir) || datasetDir}; RouteSkills limit ${ROUTE_LIMIT} over gRPC`);
-  lines.push(`registration: ${tools.length} skills through RegisterSkill (TDD in a container, concurrency ${REGISTER_CONCURRENCY}) in ${registerSeconds.toFixed(1)} s; p50 ${fms(registerLatency.p50)} ms, p95 ${fms(registerLatency.p95)} ms`);
+  lines.push(
+    `routing benchmark: ${tools.length} tools, ${queries.length} queries from ${path.relative(repoRoot, datasetDir) || datasetDir}; RouteSkills limit ${ROUTE_LIMIT} over gRPC`,
+  );
+  lines.push(
+    `registration: ${tools.length} skills through RegisterSkill (TDD in a container, concurrency ${REGISTER_CONCURRENCY}) in ${registerSeconds.toFixed(1)} s; p50 ${fms(registerLatency.p50)} ms, p95 ${fms(registerLatency.p95)} ms`,
+  );
   lines.push("");
   for (const mode of ["keywords", "vectors", "fused"] as const) lines.push(...qualityLines(`[${mode}] all queries`, quality[mode]), "");
   lines.push(
@@ -733,7 +777,9 @@ async function main(): Promise<void> {
   lines.push("summary, ALL queries            recall@1  recall@5  nDCG@5    MRR");
   const summary = (label: string, row: Pick<Scores, "recallAt1" | "recallAt5" | "ndcgAt5" | "mrr"> | undefined, ndcg = true): void => {
     if (!row) return;
-    lines.push(`  ${label.padEnd(30)} ${f3(row.recallAt1).padStart(8)} ${f3(row.recallAt5).padStart(9)} ${(ndcg ? f3(row.ndcgAt5) : "-").padStart(7)} ${f3(row.mrr).padStart(6)}`);
+    lines.push(
+      `  ${label.padEnd(30)} ${f3(row.recallAt1).padStart(8)} ${f3(row.recallAt5).padStart(9)} ${(ndcg ? f3(row.ndcgAt5) : "-").padStart(7)} ${f3(row.mrr).padStart(6)}`,
+    );
   };
   if (b.ALL) summary("BM25 baseline (README)", { ...b.ALL, ndcgAt5: 0 }, false);
   summary("keywords", quality.keywords.ALL);
@@ -785,7 +831,12 @@ async function main(): Promise<void> {
     at: new Date().toISOString(),
     dataset: { dir: datasetDir, tools: tools.length, queries: queries.length, renamedTools: renamed },
     host: { cpus: os.cpus().length, node: process.version },
-    settings: { routeLimit: ROUTE_LIMIT, trainRouteLimit: TRAIN_ROUTE_LIMIT, registerConcurrency: REGISTER_CONCURRENCY, scaleQueries: scaleQueries.length },
+    settings: {
+      routeLimit: ROUTE_LIMIT,
+      trainRouteLimit: TRAIN_ROUTE_LIMIT,
+      registerConcurrency: REGISTER_CONCURRENCY,
+      scaleQueries: scaleQueries.length,
+    },
     registration: { seconds: registerSeconds, latencyMs: registerLatency },
     quality,
     feedback: { ...feedback, beforeTest, afterTest },

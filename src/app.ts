@@ -183,7 +183,15 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
 
   const tls = config.tls !== undefined;
   logger.info(
-    { host: config.host, port: server.port, tls, metricsPort: metricsServer?.port, home: config.home, sandboxDir: config.sandboxDir, image: config.image },
+    {
+      host: config.host,
+      port: server.port,
+      tls,
+      metricsPort: metricsServer?.port,
+      home: config.home,
+      sandboxDir: config.sandboxDir,
+      image: config.image,
+    },
     `skill engine listening on ${config.host}:${server.port} (${tls ? "TLS" : "plaintext"})`,
   );
 
@@ -210,7 +218,10 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         const graceMs = config.shutdownGraceMs;
         const before = { calls: server.calls.inFlight, callsFinished: server.calls.finished, runs: runsInFlight() };
         const drained = server.drain().then(() => "drained" as const);
-        logger.info({ graceMs, callsInFlight: before.calls, runsInFlight: before.runs }, "shutting down: no new calls; letting calls in flight finish");
+        logger.info(
+          { graceMs, callsInFlight: before.calls, runsInFlight: before.runs },
+          "shutting down: no new calls; letting calls in flight finish",
+        );
         let timer: NodeJS.Timeout | undefined;
         const graceOver = new Promise<"grace over">((resolve) => {
           timer = setTimeout(() => resolve("grace over"), graceMs);
@@ -225,7 +236,8 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
           runsCutOff: cutOff.runs,
         };
         if (outcome === "cut short") logger.warn(summary, "drain cut short: stopping what is still running");
-        else if (outcome === "grace over" && (cutOff.calls > 0 || cutOff.runs > 0)) logger.warn(summary, "grace over: stopping what is still running");
+        else if (outcome === "grace over" && (cutOff.calls > 0 || cutOff.runs > 0))
+          logger.warn(summary, "grace over: stopping what is still running");
         else logger.info(summary, "calls in flight drained");
         // Stops runs still going (their calls answer UNAVAILABLE) and removes every container.
         await runner.close();

@@ -28,7 +28,10 @@ async function main(): Promise<void> {
       app.endGrace();
       return;
     }
-    logger.info({ signal, graceSeconds: config.shutdownGraceMs / 1000 }, "shutting down (a second SIGTERM/SIGINT stops runs in flight at once)");
+    logger.info(
+      { signal, graceSeconds: config.shutdownGraceMs / 1000 },
+      "shutting down (a second SIGTERM/SIGINT stops runs in flight at once)",
+    );
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -55,6 +58,6 @@ main().catch((error: unknown) => {
     process.stderr.write(`skill-engine: cannot start: ${error.message}\n`);
     process.exit(2);
   }
-  process.stderr.write(`skill-engine: failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  process.stderr.write(`skill-engine: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);
 });

@@ -18,7 +18,10 @@ async function expectRegistryAndStoreAgree(port: number, home: string): Promise<
   try {
     const { skills } = await client.list();
     const directory = path.join(home, "memory", "acquired_skills");
-    const files = (await readdir(directory)).filter((f) => f.endsWith(".py")).map((f) => f.slice(0, -3)).sort();
+    const files = (await readdir(directory))
+      .filter((f) => f.endsWith(".py"))
+      .map((f) => f.slice(0, -3))
+      .sort();
     expect(files).toEqual(skills.map((s) => s.name));
     for (const skill of skills) {
       const code = await readFile(path.join(directory, `${skill.name}.py`), "utf8");
@@ -66,7 +69,10 @@ describe("killing the service during registrations and patches loses nothing and
         round % 3 === 2
           ? client.call(client.raw.patchSkill, { name: "survivor", find: "time.sleep(", replace: "time.sleep(0 * 1 + ", testPayload: "" })
           : client.register({ name: round % 3 === 0 ? "survivor" : `newcomer_${round}`, code: skillCode(`round${round}`, 0.4) });
-      const pending = change.then(() => "changed", () => "failed");
+      const pending = change.then(
+        () => "changed",
+        () => "failed",
+      );
       await sleep(delayMs);
       await service.kill("SIGKILL");
       await pending;

@@ -41,7 +41,16 @@ describe("generic clients can discover and probe the service", () => {
   it("lists its services and describes SkillEngine through server reflection", async () => {
     const definition = loadSync(REFLECTION_PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
     const reflection = loadPackageDefinition(definition) as unknown as {
-      grpc: { reflection: { v1: { ServerReflection: new (address: string, creds: ReturnType<typeof credentials.createInsecure>) => Client & { ServerReflectionInfo(): NodeJS.ReadWriteStream & { write(m: object): void; end(): void } } } } };
+      grpc: {
+        reflection: {
+          v1: {
+            ServerReflection: new (
+              address: string,
+              creds: ReturnType<typeof credentials.createInsecure>,
+            ) => Client & { ServerReflectionInfo(): NodeJS.ReadWriteStream & { write(m: object): void; end(): void } };
+          };
+        };
+      };
     };
     const client = new reflection.grpc.reflection.v1.ServerReflection(`127.0.0.1:${engine.app.port}`, credentials.createInsecure());
     const ask = (request: object) =>

@@ -116,7 +116,11 @@ describe("identity and scoping through the real server (bearer tokens, owners, v
     const hidden = await outcomesOf(bob, "alice_converter");
     const absent = await outcomesOf(bob, "no_such_converter");
     for (const [call, outcome] of Object.entries(hidden)) {
-      expect({ call, ...outcome }).toEqual({ call, code: status.NOT_FOUND, details: expect.stringContaining('"alice_converter"') as string });
+      expect({ call, ...outcome }).toEqual({
+        call,
+        code: status.NOT_FOUND,
+        details: expect.stringContaining('"alice_converter"') as string,
+      });
       expect({ call, details: outcome.details.replace("alice_converter", "X") }).toEqual({
         call,
         details: absent[call]?.details.replace("no_such_converter", "X"),
@@ -130,7 +134,11 @@ describe("identity and scoping through the real server (bearer tokens, owners, v
     expect(JSON.parse((await alice.invoke("alice_converter", '{"celsius": 100}')).result?.stdout ?? "")).toEqual({ fahrenheit: 212 });
 
     // Bob's attempts changed nothing.
-    expect((await alice.get("alice_converter")).skill).toMatchObject({ version: 1, status: SkillStatus.SKILL_STATUS_ACTIVE, protected: false });
+    expect((await alice.get("alice_converter")).skill).toMatchObject({
+      version: 1,
+      status: SkillStatus.SKILL_STATUS_ACTIVE,
+      protected: false,
+    });
   });
 
   it("names are global: registering another agent's name is refused and leaves that skill untouched", async () => {
@@ -152,7 +160,10 @@ describe("identity and scoping through the real server (bearer tokens, owners, v
 
   it("a public skill is every agent's to see, route to and invoke, but only its owner's to change", async () => {
     await register(alice, "shared_converter", { description: "Turn Celsius degrees into Fahrenheit degrees for a weather report." });
-    const published = await alice.call(alice.raw.setSkillVisibility, { name: "shared_converter", visibility: Visibility.VISIBILITY_PUBLIC });
+    const published = await alice.call(alice.raw.setSkillVisibility, {
+      name: "shared_converter",
+      visibility: Visibility.VISIBILITY_PUBLIC,
+    });
     expect(published.skill).toMatchObject({ owner: "alice", visibility: Visibility.VISIBILITY_PUBLIC });
 
     expect(await listedNames(bob)).toContain("shared_converter");

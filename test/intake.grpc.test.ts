@@ -39,7 +39,9 @@ describe("intake through gRPC: normalization and the content guard run before an
   });
 
   it("code that cannot be recovered gets a specific diagnosis, and nothing is persisted", async () => {
-    const truncated = await rpcError(engine.client.register({ name: "cut_off", code: 'import json\ndef run():\n    return """unfinished\n' }));
+    const truncated = await rpcError(
+      engine.client.register({ name: "cut_off", code: 'import json\ndef run():\n    return """unfinished\n' }),
+    );
     expect(truncated.code).toBe(status.INVALID_ARGUMENT);
     expect(truncated.details).toMatch(/^code: .*(cut off|truncated|unterminated)/);
 

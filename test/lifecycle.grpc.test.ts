@@ -126,13 +126,22 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
     expect(patched.skill).toMatchObject({ version: 2, latestVersion: 2 });
     expect((await invoke("patchable", ok)).result?.stdout).toBe('{"ok": true, "tag": "v2"}\n');
 
-    const missing = await rpcError(engine.client.call(engine.client.raw.patchSkill, { name: "patchable", find: "nope", replace: "", testPayload: "" }));
+    const missing = await rpcError(
+      engine.client.call(engine.client.raw.patchSkill, { name: "patchable", find: "nope", replace: "", testPayload: "" }),
+    );
     expect(missing.code).toBe(status.INVALID_ARGUMENT);
     expect(missing.details).toMatch(/^find: does not occur/);
-    const ambiguous = await rpcError(engine.client.call(engine.client.raw.patchSkill, { name: "patchable", find: "args", replace: "a", testPayload: "" }));
+    const ambiguous = await rpcError(
+      engine.client.call(engine.client.raw.patchSkill, { name: "patchable", find: "args", replace: "a", testPayload: "" }),
+    );
     expect(ambiguous.details).toMatch(/^find: occurs 2 times/);
     const breaking = await rpcError(
-      engine.client.call(engine.client.raw.patchSkill, { name: "patchable", find: "print(", replace: "raise ValueError('broken') or print(", testPayload: "" }),
+      engine.client.call(engine.client.raw.patchSkill, {
+        name: "patchable",
+        find: "print(",
+        replace: "raise ValueError('broken') or print(",
+        testPayload: "",
+      }),
     );
     expect(breaking.code).toBe(status.FAILED_PRECONDITION);
     expect(breaking.details).toBe("ValueError: broken");
@@ -148,7 +157,12 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
       [2, "patch", false],
     ]);
     // The next version continues after the highest one.
-    const again = await engine.client.call(engine.client.raw.patchSkill, { name: "patchable", find: '"v1"', replace: '"v3"', testPayload: "" });
+    const again = await engine.client.call(engine.client.raw.patchSkill, {
+      name: "patchable",
+      find: '"v1"',
+      replace: '"v3"',
+      testPayload: "",
+    });
     expect(again.skill?.version).toBe(3);
   });
 
@@ -191,9 +205,15 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
   it("answers NOT_FOUND, FAILED_PRECONDITION and INVALID_ARGUMENT with actionable messages", async () => {
     expect((await rpcError(engine.client.call(engine.client.raw.getSkillStats, { name: "ghost" }))).code).toBe(status.NOT_FOUND);
     expect((await rpcError(engine.client.call(engine.client.raw.restoreSkill, { name: "streak" }))).details).toMatch(/nothing to restore/);
-    expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 0 }))).code).toBe(status.INVALID_ARGUMENT);
-    expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 9 }))).code).toBe(status.NOT_FOUND);
-    expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 1 }))).details).toMatch(/already at version 1/);
+    expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 0 }))).code).toBe(
+      status.INVALID_ARGUMENT,
+    );
+    expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 9 }))).code).toBe(
+      status.NOT_FOUND,
+    );
+    expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 1 }))).details).toMatch(
+      /already at version 1/,
+    );
     expect((await rpcError(engine.client.call(engine.client.raw.deleteSkill, { name: "../x" }))).code).toBe(status.INVALID_ARGUMENT);
   });
 });

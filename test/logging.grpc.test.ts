@@ -36,7 +36,9 @@ describe("the service's logs: one JSON line per call with request id, agent, ski
   const rpcLines = (method: string): LogLine[] => parsed().filter((l) => l.msg === "rpc" && l.method === method);
 
   it("says at start-up that tokens are required, naming the agents", () => {
-    expect(parsed()).toContainEqual(expect.objectContaining({ msg: "bearer tokens required on every SkillEngine call", agents: ["alice"], tokens: 1 }));
+    expect(parsed()).toContainEqual(
+      expect.objectContaining({ msg: "bearer tokens required on every SkillEngine call", agents: ["alice"], tokens: 1 }),
+    );
   });
 
   it("logs each call with its request id, the agent, the skill and the version that ran", async () => {
@@ -52,7 +54,13 @@ describe("the service's logs: one JSON line per call with request id, agent, ski
     expect(invokeLine?.requestId).not.toBe(registerLine?.requestId);
     // The service's own lines of a call carry the same request id.
     expect(parsed()).toContainEqual(
-      expect.objectContaining({ msg: "skill registered", requestId: registerLine?.requestId, agent: "alice", skill: "echo_marker", version: 1 }),
+      expect.objectContaining({
+        msg: "skill registered",
+        requestId: registerLine?.requestId,
+        agent: "alice",
+        skill: "echo_marker",
+        version: 1,
+      }),
     );
   });
 
@@ -64,7 +72,9 @@ describe("the service's logs: one JSON line per call with request id, agent, ski
       intruder.close();
     }
     expect(rpcLines("ListSkills").some((l) => l.code === "UNAUTHENTICATED")).toBe(false);
-    expect(parsed()).toContainEqual(expect.objectContaining({ msg: "rpc refused: no valid token", level: 40, method: "ListSkills", code: "UNAUTHENTICATED" }));
+    expect(parsed()).toContainEqual(
+      expect.objectContaining({ msg: "rpc refused: no valid token", level: 40, method: "ListSkills", code: "UNAUTHENTICATED" }),
+    );
   });
 
   it("never writes skill code, payloads or tokens at info level", () => {

@@ -28,7 +28,12 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
     await writeFile(
       path.join(legacy, "skills_registry.json"),
       JSON.stringify({
-        old_echo: { description: "Echoes its arguments (legacy).", parameters_schema: { type: "object" }, usage_count: 7, status: "active" },
+        old_echo: {
+          description: "Echoes its arguments (legacy).",
+          parameters_schema: { type: "object" },
+          usage_count: 7,
+          status: "active",
+        },
       }),
     );
 
@@ -36,7 +41,10 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
     engines.push(first);
     expect(first.app.migrationReport.migrated).toEqual(["fenced", "old_echo"]);
     expect(first.app.migrationReport.skipped).toEqual([
-      { file: "wiper.py", reason: expect.stringMatching(/^rejected by intake: code: rejected by content guard rule "destructive-rm-root"/) },
+      {
+        file: "wiper.py",
+        reason: expect.stringMatching(/^rejected by intake: code: rejected by content guard rule "destructive-rm-root"/),
+      },
     ]);
     expect((await first.client.get("fenced")).code).toBe(echo("fenced"));
     const { skill, code } = await first.client.get("old_echo");

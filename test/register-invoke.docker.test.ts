@@ -73,11 +73,21 @@ describe("RegisterSkill → InvokeSkill through a real server, engine and SQLite
 
   it("re-registering a name creates the next version; a failing re-registration leaves it untouched", async () => {
     const v2 = ADD_CODE.replace('"sum"', '"total"');
-    const second = await engine.client.register({ name: "add_numbers", code: v2, parametersSchema: ADD_SCHEMA, testPayload: '{"a":1,"b":1}' });
+    const second = await engine.client.register({
+      name: "add_numbers",
+      code: v2,
+      parametersSchema: ADD_SCHEMA,
+      testPayload: '{"a":1,"b":1}',
+    });
     expect(second.skill?.version).toBe(2);
 
     const broken = await rpcError(
-      engine.client.register({ name: "add_numbers", code: "raise RuntimeError('nope')", parametersSchema: ADD_SCHEMA, testPayload: '{"a":1,"b":1}' }),
+      engine.client.register({
+        name: "add_numbers",
+        code: "raise RuntimeError('nope')",
+        parametersSchema: ADD_SCHEMA,
+        testPayload: '{"a":1,"b":1}',
+      }),
     );
     expect(broken.code).toBe(status.FAILED_PRECONDITION);
 
@@ -117,7 +127,11 @@ describe("RegisterSkill → InvokeSkill through a real server, engine and SQLite
     expect(badSchema.details).toMatch(/^parameters_schema: is not valid JSON/);
 
     const invalidSchema = await rpcError(
-      engine.client.register({ name: "ok_name", code: "print(1)", parametersSchema: '{"type":"object","properties":{"a":{"type":"no-such-type"}}}' }),
+      engine.client.register({
+        name: "ok_name",
+        code: "print(1)",
+        parametersSchema: '{"type":"object","properties":{"a":{"type":"no-such-type"}}}',
+      }),
     );
     expect(invalidSchema.code).toBe(status.INVALID_ARGUMENT);
     expect(invalidSchema.details).toMatch(/^parameters_schema: is not a valid JSON Schema/);

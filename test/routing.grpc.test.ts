@@ -4,7 +4,8 @@ import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
-const echo = 'import json, sys\nargs = json.loads(sys.argv[1])\nif args.get("fail"):\n    raise RuntimeError("asked to fail")\nprint(json.dumps(args))\n';
+const echo =
+  'import json, sys\nargs = json.loads(sys.argv[1])\nif args.get("fail"):\n    raise RuntimeError("asked to fail")\nprint(json.dumps(args))\n';
 const TOOLS = [
   { name: "weather_forecast", description: "Get the weather forecast (temperature, rain, wind) for a city for the next days." },
   { name: "currency_convert", description: "Convert an amount of money from one currency to another at today's exchange rate." },
@@ -16,7 +17,13 @@ const TOOLS = [
 describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool definitions, learning from use", () => {
   let engine: TestEngine;
   const route = (query: string, extra: Partial<{ limit: number; format: ToolFormat; mode: RouteMode }> = {}) =>
-    engine.client.call(engine.client.raw.routeSkills, { query, limit: 3, format: ToolFormat.TOOL_FORMAT_OPENAI, mode: RouteMode.ROUTE_MODE_FUSED, ...extra });
+    engine.client.call(engine.client.raw.routeSkills, {
+      query,
+      limit: 3,
+      format: ToolFormat.TOOL_FORMAT_OPENAI,
+      mode: RouteMode.ROUTE_MODE_FUSED,
+      ...extra,
+    });
 
   beforeAll(async () => {
     engine = await startTestEngine({ env: { SKILL_ENGINE_WINDOW_SIZE: "4" } });
@@ -47,7 +54,10 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
     expect(openai?.description).toMatch(/^\[ACQUIRED SKILL — CALL BY NAME\] Get the weather forecast/);
     expect(openai?.description).toContain('weather_forecast({"city":"<city>"})');
     expect(openai?.description).toContain("python3 acquired_skills/weather_forecast.py");
-    expect(JSON.parse(openai?.toolDefinition ?? "{}")).toMatchObject({ type: "function", function: { name: "weather_forecast", parameters: { type: "object" } } });
+    expect(JSON.parse(openai?.toolDefinition ?? "{}")).toMatchObject({
+      type: "function",
+      function: { name: "weather_forecast", parameters: { type: "object" } },
+    });
     const anthropic = (await route("weather forecast for Paris", { format: ToolFormat.TOOL_FORMAT_ANTHROPIC })).skills[0];
     expect(JSON.parse(anthropic?.toolDefinition ?? "{}")).toMatchObject({ name: "weather_forecast", input_schema: { type: "object" } });
     expect(openai?.status).toBe(SkillStatus.SKILL_STATUS_ACTIVE);
@@ -75,9 +85,17 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
     expect(after.skills[0]?.name).toBe("zq_tool");
     expect(beforeRank === -1 || beforeRank > 0).toBe(true);
 
-    const feedback = await engine.client.call(engine.client.raw.recordRouteFeedback, { routeId: after.routeId, name: "zq_tool", success: true });
+    const feedback = await engine.client.call(engine.client.raw.recordRouteFeedback, {
+      routeId: after.routeId,
+      name: "zq_tool",
+      success: true,
+    });
     expect(feedback.credited).toBe(true);
-    const unknown = await engine.client.call(engine.client.raw.recordRouteFeedback, { routeId: "no-such-route", name: "zq_tool", success: true });
+    const unknown = await engine.client.call(engine.client.raw.recordRouteFeedback, {
+      routeId: "no-such-route",
+      name: "zq_tool",
+      success: true,
+    });
     expect(unknown.credited).toBe(false);
   });
 

@@ -131,11 +131,7 @@ describe("sandbox resource limits through a real server and real containers", ()
    * skill waits there with its container running; then SIGUSR1 (forwarded to the skill by the
    * container's init) lets it finish. No clock: the host waits for the process to take its name.
    */
-  async function invokeHolding(
-    name: string,
-    payload: Record<string, unknown>,
-    whileHeld: () => Promise<void>,
-  ): Promise<ExecutionResult> {
+  async function invokeHolding(name: string, payload: Record<string, unknown>, whileHeld: () => Promise<void>): Promise<ExecutionResult> {
     const tag = `held-${randomUUID().slice(0, 8)}`;
     let settled = false;
     const call = invokeHostile(name, { ...payload, tag });

@@ -75,11 +75,15 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
     const run = await as.anonymous("list");
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
-    expect(run.stderr).toMatch(/^skillctl: UNAUTHENTICATED: .*\nskillctl: hint: this service requires a token: set SKILLCTL_TOKEN or --token-file\n$/);
+    expect(run.stderr).toMatch(
+      /^skillctl: UNAUTHENTICATED: .*\nskillctl: hint: this service requires a token: set SKILLCTL_TOKEN or --token-file\n$/,
+    );
 
     const wrong = await skillctl(port, "not-a-valid-token-0000000000", "whoami");
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toMatch(/^skillctl: UNAUTHENTICATED: .*\nskillctl: hint: the service refused the token from SKILLCTL_TOKEN; set SKILLCTL_TOKEN or --token-file to a valid one\n$/);
+    expect(wrong.stderr).toMatch(
+      /^skillctl: UNAUTHENTICATED: .*\nskillctl: hint: the service refused the token from SKILLCTL_TOKEN; set SKILLCTL_TOKEN or --token-file to a valid one\n$/,
+    );
     expect(wrong.stderr).not.toContain("not-a-valid-token");
 
     // `test` stops at the first refusal instead of failing every skill for the caller's reason.
@@ -101,8 +105,14 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
     const file = path.join(work, "bob.token");
     await writeFile(file, `${TOKENS.bob}\n`);
     await chmod(file, 0o600);
-    expect(await skillctl(port, undefined, "--token-file", file, "whoami")).toEqual({ code: 0, stdout: "bob (not an admin; authenticated by token)\n", stderr: "" });
-    expect((await skillctl(port, TOKENS.alice, "whoami", "--token-file", file)).stdout).toBe("bob (not an admin; authenticated by token)\n");
+    expect(await skillctl(port, undefined, "--token-file", file, "whoami")).toEqual({
+      code: 0,
+      stdout: "bob (not an admin; authenticated by token)\n",
+      stderr: "",
+    });
+    expect((await skillctl(port, TOKENS.alice, "whoami", "--token-file", file)).stdout).toBe(
+      "bob (not an admin; authenticated by token)\n",
+    );
 
     await chmod(file, 0o644);
     const loose = await skillctl(port, undefined, "--token-file", file, "--json", "whoami");
@@ -121,7 +131,14 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
   });
 
   it("a private skill is invisible to other agents; made public, they can see and invoke it but not change it", async () => {
-    const registered = await as.alice("register", path.join(work, "greet.py"), "--name", "alice_greet", "--description", "Greets a person by name with a configurable greeting.");
+    const registered = await as.alice(
+      "register",
+      path.join(work, "greet.py"),
+      "--name",
+      "alice_greet",
+      "--description",
+      "Greets a person by name with a configurable greeting.",
+    );
     expect(registered.stderr).toBe("");
     expect(registered.code).toBe(0);
     expect(registered.stdout).toMatch(/^registered alice_greet v1 \(active\), private, owner alice; test run passed in \d+ ms\n$/);
@@ -132,15 +149,27 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
     expect((await as.bob("invoke", "alice_greet")).stderr).toMatch(/^skillctl: NOT_FOUND: /);
     expect((await as.bob("list")).stdout).toBe("no skills\n");
 
-    expect(await as.alice("visibility", "alice_greet", "public")).toEqual({ code: 0, stdout: "alice_greet v1 (active) is public\n", stderr: "" });
+    expect(await as.alice("visibility", "alice_greet", "public")).toEqual({
+      code: 0,
+      stdout: "alice_greet v1 (active) is public\n",
+      stderr: "",
+    });
 
     const shown = await as.bob("show", "alice_greet");
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain("owner:        alice\n");
     expect(shown.stdout).toContain("visibility:   public\n");
-    expect(await as.bob("invoke", "alice_greet", '{"name": "bob"}')).toEqual({ code: 0, stdout: '{"greeting": "hello", "name": "bob"}\n', stderr: "" });
+    expect(await as.bob("invoke", "alice_greet", '{"name": "bob"}')).toEqual({
+      code: 0,
+      stdout: '{"greeting": "hello", "name": "bob"}\n',
+      stderr: "",
+    });
 
-    for (const change of [["delete", "alice_greet"], ["visibility", "alice_greet", "private"], ["protect", "alice_greet"]]) {
+    for (const change of [
+      ["delete", "alice_greet"],
+      ["visibility", "alice_greet", "private"],
+      ["protect", "alice_greet"],
+    ]) {
       const denied = await as.bob(...change);
       expect(denied.code, change.join(" ")).toBe(2);
       expect(denied.stderr).toMatch(/^skillctl: PERMISSION_DENIED: .*alice_greet.*alice/);
@@ -149,11 +178,26 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
   });
 
   it("register --public, list with owner and visibility columns, list --owner", async () => {
-    const registered = await as.bob("--json", "register", path.join(work, "echo.py"), "--name", "bob_echo", "--description", "Echoes its JSON payload back unchanged.", "--public");
+    const registered = await as.bob(
+      "--json",
+      "register",
+      path.join(work, "echo.py"),
+      "--name",
+      "bob_echo",
+      "--description",
+      "Echoes its JSON payload back unchanged.",
+      "--public",
+    );
     expect(registered.code).toBe(0);
     expect(JSON.parse(registered.stdout)).toMatchObject({ skill: { name: "bob_echo", owner: "bob", visibility: "VISIBILITY_PUBLIC" } });
-    expect((await as.alice("register", path.join(work, "echo.py"), "--name", "alice_secret", "--description", "Echoes its payload, privately.")).code).toBe(0);
-    expect((await as.alice("register", path.join(work, "echo.py"), "--name", "x", "--description", "Both flags.", "--public", "--private")).stderr).toContain("give --public or --private, not both");
+    expect(
+      (await as.alice("register", path.join(work, "echo.py"), "--name", "alice_secret", "--description", "Echoes its payload, privately."))
+        .code,
+    ).toBe(0);
+    expect(
+      (await as.alice("register", path.join(work, "echo.py"), "--name", "x", "--description", "Both flags.", "--public", "--private"))
+        .stderr,
+    ).toContain("give --public or --private, not both");
 
     const list = await as.bob("list");
     expect(list.code).toBe(0);
@@ -162,7 +206,9 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
     expect(list.stdout).toMatch(/\nbob_echo\s+1\s+active\s+bob\s+public\s+/);
     expect(list.stdout).not.toContain("alice_secret");
 
-    const mine = JSON.parse((await as.alice("--json", "list", "--owner", "alice")).stdout) as { skills: { name: string; owner: string; visibility: string }[] };
+    const mine = JSON.parse((await as.alice("--json", "list", "--owner", "alice")).stdout) as {
+      skills: { name: string; owner: string; visibility: string }[];
+    };
     expect(mine.skills.map((s) => [s.name, s.owner, s.visibility])).toEqual([
       ["alice_greet", "alice", "VISIBILITY_PUBLIC"],
       ["alice_secret", "alice", "VISIBILITY_PRIVATE"],
@@ -176,7 +222,11 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
     expect(denied.code).toBe(2);
     expect(denied.stderr).toMatch(/^skillctl: PERMISSION_DENIED: TransferSkill is for admins/);
 
-    expect(await as.ops("transfer", "alice_secret", "bob")).toEqual({ code: 0, stdout: "transferred alice_secret v1 (active) to bob\n", stderr: "" });
+    expect(await as.ops("transfer", "alice_secret", "bob")).toEqual({
+      code: 0,
+      stdout: "transferred alice_secret v1 (active) to bob\n",
+      stderr: "",
+    });
     expect((await as.bob("show", "alice_secret")).stdout).toContain("owner:        bob\n");
     expect(await as.bob("unprotect", "alice_secret")).toEqual({ code: 0, stdout: "unprotected alice_secret v1 (active)\n", stderr: "" });
     expect((await as.alice("show", "alice_secret")).stderr).toMatch(/^skillctl: NOT_FOUND: /);
@@ -218,21 +268,45 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
     const replace = path.join(work, "replace.txt");
     await writeFile(find, 'greeting = "hi"\n');
     await writeFile(replace, 'greeting = "hi"\ngreeting = greeting.upper()\n');
-    const fromFiles = await as.alice("--json", "patch", "alice_greet", "--find-file", find, "--replace-file", replace, "--test-payload", '{"name": "test"}');
+    const fromFiles = await as.alice(
+      "--json",
+      "patch",
+      "alice_greet",
+      "--find-file",
+      find,
+      "--replace-file",
+      replace,
+      "--test-payload",
+      '{"name": "test"}',
+    );
     expect(fromFiles.code).toBe(0);
     const patched = JSON.parse(fromFiles.stdout) as { skill: Record<string, unknown>; test: { success: boolean; stdout: string } };
-    expect(patched.skill).toMatchObject({ name: "alice_greet", version: 3, status: "SKILL_STATUS_ACTIVE", visibility: "VISIBILITY_PUBLIC" });
+    expect(patched.skill).toMatchObject({
+      name: "alice_greet",
+      version: 3,
+      status: "SKILL_STATUS_ACTIVE",
+      visibility: "VISIBILITY_PUBLIC",
+    });
     expect(patched.test).toMatchObject({ success: true, stdout: '{"greeting": "HI", "name": "test"}\n' });
     expect((await as.bob("invoke", "alice_greet")).stdout).toBe('{"greeting": "HI", "name": "world"}\n');
 
     const absent = await as.alice("patch", "alice_greet", "--find", "no such text", "--replace", "x");
     expect(absent.code).toBe(2);
     expect(absent.stderr).toMatch(/^skillctl: INVALID_ARGUMENT: /);
-    const failing = await as.alice("patch", "alice_greet", "--find", "greeting = greeting.upper()", "--replace", 'raise SystemExit("broken")');
+    const failing = await as.alice(
+      "patch",
+      "alice_greet",
+      "--find",
+      "greeting = greeting.upper()",
+      "--replace",
+      'raise SystemExit("broken")',
+    );
     expect(failing.code).toBe(2);
     expect(failing.stderr).toMatch(/^skillctl: FAILED_PRECONDITION: .*broken/);
     expect((await as.alice("patch", "alice_greet", "--replace", "x")).stderr).toContain("patch needs --find or --find-file");
-    expect((await as.alice("patch", "alice_greet", "--find", "a", "--find-file", find, "--replace", "")).stderr).toContain("give --find or --find-file, not both");
+    expect((await as.alice("patch", "alice_greet", "--find", "a", "--find-file", find, "--replace", "")).stderr).toContain(
+      "give --find or --find-file, not both",
+    );
     expect((await as.bob("patch", "alice_greet", "--find", "hi", "--replace", "yo")).stderr).toMatch(/^skillctl: PERMISSION_DENIED: /);
 
     expect(await as.alice("protect", "alice_greet")).toEqual({ code: 0, stdout: "protected alice_greet v3 (active)\n", stderr: "" });
@@ -245,8 +319,12 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
 
     const versions = await as.bob("versions", "alice_greet");
     expect(versions.code).toBe(0);
-    expect(versions.stdout).toMatch(/^ {4}v1\s+register\s+\S+\s+[0-9a-f]{12}\s+test payload \{\}\n {4}v2\s+patch\s+.*\n {2}\* v3\s+patch\s+.*test payload \{"name": "test"\}\n$/);
-    const versionsJson = JSON.parse((await as.alice("--json", "versions", "alice_greet")).stdout) as { versions: { version: number; origin: string; active: boolean }[] };
+    expect(versions.stdout).toMatch(
+      /^ {4}v1\s+register\s+\S+\s+[0-9a-f]{12}\s+test payload \{\}\n {4}v2\s+patch\s+.*\n {2}\* v3\s+patch\s+.*test payload \{"name": "test"\}\n$/,
+    );
+    const versionsJson = JSON.parse((await as.alice("--json", "versions", "alice_greet")).stdout) as {
+      versions: { version: number; origin: string; active: boolean }[];
+    };
     expect(versionsJson.versions.map((v) => [v.version, v.origin, v.active])).toEqual([
       [1, "register", false],
       [2, "patch", false],
@@ -255,13 +333,17 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
 
     const stats = await as.alice("stats", "alice_greet");
     expect(stats.code).toBe(0);
-    expect(stats.stdout).toMatch(/^name: +alice_greet\nversion: +3\nstatus: +active\nowner: +alice\nvisibility: +public\nage: +\d+\.\d days\n/);
+    expect(stats.stdout).toMatch(
+      /^name: +alice_greet\nversion: +3\nstatus: +active\nowner: +alice\nvisibility: +public\nage: +\d+\.\d days\n/,
+    );
     // One invocation of v3 (bob's, above): too few samples for a rate, enough for percentiles.
     expect(stats.stdout).toContain("\nsuccess rate: - (1 sample in the rolling window; not enough to judge yet)\n");
     expect(stats.stdout).toMatch(/\nvelocity: +\d+\.\d invocations\/day \(last 7 days\)\n/);
     expect(stats.stdout).toMatch(/\nduration: +p50 \d+ ms, p95 \d+ ms\n/);
     expect(stats.stdout).toMatch(/\ninvocations: +\d+ total, \d+ successful\nauto-created: no\n$/);
-    const statsJson = JSON.parse((await as.alice("--json", "stats", "alice_greet")).stdout) as Record<string, unknown> & { skill: Record<string, unknown> };
+    const statsJson = JSON.parse((await as.alice("--json", "stats", "alice_greet")).stdout) as Record<string, unknown> & {
+      skill: Record<string, unknown>;
+    };
     expect(statsJson).toMatchObject({ name: "alice_greet", version: 3, windowSamples: 1, windowSuccesses: 1 });
     expect(statsJson.skill).toMatchObject({ owner: "alice", visibility: "VISIBILITY_PUBLIC" });
     expect((await as.anonymous("stats", "alice_greet")).code).toBe(2);

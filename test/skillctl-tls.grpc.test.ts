@@ -61,7 +61,23 @@ describe("skillctl over TLS (client side)", () => {
     openssl("req", "-x509", ...ec, "-days", "1", "-subj", "/CN=unrelated CA", "-keyout", "other.key", "-out", "other.pem");
     openssl("req", ...ec, "-subj", "/CN=127.0.0.1", "-keyout", "server.key", "-out", "server.csr");
     await writeFile(path.join(dir, "ext.cnf"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1", "-extfile", "ext.cnf", "-out", "server.pem");
+    openssl(
+      "x509",
+      "-req",
+      "-in",
+      "server.csr",
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "1",
+      "-extfile",
+      "ext.cnf",
+      "-out",
+      "server.pem",
+    );
     ca = path.join(dir, "ca.pem");
     otherCa = path.join(dir, "other.pem");
     tls = await startStub(
@@ -86,7 +102,11 @@ describe("skillctl over TLS (client side)", () => {
 
   it("$SKILLCTL_TLS_CA does the same; a host name in the certificate works too", async () => {
     const run = await skillctl({ SKILLCTL_TLS_CA: ca }, "--address", `localhost:${tls.port}`, "whoami");
-    expect(run).toEqual({ code: 0, stdout: "no-token (not an admin; the service has no tokens configured: every caller is this agent)\n", stderr: "" });
+    expect(run).toEqual({
+      code: 0,
+      stdout: "no-token (not an admin; the service has no tokens configured: every caller is this agent)\n",
+      stderr: "",
+    });
   });
 
   it("refuses a server its CA did not sign, and one only the system roots would have to trust, with a hint", async () => {
@@ -94,19 +114,25 @@ describe("skillctl over TLS (client side)", () => {
       const run = await skillctl({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${tls.port}`, ...tlsArgs, "--timeout", "10", "whoami");
       expect(run.code, tlsArgs.join(" ")).toBe(2);
       expect(run.stdout).toBe("");
-      expect(run.stderr).toMatch(/^skillctl: UNAVAILABLE: .*\nskillctl: hint: the server's TLS certificate is not trusted for this address: give its CA with --tls-ca/);
+      expect(run.stderr).toMatch(
+        /^skillctl: UNAVAILABLE: .*\nskillctl: hint: the server's TLS certificate is not trusted for this address: give its CA with --tls-ca/,
+      );
     }
   });
 
   it("plaintext stays the default: it does not reach a TLS server, and TLS does not reach a plaintext one", async () => {
     const plaintextToTls = await skillctl({}, "--address", `127.0.0.1:${tls.port}`, "--timeout", "5", "whoami");
     expect(plaintextToTls.code).toBe(2);
-    expect(plaintextToTls.stderr).toMatch(/^skillctl: UNAVAILABLE: .*\nskillctl: hint: no gRPC service answered at 127\.0\.0\.1:\d+: .*add --tls-ca or --tls\n$/);
+    expect(plaintextToTls.stderr).toMatch(
+      /^skillctl: UNAVAILABLE: .*\nskillctl: hint: no gRPC service answered at 127\.0\.0\.1:\d+: .*add --tls-ca or --tls\n$/,
+    );
 
     expect((await skillctl({}, "--address", `127.0.0.1:${plain.port}`, "whoami")).stdout).toMatch(/^no-token /);
     const tlsToPlaintext = await skillctl({}, "--address", `127.0.0.1:${plain.port}`, "--tls-ca", ca, "--timeout", "5", "whoami");
     expect(tlsToPlaintext.code).toBe(2);
-    expect(tlsToPlaintext.stderr).toMatch(/^skillctl: UNAVAILABLE: .*wrong version number[^]*\nskillctl: hint: the server does not seem to speak TLS on this port/);
+    expect(tlsToPlaintext.stderr).toMatch(
+      /^skillctl: UNAVAILABLE: .*wrong version number[^]*\nskillctl: hint: the server does not seem to speak TLS on this port/,
+    );
   });
 
   it("a --tls-ca that is not a certificate is a usage error before any call", async () => {

@@ -40,7 +40,9 @@ cases = [{"name": c.get("name"), "failure": None if c.find("failure") is None el
 print(json.dumps({"suite": dict(suite.attrib), "cases": cases}))
 `;
   return new Promise((resolve, reject) => {
-    execFile(PYTHON, ["-c", script, file], (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout))));
+    execFile(PYTHON, ["-c", script, file], (error, stdout, stderr) =>
+      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+    );
   });
 }
 const PYTHON = existsSync("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
@@ -103,10 +105,32 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^registered add_numbers v1 \(active\), private, owner local; test run passed in \d+ ms\n$/);
 
-    const json = await skillctl(port, "--json", "register", path.join(work, "flaky.py"), "--name", "flaky", "--description", "Prints fine unless told to fail.", "--schema-json", '{"type":"object","properties":{"fail":{"type":"boolean"}}}');
+    const json = await skillctl(
+      port,
+      "--json",
+      "register",
+      path.join(work, "flaky.py"),
+      "--name",
+      "flaky",
+      "--description",
+      "Prints fine unless told to fail.",
+      "--schema-json",
+      '{"type":"object","properties":{"fail":{"type":"boolean"}}}',
+    );
     expect(json.code).toBe(0);
-    const response = JSON.parse(json.stdout) as { skill: { name: string; version: number; status: string }; test: { success: boolean }; normalizations: string[]; warnings: unknown[] };
-    expect(response.skill).toMatchObject({ name: "flaky", version: 1, status: "SKILL_STATUS_ACTIVE", owner: "local", visibility: "VISIBILITY_PRIVATE" });
+    const response = JSON.parse(json.stdout) as {
+      skill: { name: string; version: number; status: string };
+      test: { success: boolean };
+      normalizations: string[];
+      warnings: unknown[];
+    };
+    expect(response.skill).toMatchObject({
+      name: "flaky",
+      version: 1,
+      status: "SKILL_STATUS_ACTIVE",
+      owner: "local",
+      visibility: "VISIBILITY_PRIVATE",
+    });
     expect(response.test.success).toBe(true);
     expect(response.normalizations).toEqual([]);
   });
@@ -159,8 +183,14 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
 
   it("rejects bad command lines before calling anything (exit code 2)", async () => {
     expect(await skillctl(port, "frobnicate")).toMatchObject({ code: 2, stderr: expect.stringContaining("unknown command 'frobnicate'") });
-    expect(await skillctl(port, "invoke", "add_numbers", "{not json")).toMatchObject({ code: 2, stderr: expect.stringContaining("payload is not valid JSON") });
-    expect(await skillctl(port, "list", "--junit", "x.xml")).toMatchObject({ code: 2, stderr: expect.stringContaining("'list' does not take --junit") });
+    expect(await skillctl(port, "invoke", "add_numbers", "{not json")).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("payload is not valid JSON"),
+    });
+    expect(await skillctl(port, "list", "--junit", "x.xml")).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("'list' does not take --junit"),
+    });
     const help = await skillctl(port, "test", "--help");
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("telemetry");
@@ -185,7 +215,10 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect(show.stdout).toContain('test payload {"a": 1, "b": 2}');
     expect(show.stdout).toContain(`code:\n${ADD}`);
 
-    const showJson = JSON.parse((await skillctl(port, "show", "add_numbers", "--json")).stdout) as { code: string; versions: { version: number; active: boolean }[] };
+    const showJson = JSON.parse((await skillctl(port, "show", "add_numbers", "--json")).stdout) as {
+      code: string;
+      versions: { version: number; active: boolean }[];
+    };
     expect(showJson.code).toBe(ADD);
     expect(showJson.versions).toMatchObject([{ version: 1, active: true }]);
   });
@@ -208,7 +241,19 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
   });
 
   it("deletes, restores, rolls back, retires and wipes the sandbox", async () => {
-    const v2 = await skillctl(port, "register", path.join(work, "add.py"), "--name", "add_numbers", "--description", "Adds two numbers a and b and returns their sum.", "--schema-json", ADD_SCHEMA, "--test-payload", '{"a": 2, "b": 2}');
+    const v2 = await skillctl(
+      port,
+      "register",
+      path.join(work, "add.py"),
+      "--name",
+      "add_numbers",
+      "--description",
+      "Adds two numbers a and b and returns their sum.",
+      "--schema-json",
+      ADD_SCHEMA,
+      "--test-payload",
+      '{"a": 2, "b": 2}',
+    );
     expect(v2.stdout).toContain("registered add_numbers v2 (active)");
     expect((await skillctl(port, "rollback", "add_numbers", "1")).stdout).toBe("rolled back: add_numbers v1 (active)\n");
     expect((await skillctl(port, "delete", "flaky")).stdout).toBe("deleted flaky v1 (deleted)\n");
@@ -217,13 +262,24 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect((await skillctl(port, "restore", "flaky")).stdout).toBe("restored flaky v1 (active)\n");
     expect(await skillctl(port, "retire", "--dry-run")).toMatchObject({ code: 0, stdout: "nothing would be retired\n" });
     expect(JSON.parse((await skillctl(port, "retire", "--json")).stdout)).toEqual({ retired: [], dryRun: false });
-    expect(await skillctl(port, "wipe-sandbox")).toMatchObject({ code: 0, stdout: expect.stringMatching(/^removed \d+ run director(y|ies)\n$/) });
+    expect(await skillctl(port, "wipe-sandbox")).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^removed \d+ run director(y|ies)\n$/),
+    });
     expect((await skillctl(port, "rollback", "add_numbers", "9")).code).toBe(2);
   });
 
   it("test: re-runs stored tests, reports causes and a summary, writes JUnit XML, exits 1 on a failure", async () => {
     // The slow skill passes its test under the default run limit...
-    const slow = await skillctl(port, "register", path.join(work, "slow.py"), "--name", "slow_skill", "--description", "Waits four seconds, then prints done.");
+    const slow = await skillctl(
+      port,
+      "register",
+      path.join(work, "slow.py"),
+      "--name",
+      "slow_skill",
+      "--description",
+      "Waits four seconds, then prints done.",
+    );
     expect(slow.code).toBe(0);
     const allPass = await skillctl(port, "test", "add_numbers", "slow_skill");
     expect(allPass.code).toBe(0);
@@ -252,7 +308,12 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     const all = await skillctl(port, "--json", "test");
     expect(all.code).toBe(1);
     expect(all.stderr).toBe("[1/3] testing add_numbers…\n[2/3] testing flaky…\n[3/3] testing slow_skill…\n");
-    const report = JSON.parse(all.stdout) as { passed: number; failed: number; summary: string; results: { name: string; passed: boolean; cause: string }[] };
+    const report = JSON.parse(all.stdout) as {
+      passed: number;
+      failed: number;
+      summary: string;
+      results: { name: string; passed: boolean; cause: string }[];
+    };
     expect(report.results.map((r) => [r.name, r.passed])).toEqual([
       ["add_numbers", true],
       ["flaky", true],

@@ -17,9 +17,23 @@ async function selfSigned(dir: string, name: string): Promise<{ certFile: string
   const certFile = path.join(dir, `${name}.crt`);
   const keyFile = path.join(dir, `${name}.key`);
   await run("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-    "-keyout", keyFile, "-out", certFile, "-days", "2", "-subj", "/CN=localhost",
-    "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:prime256v1",
+    "-nodes",
+    "-keyout",
+    keyFile,
+    "-out",
+    certFile,
+    "-days",
+    "2",
+    "-subj",
+    "/CN=localhost",
+    "-addext",
+    "subjectAltName=IP:127.0.0.1,DNS:localhost",
   ]).catch((error: unknown) => {
     throw new Error(`openssl could not make a test certificate (apt-get install openssl): ${String(error)}`);
   });
@@ -102,7 +116,9 @@ describe("TLS on the gRPC port", () => {
         () => new Error("expected the start to fail"),
         (error: unknown) => error as Error,
       );
-      expect(refused.message).toContain(`skill-engine: cannot start: SKILL_ENGINE_TLS_KEY (${missingKey}): cannot read the PEM private key`);
+      expect(refused.message).toContain(
+        `skill-engine: cannot start: SKILL_ENGINE_TLS_KEY (${missingKey}): cannot read the PEM private key`,
+      );
       // An operator's mistake: the message, not a stack trace.
       expect(refused.message).not.toMatch(/\n\s+at /);
     } finally {

@@ -41,7 +41,10 @@ describe("the tokens file of a running service (SIGHUP) and a broken one at star
   });
 
   it("refuses to start on a broken tokens file, listing the problems without a stack trace or a token", async () => {
-    await writeTokens([{ agent: "alice", token: "short" }, { agent: "bob bob", token: BOB }]);
+    await writeTokens([
+      { agent: "alice", token: "short" },
+      { agent: "bob bob", token: BOB },
+    ]);
     const failure = await spawnService(env()).then(
       () => new Error("expected the start to fail"),
       (error: unknown) => error as Error,

@@ -47,7 +47,9 @@ type Result = NonNullable<Awaited<ReturnType<TestEngine["client"]["invoke"]>>["r
 /** Waits until the pool has refilled, so the next run really takes a warm container. */
 async function poolReady(engine: TestEngine, size: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const idle = (await containersOf(engine.instanceTag)).filter((c) => c.Labels["io.skill-engine.purpose"] === "warm" && c.State === "running");
+    const idle = (await containersOf(engine.instanceTag)).filter(
+      (c) => c.Labels["io.skill-engine.purpose"] === "warm" && c.State === "running",
+    );
     if (idle.length >= size) return;
     await sleep(50);
   }
@@ -125,13 +127,17 @@ describe("warm pool: single-use containers started ahead of time keep every cold
   });
 
   it("falls back to cold starts when the pool is empty", async () => {
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => warm.client.invoke("behaves", JSON.stringify({ mode: `c${i}` }))));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => warm.client.invoke("behaves", JSON.stringify({ mode: `c${i}` }))),
+    );
     expect(results.every((r) => r.result?.success)).toBe(true);
   });
 
   it("replaces a pooled container that died while idle, and one whose run dir was wiped", async () => {
     await poolReady(warm, 2);
-    const idle = (await containersOf(warm.instanceTag)).filter((c) => c.Labels["io.skill-engine.purpose"] === "warm" && c.State === "running");
+    const idle = (await containersOf(warm.instanceTag)).filter(
+      (c) => c.Labels["io.skill-engine.purpose"] === "warm" && c.State === "running",
+    );
     await docker.getContainer(idle[0]?.Id as string).kill();
     await warm.client.call(warm.client.raw.wipeSandbox, {});
     for (let i = 0; i < 3; i++) expect((await warm.client.invoke("behaves", '{"mode": "after"}')).result?.success).toBe(true);

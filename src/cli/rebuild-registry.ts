@@ -34,7 +34,9 @@ runOperatorCommand({
       lines.push(`${report.warnings.length} warning(s):`);
       for (const warning of report.warnings) lines.push(`  - ${warning}`);
     }
-    lines.push("Invocation history is not kept in the canonical store and starts empty. Start the service to finish (it reconciles the files).");
+    lines.push(
+      "Invocation history is not kept in the canonical store and starts empty. Start the service to finish (it reconciles the files).",
+    );
     return `${lines.join("\n")}\n`;
   },
 });

@@ -22,7 +22,9 @@ describe("loadConfig: TLS, engine probe, shutdown grace", () => {
     }
     // An empty variable counts as unset.
     expect(loadConfig({ HOME: "/home/agent", SKILL_ENGINE_TLS_CERT: "", SKILL_ENGINE_TLS_KEY: "" }).tls).toBeUndefined();
-    expect(() => loadConfig({ HOME: "/home/agent", SKILL_ENGINE_TLS_CERT: "/etc/se/tls.crt", SKILL_ENGINE_TLS_KEY: "" })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOME: "/home/agent", SKILL_ENGINE_TLS_CERT: "/etc/se/tls.crt", SKILL_ENGINE_TLS_KEY: "" })).toThrow(
+      ConfigError,
+    );
   });
 
   it("reads the probe interval in ms and the grace in (fractional) seconds, within bounds", () => {
@@ -31,6 +33,8 @@ describe("loadConfig: TLS, engine probe, shutdown grace", () => {
     expect(config.shutdownGraceMs).toBe(2_500);
     expect(loadConfig({ HOME: "/home/agent", SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: "0" }).shutdownGraceMs).toBe(0);
     expect(() => loadConfig({ HOME: "/home/agent", SKILL_ENGINE_ENGINE_PROBE_MS: "50" })).toThrow(/SKILL_ENGINE_ENGINE_PROBE_MS/);
-    expect(() => loadConfig({ HOME: "/home/agent", SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: "-1" })).toThrow(/SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS/);
+    expect(() => loadConfig({ HOME: "/home/agent", SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: "-1" })).toThrow(
+      /SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS/,
+    );
   });
 });

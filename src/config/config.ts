@@ -57,7 +57,13 @@ export interface SkillEngineConfig {
    */
   readonly embedder:
     | { readonly kind: "use-lite" }
-    | { readonly kind: "openai"; readonly baseUrl: string; readonly model: string; readonly apiKey: string | undefined; readonly dimensions: number | undefined };
+    | {
+        readonly kind: "openai";
+        readonly baseUrl: string;
+        readonly model: string;
+        readonly apiKey: string | undefined;
+        readonly dimensions: number | undefined;
+      };
   /** Qdrant for the vector index (scale-out); the embedded sqlite-vec index is kept alongside as the fallback. @default none (QDRANT_URL, QDRANT_API_KEY) */
   readonly qdrant: { readonly url: string; readonly apiKey: string | undefined } | undefined;
   /** Prometheus scrape port (GET /metrics, on `host`); undefined when metrics are off; 0 picks a free port. @default 9464 (SKILL_ENGINE_METRICS_PORT; SKILL_ENGINE_METRICS=off turns it off) */
@@ -98,8 +104,14 @@ const schema = z.object({
   SKILL_ENGINE_PORT: integer(0, 65535).default(50051),
   SKILL_ENGINE_HOME: z.string().min(1).optional(),
   SKILL_ENGINE_SANDBOX_DIR: z.string().min(1).optional(),
-  SKILL_ENGINE_IMAGE: z.string().regex(/^[\w][\w./:@-]*$/, "must be a Docker image reference").default("skill-engine-sandbox:latest"),
-  SKILL_ENGINE_RUNTIME: z.string().regex(/^[\w.-]+$/, "must be a runtime name such as runc or runsc").optional(),
+  SKILL_ENGINE_IMAGE: z
+    .string()
+    .regex(/^[\w][\w./:@-]*$/, "must be a Docker image reference")
+    .default("skill-engine-sandbox:latest"),
+  SKILL_ENGINE_RUNTIME: z
+    .string()
+    .regex(/^[\w.-]+$/, "must be a runtime name such as runc or runsc")
+    .optional(),
   DOCKER_HOST: z
     .string()
     .regex(/^(unix:\/\/\/.+|tcp:\/\/[^/:]+:\d+)$/, 'must be "unix:///path/to/docker.sock" or "tcp://host:port"')
@@ -168,16 +180,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
   }
   const minWindowSamples = v.SKILL_ENGINE_WINDOW_MIN_SAMPLES ?? v.SKILL_ENGINE_WINDOW_SIZE;
   if (minWindowSamples > v.SKILL_ENGINE_WINDOW_SIZE) {
-    problems.push(`SKILL_ENGINE_WINDOW_MIN_SAMPLES (${minWindowSamples}) cannot exceed SKILL_ENGINE_WINDOW_SIZE (${v.SKILL_ENGINE_WINDOW_SIZE})`);
+    problems.push(
+      `SKILL_ENGINE_WINDOW_MIN_SAMPLES (${minWindowSamples}) cannot exceed SKILL_ENGINE_WINDOW_SIZE (${v.SKILL_ENGINE_WINDOW_SIZE})`,
+    );
   }
   if (v.SKILL_ENGINE_DEPRECATE_BELOW > v.SKILL_ENGINE_WARN_BELOW) {
     problems.push("SKILL_ENGINE_DEPRECATE_BELOW cannot exceed SKILL_ENGINE_WARN_BELOW: a skill is warned about before it is deprecated");
   }
   if (v.SKILL_ENGINE_EMBEDDER === "openai" && (!v.EMBEDDING_BASE_URL || !v.EMBEDDING_MODEL)) {
-    problems.push('SKILL_ENGINE_EMBEDDER=openai needs EMBEDDING_BASE_URL and EMBEDDING_MODEL (e.g. "http://127.0.0.1:8080" and "text-embedding-3-small")');
+    problems.push(
+      'SKILL_ENGINE_EMBEDDER=openai needs EMBEDDING_BASE_URL and EMBEDDING_MODEL (e.g. "http://127.0.0.1:8080" and "text-embedding-3-small")',
+    );
   }
   if ((v.SKILL_ENGINE_TLS_CERT === undefined) !== (v.SKILL_ENGINE_TLS_KEY === undefined)) {
-    problems.push("SKILL_ENGINE_TLS_CERT and SKILL_ENGINE_TLS_KEY go together: set both (PEM certificate chain and private key) or neither");
+    problems.push(
+      "SKILL_ENGINE_TLS_CERT and SKILL_ENGINE_TLS_KEY go together: set both (PEM certificate chain and private key) or neither",
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return {

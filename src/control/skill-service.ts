@@ -186,7 +186,14 @@ export class SkillService {
     );
     await this.reindex(skill, exampleQueries);
     this.logger.info(
-      { skill: skill.name, version: skill.version, owner: skill.owner, visibility: skill.visibility, agent: context.caller.agentId, requestId: context.requestId },
+      {
+        skill: skill.name,
+        version: skill.version,
+        owner: skill.owner,
+        visibility: skill.visibility,
+        agent: context.caller.agentId,
+        requestId: context.requestId,
+      },
       "skill registered",
     );
     return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
@@ -219,7 +226,10 @@ export class SkillService {
       return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch", latest);
     });
     await this.reindex(committed);
-    this.logger.info({ skill: committed.name, version: committed.version, agent: context.caller.agentId, requestId: context.requestId }, "skill patched");
+    this.logger.info(
+      { skill: committed.name, version: committed.version, agent: context.caller.agentId, requestId: context.requestId },
+      "skill patched",
+    );
     return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
   }
 
@@ -239,7 +249,10 @@ export class SkillService {
       await this.store.writeActive(name, code);
       await this.mirror.flush();
       await this.reindex(rolledBack);
-      this.logger.info({ skill: name, from: skill.version, to: version, agent: context.caller.agentId, requestId: context.requestId }, "skill rolled back");
+      this.logger.info(
+        { skill: name, from: skill.version, to: version, agent: context.caller.agentId, requestId: context.requestId },
+        "skill rolled back",
+      );
       return rolledBack;
     });
   }
@@ -294,7 +307,10 @@ export class SkillService {
       const updated = this.registry.setAccess(name, { owner: skill.owner, visibility }, this.now());
       await this.mirror.flush();
       await this.reindex(updated);
-      this.logger.info({ skill: name, from: skill.visibility, to: visibility, agent: context.caller.agentId, requestId: context.requestId }, "skill visibility changed");
+      this.logger.info(
+        { skill: name, from: skill.visibility, to: visibility, agent: context.caller.agentId, requestId: context.requestId },
+        "skill visibility changed",
+      );
       return updated;
     });
   }
@@ -311,7 +327,10 @@ export class SkillService {
       const updated = this.registry.setAccess(name, { owner: newOwner, visibility: skill.visibility }, this.now());
       await this.mirror.flush();
       await this.reindex(updated);
-      this.logger.warn({ skill: name, from: skill.owner, to: newOwner, agent: context.caller.agentId, requestId: context.requestId }, "skill transferred");
+      this.logger.warn(
+        { skill: name, from: skill.owner, to: newOwner, agent: context.caller.agentId, requestId: context.requestId },
+        "skill transferred",
+      );
       return updated;
     });
   }
@@ -472,14 +491,23 @@ export class SkillService {
   private async testRun(name: string, code: string, payload: string, context: CallContext): Promise<ExecutionResult> {
     const test = await this.run("test", name, code, payload, context);
     if (!test.success) {
-      this.logger.info({ skill: name, cause: test.errorSummary, agent: context.caller.agentId, requestId: context.requestId }, "code rejected by its test run");
+      this.logger.info(
+        { skill: name, cause: test.errorSummary, agent: context.caller.agentId, requestId: context.requestId },
+        "code rejected by its test run",
+      );
       throw new SkillTestFailedError(name, test.errorSummary);
     }
     return test;
   }
 
   /** One sandbox run of `code` on `payload`, stopped when the call is cancelled or its deadline passes. */
-  private run(purpose: SandboxRunRequest["purpose"], skillName: string, code: string, payload: string, context: CallContext): Promise<ExecutionResult> {
+  private run(
+    purpose: SandboxRunRequest["purpose"],
+    skillName: string,
+    code: string,
+    payload: string,
+    context: CallContext,
+  ): Promise<ExecutionResult> {
     return this.runner.run({ code, payload, purpose, skillName, ...(context.signal ? { signal: context.signal } : {}) });
   }
 
@@ -502,16 +530,19 @@ export class SkillService {
     }
     const version = this.registry.nextVersion(name);
     await this.store.writeVersion(name, version, code);
-    const committed = this.registry.commitVersion({
-      name,
-      version,
-      description,
-      parametersSchema,
-      testPayload,
-      contentHash: contentHash(code),
-      origin,
-      createdAt: this.now(),
-    }, { owner: access.owner, visibility: access.visibility });
+    const committed = this.registry.commitVersion(
+      {
+        name,
+        version,
+        description,
+        parametersSchema,
+        testPayload,
+        contentHash: contentHash(code),
+        origin,
+        createdAt: this.now(),
+      },
+      { owner: access.owner, visibility: access.visibility },
+    );
     await this.store.writeActive(name, code);
     await this.mirror.flush();
     return committed;
@@ -558,9 +589,7 @@ export class SkillService {
   private liveSkill(skill: SkillRecord, action: string): SkillRecord {
     if (!isLive(skill.status)) {
       const why = skill.statusReason ? ` (${skill.statusReason})` : "";
-      throw new FailedPreconditionError(
-        `cannot ${action} "${skill.name}": it is ${skill.status}${why}; RestoreSkill brings it back`,
-      );
+      throw new FailedPreconditionError(`cannot ${action} "${skill.name}": it is ${skill.status}${why}; RestoreSkill brings it back`);
     }
     return skill;
   }

@@ -34,7 +34,10 @@ describe("CappedOutput", () => {
   it("costs no memory for output far past the limit", async () => {
     const output = new CappedOutput(1024);
     const chunk = Buffer.alloc(64 * 1024, 0x61);
-    await feed(output, Array.from({ length: 64 }, () => chunk));
+    await feed(
+      output,
+      Array.from({ length: 64 }, () => chunk),
+    );
     expect(output.text().length).toBe(1024);
     expect(output.tailText().length).toBe(8 * 1024);
   });

@@ -20,7 +20,9 @@ export async function runCold(request: SandboxRunRequest, signal: AbortSignal, c
     } catch (error) {
       if (!(error instanceof RunDirectoryVanishedError)) throw error;
       if (attempt >= PREPARE_ATTEMPTS) {
-        throw new SandboxUnavailableError("the sandbox directory kept disappearing while the run was being prepared; retry once the wipe is over");
+        throw new SandboxUnavailableError(
+          "the sandbox directory kept disappearing while the run was being prepared; retry once the wipe is over",
+        );
       }
       context.logger.warn({ skill: request.skillName, attempt }, "run directory vanished before start; preparing again");
     }
@@ -32,7 +34,10 @@ async function runColdOnce(request: SandboxRunRequest, signal: AbortSignal, cont
   const member = await context.prepareCold(request);
   const logger = runLogger(context.logger, member.runId, request, "cold");
   try {
-    return await finishRun(member, { exit: member.exited, startedAt: member.startedAt, outputComplete: () => false }, signal, { ...context, logger });
+    return await finishRun(member, { exit: member.exited, startedAt: member.startedAt, outputComplete: () => false }, signal, {
+      ...context,
+      logger,
+    });
   } catch (error) {
     throw asRunFailure(error, context.image, "run a sandbox container");
   } finally {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { LABEL_BOOT, LABEL_INSTANCE, LABEL_MANAGED, LABEL_PURPOSE, LABEL_RUN_ID, LABEL_SKILL, SANDBOX_USER, sandboxContainerSpec } from "./container-spec.js";
+import {
+  LABEL_BOOT,
+  LABEL_INSTANCE,
+  LABEL_MANAGED,
+  LABEL_PURPOSE,
+  LABEL_RUN_ID,
+  LABEL_SKILL,
+  SANDBOX_USER,
+  sandboxContainerSpec,
+} from "./container-spec.js";
 import type { SandboxLimits } from "./sandbox-runner.js";
 
 const limits: SandboxLimits = {

@@ -28,8 +28,7 @@ const OPEN_FILES_LIMIT = 256;
  * the runner script, which waits on stdin for exactly one job.
  */
 export type ContainerCommand =
-  | { readonly kind: "cold"; readonly skillName: string; readonly purpose: string; readonly payload: string }
-  | { readonly kind: "warm" };
+  { readonly kind: "cold"; readonly skillName: string; readonly purpose: string; readonly payload: string } | { readonly kind: "warm" };
 
 export interface SandboxContainerSpecInput {
   readonly image: string;

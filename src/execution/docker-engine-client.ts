@@ -32,7 +32,9 @@ export class DockerEngineClient {
 
   /** Containers (running or not) carrying every one of `labels` (`key=value`), with their labels. */
   async listContainers(labels: readonly string[]): Promise<Array<{ id: string; labels: Record<string, string> }>> {
-    const found = await this.call("list sandbox containers", () => this.docker.listContainers({ all: true, filters: { label: [...labels] } }));
+    const found = await this.call("list sandbox containers", () =>
+      this.docker.listContainers({ all: true, filters: { label: [...labels] } }),
+    );
     return found.map((info) => ({ id: info.Id, labels: info.Labels ?? {} }));
   }
 
@@ -70,7 +72,11 @@ export class EngineContainer {
 
   /** Splits the attach stream's frames into stdout and stderr. */
   demultiplex(attached: Duplex, stdout: Writable, stderr: Writable): void {
-    (this.container.modem as { demuxStream(stream: Duplex, stdout: Writable, stderr: Writable): void }).demuxStream(attached, stdout, stderr);
+    (this.container.modem as { demuxStream(stream: Duplex, stdout: Writable, stderr: Writable): void }).demuxStream(
+      attached,
+      stdout,
+      stderr,
+    );
   }
 
   async start(): Promise<void> {
@@ -94,7 +100,8 @@ export class EngineContainer {
   kill(): void {
     this.logger.debug({ containerId: this.id, runId: this.runId }, "killing sandbox container");
     this.container.kill({ signal: "SIGKILL" }).catch((error: unknown) => {
-      if (!isAlreadyGone(error)) this.logger.warn({ err: error, containerId: this.id, runId: this.runId }, "could not kill sandbox container");
+      if (!isAlreadyGone(error))
+        this.logger.warn({ err: error, containerId: this.id, runId: this.runId }, "could not kill sandbox container");
     });
   }
 

@@ -18,7 +18,10 @@ describe("fromDockerError", () => {
   });
 
   it("keeps filesystem errors apart from engine errors", () => {
-    const error = fromDockerError(Object.assign(new Error("EACCES: permission denied, mkdir '/x'"), { code: "EACCES", path: "/x" }), context);
+    const error = fromDockerError(
+      Object.assign(new Error("EACCES: permission denied, mkdir '/x'"), { code: "EACCES", path: "/x" }),
+      context,
+    );
     expect(error.kind).toBe("internal");
   });
 

@@ -9,15 +9,7 @@ interface DockerishError {
   json?: { message?: string } | null;
 }
 
-const CONNECTION_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOENT",
-  "EACCES",
-  "ECONNRESET",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-]);
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ENOENT", "EACCES", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH"]);
 
 /** True when the engine says the object is already gone (idempotent outcomes of remove/kill). */
 export function isAlreadyGone(error: unknown): boolean {
@@ -43,16 +35,10 @@ export function fromDockerError(error: unknown, context: { image: string; action
     );
   }
   if (e?.statusCode === 404 && /no such image/i.test(detail)) {
-    return new SandboxUnavailableError(
-      `the sandbox image ${context.image} is missing; build it with npm run setup`,
-      { cause: error },
-    );
+    return new SandboxUnavailableError(`the sandbox image ${context.image} is missing; build it with npm run setup`, { cause: error });
   }
   if (e?.statusCode === 500 || e?.statusCode === 503) {
-    return new SandboxUnavailableError(
-      `the Docker engine failed to ${context.action}: ${detail}`,
-      { cause: error },
-    );
+    return new SandboxUnavailableError(`the Docker engine failed to ${context.action}: ${detail}`, { cause: error });
   }
   return new InternalError(`Docker engine error while trying to ${context.action}: ${detail}`, {
     cause: error,

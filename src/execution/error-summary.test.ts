@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { isSuccessfulRun, lastExceptionLine, summarizeRun } from "./error-summary.js";
 
-const base = { exitCode: 1, stdout: "", stderrTail: "", timedOut: false, oomKilled: false, timeoutMs: 5000, memoryBytes: 256 * 1024 * 1024 };
+const base = {
+  exitCode: 1,
+  stdout: "",
+  stderrTail: "",
+  timedOut: false,
+  oomKilled: false,
+  timeoutMs: 5000,
+  memoryBytes: 256 * 1024 * 1024,
+};
 
 describe("summarizeRun", () => {
   it("takes the exception line of a traceback", () => {

@@ -36,7 +36,12 @@ export interface FinishContext {
  * A failure whose run directory was wiped meanwhile is the infrastructure's, not the skill's.
  * Throws `RunCancelledError` when `signal` aborted the run.
  */
-export async function finishRun(member: SandboxContainer, ending: RunEnding, signal: AbortSignal, context: FinishContext): Promise<ExecutionResult> {
+export async function finishRun(
+  member: SandboxContainer,
+  ending: RunEnding,
+  signal: AbortSignal,
+  context: FinishContext,
+): Promise<ExecutionResult> {
   const { limits, logger } = context;
   const { exitCode, timedOut, cancelled } = await awaitExit(member, ending.exit, signal, limits.timeoutMs);
   const durationMs = Math.round(performance.now() - ending.startedAt);
@@ -58,7 +63,9 @@ export async function finishRun(member: SandboxContainer, ending: RunEnding, sig
   });
   const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
   if (!success && !(await context.runDirectories.exists(member.runId))) {
-    throw new SandboxUnavailableError("the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry");
+    throw new SandboxUnavailableError(
+      "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
+    );
   }
   logger.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
   return {

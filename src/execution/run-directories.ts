@@ -99,10 +99,7 @@ export class RunDirectories {
 }
 
 async function chmodNoFollow(directory: string, mode: number): Promise<void> {
-  const handle = await open(
-    directory,
-    fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW,
-  );
+  const handle = await open(directory, fsConstants.O_RDONLY | fsConstants.O_DIRECTORY | fsConstants.O_NOFOLLOW);
   try {
     await handle.chmod(mode);
   } finally {

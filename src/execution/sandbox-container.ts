@@ -95,7 +95,17 @@ export async function prepareContainer(
     const exited = container.wait();
     // Observed by the pool or the run; never an unhandled rejection on its own.
     exited.catch(() => undefined);
-    return { runId, container, attached, stdout, stderr, outputDone, exited, startedAt, ...(nonce && markerExit ? { nonce, markerExit } : {}) };
+    return {
+      runId,
+      container,
+      attached,
+      stdout,
+      stderr,
+      outputDone,
+      exited,
+      startedAt,
+      ...(nonce && markerExit ? { nonce, markerExit } : {}),
+    };
   } catch (error) {
     await container?.remove();
     await runDirectories.remove(runId).catch(() => undefined);
@@ -108,7 +118,13 @@ export async function prepareContainer(
  * the skill wrote before it has then arrived, whatever the engine's exit bookkeeping still takes.
  * Resolves with the exit code the marker carries.
  */
-function demultiplexUntilMarker(container: EngineContainer, attached: Duplex, nonce: string, stdout: CappedOutput, stderr: CappedOutput): Promise<number> {
+function demultiplexUntilMarker(
+  container: EngineContainer,
+  attached: Duplex,
+  nonce: string,
+  stdout: CappedOutput,
+  stderr: CappedOutput,
+): Promise<number> {
   let stdoutCode: ((code: number) => void) | undefined;
   let stderrSeen: (() => void) | undefined;
   const onStdout = new Promise<number>((resolve) => (stdoutCode = resolve));

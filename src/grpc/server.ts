@@ -61,7 +61,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     "grpc.max_send_message_length": 8 * 1024 * 1024,
     interceptors: [calls.interceptor],
   });
-  server.addService(SkillEngineService, skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics));
+  server.addService(
+    SkillEngineService,
+    skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics),
+  );
 
   const health = new HealthImplementation({ "": "NOT_SERVING", [SKILL_ENGINE_SERVICE_NAME]: "NOT_SERVING" });
   health.addToServer(server);

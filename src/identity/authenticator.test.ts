@@ -44,7 +44,9 @@ describe("Authenticator", () => {
     expect(auth.authenticate(`Bearer ${ALICE}`)).toEqual({ agentId: "alice", admin: false, authenticated: true });
     expect(auth.authenticate(`bearer  ${OPS} `)).toEqual({ agentId: "ops", admin: true, authenticated: true });
 
-    expect(refusal(() => auth.authenticate(undefined)).message).toMatch(/requires a token: send the metadata "authorization: Bearer <token>"/);
+    expect(refusal(() => auth.authenticate(undefined)).message).toMatch(
+      /requires a token: send the metadata "authorization: Bearer <token>"/,
+    );
     expect(refusal(() => auth.authenticate("")).kind).toBe("unauthenticated");
     expect(refusal(() => auth.authenticate(ALICE)).message).toBe('the authorization metadata must be "Bearer <token>"');
     expect(refusal(() => auth.authenticate(`Basic ${ALICE}`)).message).toBe('the authorization metadata must be "Bearer <token>"');

@@ -96,12 +96,17 @@ async function readGrants(sources: TokenSources, logger: Logger): Promise<TokenG
     try {
       text = await readFile(file, "utf8");
     } catch (error) {
-      throw new TokenListError(`SKILL_ENGINE_TOKENS_FILE ${file}`, [`cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`]);
+      throw new TokenListError(`SKILL_ENGINE_TOKENS_FILE ${file}`, [
+        `cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      ]);
     }
     const parsed = parseTokensFile(text, `SKILL_ENGINE_TOKENS_FILE ${file}`);
     const mode = (await stat(file)).mode;
     if ((mode & 0o077) !== 0 && parsed.length > 0) {
-      logger.warn({ file, mode: (mode & 0o777).toString(8) }, "the tokens file is readable by other users; chmod 600 it (or store token_sha256 only)");
+      logger.warn(
+        { file, mode: (mode & 0o777).toString(8) },
+        "the tokens file is readable by other users; chmod 600 it (or store token_sha256 only)",
+      );
     }
     grants.push(...parsed);
   }

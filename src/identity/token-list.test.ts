@@ -59,10 +59,20 @@ describe("the tokens file", () => {
     expect(problemsOf(() => parseTokensFile(JSON.stringify({ tokens: [{ agent: "a", token: ALICE, role: "admin" }] }), "f"))[0]).toMatch(
       /tokens\.0: Unrecognized key/,
     );
-    expect(problemsOf(() => parseTokensFile(JSON.stringify({ tokens: [] }), "f"))).toEqual(['"tokens" is empty: nobody could call the service']);
+    expect(problemsOf(() => parseTokensFile(JSON.stringify({ tokens: [] }), "f"))).toEqual([
+      '"tokens" is empty: nobody could call the service',
+    ]);
     expect(
       problemsOf(() =>
-        parseTokensFile(JSON.stringify({ tokens: [{ agent: "a", token: ALICE }, { agent: "b", token_sha256: sha256Hex(ALICE) }] }), "f"),
+        parseTokensFile(
+          JSON.stringify({
+            tokens: [
+              { agent: "a", token: ALICE },
+              { agent: "b", token_sha256: sha256Hex(ALICE) },
+            ],
+          }),
+          "f",
+        ),
       ),
     ).toEqual(['the same token is listed for "a" and "b"']);
   });
@@ -80,7 +90,9 @@ describe("inline tokens (SKILL_ENGINE_TOKENS)", () => {
 
   it("names the entry that is wrong", () => {
     expect(problemsOf(() => parseInlineTokens(`alice${ALICE}`, "env"))).toEqual(['entry 1: expected "agent=token" or "agent:admin=token"']);
-    expect(problemsOf(() => parseInlineTokens(`alice:root=${ALICE}`, "env"))).toEqual(['entry 1: the only role is "admin" (agent:admin=token)']);
+    expect(problemsOf(() => parseInlineTokens(`alice:root=${ALICE}`, "env"))).toEqual([
+      'entry 1: the only role is "admin" (agent:admin=token)',
+    ]);
     expect(problemsOf(() => parseInlineTokens(`alice=${ALICE},bob=short`, "env"))).toEqual([
       expect.stringMatching(/^entry 2 \(bob\): is 5 characters/),
     ]);

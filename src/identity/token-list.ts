@@ -130,7 +130,8 @@ export function parseInlineTokens(text: string, source: string): TokenGrant[] {
 
 function plainTokenProblem(token: string): string | undefined {
   if (!TOKEN_PATTERN.test(token)) return "must be printable ASCII without spaces";
-  if (token.length < MIN_TOKEN_LENGTH) return `is ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} random ones (e.g. openssl rand -hex 32)`;
+  if (token.length < MIN_TOKEN_LENGTH)
+    return `is ${token.length} characters; use at least ${MIN_TOKEN_LENGTH} random ones (e.g. openssl rand -hex 32)`;
   return undefined;
 }
 

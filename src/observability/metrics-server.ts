@@ -21,7 +21,9 @@ export async function startMetricsServer(
     }
     if (request.method === "GET" && route === "/readyz") {
       const ready = probes.ready();
-      response.writeHead(ready ? 200 : 503, { "content-type": "text/plain" }).end(ready ? "ready\n" : "not ready: the sandbox engine cannot be reached\n");
+      response
+        .writeHead(ready ? 200 : 503, { "content-type": "text/plain" })
+        .end(ready ? "ready\n" : "not ready: the sandbox engine cannot be reached\n");
       return;
     }
     if (request.method !== "GET" || route !== "/metrics") {

@@ -49,7 +49,11 @@ function exampleValue(schema: unknown, name: string, depth: number): unknown {
     case "object": {
       const inner = s.properties as Record<string, unknown> | undefined;
       if (!inner || depth >= 2) return {};
-      return Object.fromEntries(Object.keys(inner).slice(0, 3).map((k) => [k, exampleValue(inner[k], k, depth + 1)]));
+      return Object.fromEntries(
+        Object.keys(inner)
+          .slice(0, 3)
+          .map((k) => [k, exampleValue(inner[k], k, depth + 1)]),
+      );
     }
     default:
       return `<${name}>`;

@@ -24,7 +24,12 @@ class WordEmbedder implements Embedder {
 }
 
 const logger = pino({ level: "silent" });
-const skill = (name: string, owner: string, visibility: "private" | "public", description = "convert celsius temperature to fahrenheit"): RoutableSkill => ({
+const skill = (
+  name: string,
+  owner: string,
+  visibility: "private" | "public",
+  description = "convert celsius temperature to fahrenheit",
+): RoutableSkill => ({
   name,
   description,
   owner,
@@ -37,7 +42,13 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
   let router: SkillRouter;
   beforeEach(async () => {
     db = new Database(":memory:");
-    router = new SkillRouter({ db, embedder: new WordEmbedder(), vectors: new SqliteVecIndex(db, { logger }), keywords: new KeywordIndex(db, { logger }), logger });
+    router = new SkillRouter({
+      db,
+      embedder: new WordEmbedder(),
+      vectors: new SqliteVecIndex(db, { logger }),
+      keywords: new KeywordIndex(db, { logger }),
+      logger,
+    });
     await router.init([]);
     for (const s of [
       skill("alice_private", "alice", "private"),
@@ -57,10 +68,16 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
   it("routes an agent to its own skills and the public ones, in every mode, each skill once", async () => {
     for (const mode of ["fused", "keywords", "vectors"] as const) {
       const hits = await names({ agentId: "alice", everything: false }, mode);
-      expect({ mode, hits: hits.filter((n) => n !== "unrelated_public") }).toEqual({ mode, hits: ["alice_private", "alice_public", "bob_public"] });
+      expect({ mode, hits: hits.filter((n) => n !== "unrelated_public") }).toEqual({
+        mode,
+        hits: ["alice_private", "alice_public", "bob_public"],
+      });
       expect(new Set(hits).size).toBe(hits.length);
     }
-    expect((await names({ agentId: "carol", everything: false })).filter((n) => n !== "unrelated_public")).toEqual(["alice_public", "bob_public"]);
+    expect((await names({ agentId: "carol", everything: false })).filter((n) => n !== "unrelated_public")).toEqual([
+      "alice_public",
+      "bob_public",
+    ]);
   });
 
   it("searches each source once for an agent, as for an admin", async () => {
@@ -69,7 +86,10 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
     const scoped = new SkillRouter({ db, embedder: new WordEmbedder(), vectors, keywords, logger });
     const vectorSearch = vi.spyOn(vectors, "search");
     const keywordSearch = vi.spyOn(keywords, "search");
-    for (const scope of [{ agentId: "alice", everything: false }, { agentId: "ops", everything: true }]) {
+    for (const scope of [
+      { agentId: "alice", everything: false },
+      { agentId: "ops", everything: true },
+    ]) {
       vectorSearch.mockClear();
       keywordSearch.mockClear();
       const { hits } = await scoped.route("convert celsius to fahrenheit", { limit: 10, mode: "fused", scope });
@@ -113,7 +133,11 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
   });
 
   it("lets only the agent a route was made for credit it", async () => {
-    const route = await router.route("convert celsius to fahrenheit", { limit: 10, mode: "fused", scope: { agentId: "alice", everything: false } });
+    const route = await router.route("convert celsius to fahrenheit", {
+      limit: 10,
+      mode: "fused",
+      scope: { agentId: "alice", everything: false },
+    });
     const target = skill("bob_public", "bob", "public");
     expect(await router.credit(route.routeId, "bob_public", true, target, "bob")).toBe(false);
     expect(router.quality("bob_public").selections).toBe(0);
@@ -131,7 +155,13 @@ describe("SkillRouter upgrade from indexes without audience (layout 2)", () => {
       skill("bob_private", "bob", "private"),
       skill("bob_public", "bob", "public"),
     ];
-    const first = new SkillRouter({ db, embedder: new WordEmbedder(), vectors: new SqliteVecIndex(db, { logger }), keywords: new KeywordIndex(db, { logger }), logger });
+    const first = new SkillRouter({
+      db,
+      embedder: new WordEmbedder(),
+      vectors: new SqliteVecIndex(db, { logger }),
+      keywords: new KeywordIndex(db, { logger }),
+      logger,
+    });
     await first.init(skills);
     // Turn what the first router wrote into what the previous version would have left behind.
     db.exec("ALTER TABLE skill_keywords_docs DROP COLUMN audience");
@@ -153,7 +183,11 @@ describe("SkillRouter upgrade from indexes without audience (layout 2)", () => {
     const meta = db.prepare("SELECT value FROM routing_meta WHERE key = 'embedder'").get() as { value: string };
     expect(meta.value).toBe("test-words/64/layout-3");
     for (const mode of ["fused", "keywords", "vectors"] as const) {
-      const { hits } = await router.route("convert celsius to fahrenheit", { limit: 10, mode, scope: { agentId: "alice", everything: false } });
+      const { hits } = await router.route("convert celsius to fahrenheit", {
+        limit: 10,
+        mode,
+        scope: { agentId: "alice", everything: false },
+      });
       expect({ mode, names: hits.map((h) => h.name).sort() }).toEqual({ mode, names: ["alice_private", "alice_public", "bob_public"] });
     }
     db.close();

@@ -133,13 +133,13 @@ export class SkillRouter {
     const previous = this.db.prepare<[string], { value: string }>("SELECT value FROM routing_meta WHERE key = ?").get(META_EMBEDDER)?.value;
     const evidenceCount = (this.db.prepare("SELECT COUNT(*) AS n FROM route_evidence").get() as { n: number }).n;
     const stale =
-      previous !== identity ||
-      (await this.vectors.count()) !== skills.length + evidenceCount ||
-      this.keywords.count() !== skills.length;
+      previous !== identity || (await this.vectors.count()) !== skills.length + evidenceCount || this.keywords.count() !== skills.length;
     if (!stale) return;
     this.logger.info({ skills: skills.length, embedder: identity, previous }, "re-indexing skills for routing");
     await this.reindexAll(skills);
-    this.db.prepare("INSERT INTO routing_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(META_EMBEDDER, identity);
+    this.db
+      .prepare("INSERT INTO routing_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+      .run(META_EMBEDDER, identity);
   }
 
   /** Rebuilds both indexes from `skills` and the stored evidence. */
@@ -157,7 +157,13 @@ export class SkillRouter {
     this.keywords.upsert([{ ...skill, evidence: evidence.map((e) => e.query) }]);
     const texts = [documentText(skill), ...evidence.map((e) => e.query)];
     const vectors = await this.embedder.embed(texts);
-    const payload = { type: "acquired_skill" as const, name: skill.name, owner: skill.owner, visibility: skill.visibility, status: skill.status };
+    const payload = {
+      type: "acquired_skill" as const,
+      name: skill.name,
+      owner: skill.owner,
+      visibility: skill.visibility,
+      status: skill.status,
+    };
     await this.vectors.upsert(
       vectors.map((vector, i) => ({
         id: i === 0 ? skill.name : `${skill.name}${EVIDENCE_SEPARATOR}${evidence[i - 1]?.hash ?? ""}`,
@@ -255,7 +261,10 @@ export class SkillRouter {
     const text = query.trim().slice(0, 500);
     if (text === "") return false;
     const hash = createHash("sha256").update(text).digest("hex").slice(0, 16);
-    return this.db.prepare("INSERT OR IGNORE INTO route_evidence (name, query, hash, at) VALUES (?, ?, ?, ?)").run(name, text, hash, Date.now()).changes > 0;
+    return (
+      this.db.prepare("INSERT OR IGNORE INTO route_evidence (name, query, hash, at) VALUES (?, ?, ?, ?)").run(name, text, hash, Date.now())
+        .changes > 0
+    );
   }
 
   private evidenceOf(name: string): Array<{ query: string; hash: string }> {

@@ -1,11 +1,4 @@
-import {
-  ConflictError,
-  errorMessage,
-  InternalError,
-  ResourceExhaustedError,
-  SkillEngineError,
-  UnavailableError,
-} from "../errors/index.js";
+import { ConflictError, errorMessage, InternalError, ResourceExhaustedError, SkillEngineError, UnavailableError } from "../errors/index.js";
 
 /** Which store of registry.db failed, as the caller's message names it ("the registry", "the routing index"). */
 export type SqliteStoreName = "registry" | "routing index";

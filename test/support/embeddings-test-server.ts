@@ -66,7 +66,9 @@ export class EmbeddingsTestServer {
     this.requests.push({ model, input, authorization: req.headers.authorization });
 
     if (this.fault === "http-500") {
-      res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "model crashed: CUDA out of memory" } }));
+      res
+        .writeHead(500, { "content-type": "application/json" })
+        .end(JSON.stringify({ error: { message: "model crashed: CUDA out of memory" } }));
       return;
     }
     if (this.fault === "slow") await new Promise((resolve) => setTimeout(resolve, this.slowMs).unref());

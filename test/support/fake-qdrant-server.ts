@@ -262,7 +262,10 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 function pointId(id: unknown): string | number {
   if (typeof id === "number" && Number.isSafeInteger(id) && id >= 0) return id;
   if (typeof id === "string" && UUID.test(id)) return id.toLowerCase();
-  throw new QdrantHttpError(400, `Format error in JSON body: value ${JSON.stringify(id)} is not a valid point ID, valid values are either an unsigned integer or a UUID`);
+  throw new QdrantHttpError(
+    400,
+    `Format error in JSON body: value ${JSON.stringify(id)} is not a valid point ID, valid values are either an unsigned integer or a UUID`,
+  );
 }
 
 /** Supports what the adapter sends: `must` of `{key, match: {value} | {any}}`. Anything else is a 400. */

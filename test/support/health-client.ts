@@ -1,4 +1,11 @@
-import { type ChannelCredentials, type Client, type ClientReadableStream, credentials, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
+import {
+  type ChannelCredentials,
+  type Client,
+  type ClientReadableStream,
+  credentials,
+  makeGenericClientConstructor,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 
 /** A grpc.health.v1.Health client with promise-returning Check and a recording Watch. */
@@ -28,7 +35,9 @@ export function healthProbe(port: number, channelCredentials: ChannelCredentials
   const raw = new Health(`127.0.0.1:${port}`, channelCredentials) as unknown as RawHealthClient;
   return {
     check: (service = SKILL_ENGINE_SERVICE) =>
-      new Promise<string>((resolve, reject) => raw.check({ service }, (error, response) => (error ? reject(error) : resolve(response.status)))),
+      new Promise<string>((resolve, reject) =>
+        raw.check({ service }, (error, response) => (error ? reject(error) : resolve(response.status))),
+      ),
     watch(service = SKILL_ENGINE_SERVICE) {
       const statuses: string[] = [];
       const stream = raw.watch({ service });

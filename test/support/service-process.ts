@@ -18,7 +18,14 @@ export interface ServiceProcess {
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     cwd: REPO_ROOT,
-    env: { ...process.env, SKILL_ENGINE_PORT: "0", SKILL_ENGINE_LOG_LEVEL: "info", SKILL_ENGINE_POOL: "off", SKILL_ENGINE_METRICS_PORT: "0", ...env },
+    env: {
+      ...process.env,
+      SKILL_ENGINE_PORT: "0",
+      SKILL_ENGINE_LOG_LEVEL: "info",
+      SKILL_ENGINE_POOL: "off",
+      SKILL_ENGINE_METRICS_PORT: "0",
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: Array<Record<string, unknown>> = [];

@@ -120,7 +120,14 @@ export function connect(port: number, token?: string, channelCredentials: Channe
     register: (request, ms) =>
       call<RegisterSkillRequest, RegisterSkillResponse>(
         raw.registerSkill,
-        { description: "a test skill", parametersSchema: '{"type":"object"}', testPayload: "{}", exampleQueries: [], visibility: 0, ...request },
+        {
+          description: "a test skill",
+          parametersSchema: '{"type":"object"}',
+          testPayload: "{}",
+          exampleQueries: [],
+          visibility: 0,
+          ...request,
+        },
         ms,
       ),
     invoke: (name, payload = "{}", ms, routeId = "") => call(raw.invokeSkill, { name, payload, routeId }, ms),

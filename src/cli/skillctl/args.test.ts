@@ -33,7 +33,11 @@ describe("skillctl command line: authentication", () => {
   });
 
   it("refuses --token VALUE with the reason (shell history, ps) and the alternatives", () => {
-    for (const argv of [["--token", "abc", "list"], ["list", "--token=abc"], ["list", "--token"]]) {
+    for (const argv of [
+      ["--token", "abc", "list"],
+      ["list", "--token=abc"],
+      ["list", "--token"],
+    ]) {
       const error = usageError(argv);
       expect(error.message).toContain("there is no --token option");
       expect(error.message).toContain("shell history");
@@ -56,7 +60,10 @@ describe("skillctl command line: TLS", () => {
     expect(command(["--tls", "list"]).global.tls).toEqual({ kind: "system-roots" });
     expect(command(["list", "--tls-ca", "ca.pem"]).global.tls).toEqual({ kind: "ca-file", path: "ca.pem" });
     expect(command(["list"], { SKILLCTL_TLS_CA: "/etc/ca.pem" }).global.tls).toEqual({ kind: "ca-file", path: "/etc/ca.pem" });
-    expect(command(["list", "--tls-ca", "mine.pem"], { SKILLCTL_TLS_CA: "/etc/ca.pem" }).global.tls).toEqual({ kind: "ca-file", path: "mine.pem" });
+    expect(command(["list", "--tls-ca", "mine.pem"], { SKILLCTL_TLS_CA: "/etc/ca.pem" }).global.tls).toEqual({
+      kind: "ca-file",
+      path: "mine.pem",
+    });
     expect(command(["--tls", "list"], { SKILLCTL_TLS_CA: "/etc/ca.pem" }).global.tls).toEqual({ kind: "ca-file", path: "/etc/ca.pem" });
     expect(usageError(["list", "--tls-ca="]).message).toContain("--tls-ca needs a file name");
   });
@@ -86,7 +93,10 @@ describe("skillctl command line: the new commands", () => {
   it("patch takes find/replace text or files and a test payload; nothing else", () => {
     const parsed = command(["patch", "s", "--find", "a = 1", "--replace", "", "--test-payload", "{}"]);
     expect(parsed.options).toMatchObject({ find: "a = 1", replace: "", "test-payload": "{}" });
-    expect(command(["patch", "s", "--find-file", "f.txt", "--replace-file", "r.txt"]).options).toMatchObject({ "find-file": "f.txt", "replace-file": "r.txt" });
+    expect(command(["patch", "s", "--find-file", "f.txt", "--replace-file", "r.txt"]).options).toMatchObject({
+      "find-file": "f.txt",
+      "replace-file": "r.txt",
+    });
     expect(usageError(["patch", "s", "--name", "x"]).message).toContain("'patch' does not take --name");
   });
 

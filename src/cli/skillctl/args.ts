@@ -81,9 +81,14 @@ export const COMMANDS: Record<string, CommandSpec> = {
   list: {
     positionals: [0, 0],
     options: ["all", "owner"],
-    usage: "list [--all] [--owner AGENT]\n      Every skill this caller may see (--all: retired and deleted ones too; --owner: only that agent's).",
+    usage:
+      "list [--all] [--owner AGENT]\n      Every skill this caller may see (--all: retired and deleted ones too; --owner: only that agent's).",
   },
-  show: { positionals: [1, 1], options: [], usage: "show <name>\n      Metadata (owner and visibility included), versions and the active code of one skill." },
+  show: {
+    positionals: [1, 1],
+    options: [],
+    usage: "show <name>\n      Metadata (owner and visibility included), versions and the active code of one skill.",
+  },
   versions: {
     positionals: [1, 1],
     options: [],
@@ -127,7 +132,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
   visibility: {
     positionals: [2, 2],
     options: [],
-    usage: "visibility <name> private|public\n      Private: its owner and admins only. Public: every agent may see, route to and invoke it.",
+    usage:
+      "visibility <name> private|public\n      Private: its owner and admins only. Public: every agent may see, route to and invoke it.",
   },
   transfer: {
     positionals: [2, 2],
@@ -244,7 +250,8 @@ export function parseCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const timeoutText = values.timeout as string | undefined;
   const timeoutSeconds = timeoutText === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(timeoutText);
-  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, got '${timeoutText}'`);
+  if (!Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0)
+    throw new UsageError(`--timeout must be a positive number of seconds, got '${timeoutText}'`);
   const address = (values.address as string | undefined) ?? (env.SKILLCTL_ADDRESS || DEFAULT_ADDRESS);
   if (address.trim() === "") throw new UsageError("--address must not be empty");
 
@@ -283,7 +290,8 @@ function tlsMode(tls: boolean, caFlag: string | undefined, env: NodeJS.ProcessEn
 
 /** A positive integer option or argument, or a UsageError naming it. */
 export function positiveInteger(text: string, what: string): number {
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 0xffffffff) throw new UsageError(`${what} must be a positive integer, got '${text}'`);
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 0xffffffff)
+    throw new UsageError(`${what} must be a positive integer, got '${text}'`);
   return Number(text);
 }
 

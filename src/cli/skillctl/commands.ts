@@ -70,7 +70,11 @@ export const register: Command = async (ctx) => {
   const testPayload = jsonText(str(ctx, "test-payload") ?? "{}", "--test-payload");
   if (ctx.options.public === true && ctx.options.private === true) throw new UsageError("give --public or --private, not both", "register");
   const visibility =
-    ctx.options.public === true ? Visibility.VISIBILITY_PUBLIC : ctx.options.private === true ? Visibility.VISIBILITY_PRIVATE : Visibility.VISIBILITY_UNSPECIFIED;
+    ctx.options.public === true
+      ? Visibility.VISIBILITY_PUBLIC
+      : ctx.options.private === true
+        ? Visibility.VISIBILITY_PRIVATE
+        : Visibility.VISIBILITY_UNSPECIFIED;
   const examples = ctx.options.example;
   const line = progress(ctx.io, false);
   line.show(`registering ${name}: test run in a sandbox…`);
@@ -285,8 +289,12 @@ export const rollback = skillAction("rolled back:", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.rollbackSkill, { name: arg(ctx, 0), version: positiveInteger(arg(ctx, 1), "version") }),
 );
 export const remove = skillAction("deleted", (ctx) => ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0) }));
-export const protect = skillAction("protected", (ctx) => ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: true }));
-export const unprotect = skillAction("unprotected", (ctx) => ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: false }));
+export const protect = skillAction("protected", (ctx) =>
+  ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: true }),
+);
+export const unprotect = skillAction("unprotected", (ctx) =>
+  ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: false }),
+);
 
 export const visibility: Command = async (ctx) => {
   const word = visibilityWord(arg(ctx, 1));
@@ -295,7 +303,9 @@ export const visibility: Command = async (ctx) => {
     visibility: word === "public" ? Visibility.VISIBILITY_PUBLIC : Visibility.VISIBILITY_PRIVATE,
   });
   const skill = response.skill;
-  ctx.io.out(ctx.json ? toJson({ skill: skillJson(skill) }) : `${skillLine(skill)} is ${skill ? visibilityName(skill.visibility) : word}\n`);
+  ctx.io.out(
+    ctx.json ? toJson({ skill: skillJson(skill) }) : `${skillLine(skill)} is ${skill ? visibilityName(skill.visibility) : word}\n`,
+  );
   return 0;
 };
 
@@ -341,6 +351,10 @@ export const rebuild: Command = async (ctx) => {
 
 export const wipeSandbox: Command = async (ctx) => {
   const response = await ctx.rpc.call(ctx.rpc.raw.wipeSandbox, {});
-  ctx.io.out(ctx.json ? toJson(response) : `removed ${response.removedRunDirectories} run director${response.removedRunDirectories === 1 ? "y" : "ies"}\n`);
+  ctx.io.out(
+    ctx.json
+      ? toJson(response)
+      : `removed ${response.removedRunDirectories} run director${response.removedRunDirectories === 1 ? "y" : "ies"}\n`,
+  );
   return 0;
 };

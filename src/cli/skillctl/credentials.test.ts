@@ -58,7 +58,9 @@ describe("skillctl credentials", () => {
   });
 
   it("checks a --tls-ca file before any call: unreadable, not PEM, not a certificate", async () => {
-    await expect(channelCredentials({ kind: "ca-file", path: path.join(dir, "nope.pem") })).rejects.toThrow(/cannot read --tls-ca .*ENOENT/);
+    await expect(channelCredentials({ kind: "ca-file", path: path.join(dir, "nope.pem") })).rejects.toThrow(
+      /cannot read --tls-ca .*ENOENT/,
+    );
     const text = path.join(dir, "text.pem");
     await writeFile(text, "hello\n");
     await expect(channelCredentials({ kind: "ca-file", path: text })).rejects.toThrow(/holds no PEM certificate/);
@@ -70,7 +72,27 @@ describe("skillctl credentials", () => {
   it("builds TLS credentials from a real CA certificate, and from the system roots", async () => {
     const key = path.join(dir, "key.pem");
     const cert = path.join(dir, "cert.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=skillctl-test", "-keyout", key, "-out", cert], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=skillctl-test",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+      ],
+      { stdio: "ignore" },
+    );
     expect((await channelCredentials({ kind: "ca-file", path: cert }))._isSecure()).toBe(true);
     expect((await channelCredentials({ kind: "system-roots" }))._isSecure()).toBe(true);
     expect((await channelCredentials({ kind: "insecure" }))._isSecure()).toBe(false);
@@ -81,10 +103,18 @@ describe("skillctl credentials", () => {
     expect(addressHost("[::1]:50051")).toBe("::1");
     expect(addressHost("dns:///engine.internal:50051")).toBe("engine.internal");
     expect(addressHost("unix:///run/skill-engine.sock")).toBeUndefined();
-    for (const local of ["127.0.0.1:50051", "localhost:1", "[::1]:50051", "unix:///run/x.sock", "127.1.2.3:9"]) expect(isLocalAddress(local)).toBe(true);
-    for (const remote of ["10.0.0.5:50051", "engine:50051", "dns:///engine.example:443", "[2001:db8::1]:50051"]) expect(isLocalAddress(remote)).toBe(false);
+    for (const local of ["127.0.0.1:50051", "localhost:1", "[::1]:50051", "unix:///run/x.sock", "127.1.2.3:9"])
+      expect(isLocalAddress(local)).toBe(true);
+    for (const remote of ["10.0.0.5:50051", "engine:50051", "dns:///engine.example:443", "[2001:db8::1]:50051"])
+      expect(isLocalAddress(remote)).toBe(false);
 
-    const global = (address: string, tls: GlobalOptions["tls"]): GlobalOptions => ({ address, json: false, timeoutMs: 1000, token: { kind: "none" }, tls });
+    const global = (address: string, tls: GlobalOptions["tls"]): GlobalOptions => ({
+      address,
+      json: false,
+      timeoutMs: 1000,
+      token: { kind: "none" },
+      tls,
+    });
     expect(transportWarnings(global("engine:50051", { kind: "insecure" }), TOKEN)).toEqual([
       "warning: sending the bearer token to engine:50051 without TLS; anyone on the path can read it (use --tls or --tls-ca)",
     ]);

@@ -17,7 +17,7 @@ export interface ResolvedToken {
 }
 
 function errorText(error: unknown): string {
-  return (error as NodeJS.ErrnoException).code ?? (errorMessage(error));
+  return (error as NodeJS.ErrnoException).code ?? errorMessage(error);
 }
 
 /** Reads the token from its file or takes it from the environment; never echoes it. */
@@ -46,7 +46,8 @@ export async function resolveToken(source: TokenSource): Promise<ResolvedToken> 
   }
   const token = text.trim();
   if (token === "") throw new UsageError(`--token-file ${file} is empty`);
-  if (!TOKEN_PATTERN.test(token)) throw new UsageError(`--token-file ${file} must hold one token: printable ASCII, no spaces or line breaks inside`);
+  if (!TOKEN_PATTERN.test(token))
+    throw new UsageError(`--token-file ${file} must hold one token: printable ASCII, no spaces or line breaks inside`);
   return { token, origin: `--token-file ${file}`, warnings };
 }
 

@@ -1,6 +1,14 @@
 import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
 import { type GuardFinding } from "../../gen/skillengine/v1/registration.js";
-import { type GetSkillStatsResponse, type Skill, type SkillStatus, skillStatusToJSON, type SkillVersion, type Visibility, visibilityToJSON } from "../../gen/skillengine/v1/skills.js";
+import {
+  type GetSkillStatsResponse,
+  type Skill,
+  type SkillStatus,
+  skillStatusToJSON,
+  type SkillVersion,
+  type Visibility,
+  visibilityToJSON,
+} from "../../gen/skillengine/v1/skills.js";
 
 /** Where a command writes; the entry point binds it to the process, tests could bind it to buffers. */
 export interface Io {
@@ -16,12 +24,16 @@ export function toJson(value: unknown): string {
 }
 
 export function statusName(status: SkillStatus): string {
-  return skillStatusToJSON(status).replace(/^SKILL_STATUS_/, "").toLowerCase();
+  return skillStatusToJSON(status)
+    .replace(/^SKILL_STATUS_/, "")
+    .toLowerCase();
 }
 
 /** `private` or `public`. */
 export function visibilityName(visibility: Visibility): string {
-  return visibilityToJSON(visibility).replace(/^VISIBILITY_/, "").toLowerCase();
+  return visibilityToJSON(visibility)
+    .replace(/^VISIBILITY_/, "")
+    .toLowerCase();
 }
 
 /** A Skill with its status and visibility by name, for --json output. */
@@ -144,7 +156,10 @@ export function statsDetails(stats: GetSkillStatsResponse): string {
     ["age", `${stats.ageDays.toFixed(1)} days`],
     ["success rate", rate],
     ["velocity", `${stats.invocationVelocity7d.toFixed(1)} invocations/day (last 7 days)`],
-    ["duration", stats.p95DurationMs > 0 ? `p50 ${stats.p50DurationMs} ms, p95 ${stats.p95DurationMs} ms` : "- (no runs of this version yet)"],
+    [
+      "duration",
+      stats.p95DurationMs > 0 ? `p50 ${stats.p50DurationMs} ms, p95 ${stats.p95DurationMs} ms` : "- (no runs of this version yet)",
+    ],
     ["invocations", `${stats.totalInvocations} total, ${stats.totalSuccesses} successful`],
     ["auto-created", stats.autoCreated ? "yes" : "no"],
   ];

@@ -66,7 +66,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   } catch (error) {
     if (isServiceError(error)) {
       io.err(`skillctl: ${describeRpcError(error)}\n`);
-      const hint = rpcErrorHint(error, { address: global.address, tokenOrigin: token.origin, tokenGiven: token.token !== undefined, tls: global.tls.kind !== "insecure" });
+      const hint = rpcErrorHint(error, {
+        address: global.address,
+        tokenOrigin: token.origin,
+        tokenGiven: token.token !== undefined,
+        tls: global.tls.kind !== "insecure",
+      });
       if (hint !== undefined) io.err(`skillctl: ${hint}\n`);
       return 2;
     }

@@ -81,7 +81,10 @@ describe("content guard over the Debian Python corpus", () => {
     millis.sort((a, b) => a - b);
 
     const fired = (byFile: Map<string, string[]>): string =>
-      [...byFile.values()].flat().map((line) => `\n    ${line}`).join("") || " none";
+      [...byFile.values()]
+        .flat()
+        .map((line) => `\n    ${line}`)
+        .join("") || " none";
     console.log(
       [
         `[content guard corpus] ${files.length} .py files under ${CORPUS_ROOTS.join(", ")}; ${scanned} scanned (UTF-8), ${(chars / 1e6).toFixed(1)} M chars`,

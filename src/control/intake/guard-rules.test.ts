@@ -267,10 +267,7 @@ print("hi")`,
   },
   "credential-ssh-private-key": {
     hits: [py`key = open(os.path.expanduser("~/.ssh/id_rsa")).read()`, py`key = Path.home() / ".ssh" / "id_ed25519"`],
-    misses: [
-      py`pub = open(os.path.expanduser("~/.ssh/id_rsa.pub")).read()`,
-      py`known = os.path.expanduser("~/.ssh/known_hosts")`,
-    ],
+    misses: [py`pub = open(os.path.expanduser("~/.ssh/id_rsa.pub")).read()`, py`known = os.path.expanduser("~/.ssh/known_hosts")`],
   },
   "credential-cloud-config": {
     hits: [
@@ -362,15 +359,8 @@ conn.execute("CREATE TABLE scratch (x INTEGER)")`,
     misses: [py`conn.execute("DELETE FROM sessions WHERE expires < ?", (now,))`],
   },
   "privesc-sudo": {
-    hits: [
-      py`subprocess.run(["sudo", "apt-get", "install", "-y", "jq"])`,
-      py`os.system("apt-get update && sudo apt-get install -y jq")`,
-    ],
-    misses: [
-      py`subprocess.run(["pseudo", "x"])`,
-      py`puzzle = "sudoku"`,
-      py`help_text = "Requires no sudo access"`,
-    ],
+    hits: [py`subprocess.run(["sudo", "apt-get", "install", "-y", "jq"])`, py`os.system("apt-get update && sudo apt-get install -y jq")`],
+    misses: [py`subprocess.run(["pseudo", "x"])`, py`puzzle = "sudoku"`, py`help_text = "Requires no sudo access"`],
   },
   "privesc-setuid-bit": {
     hits: [
@@ -470,18 +460,14 @@ stats = runner.profile`,
 with open(os.path.join(unit_dir, "agent.service"), "w") as f:
     f.write(UNIT)`,
     ],
-    misses: [py`if os.path.isdir("/etc/systemd/system"):
-    print("systemd host")`],
+    misses: [
+      py`if os.path.isdir("/etc/systemd/system"):
+    print("systemd host")`,
+    ],
   },
   "persistence-service-enable": {
-    hits: [
-      py`subprocess.run(["systemctl", "enable", "--now", "agent.service"])`,
-      py`os.system("update-rc.d agent defaults")`,
-    ],
-    misses: [
-      py`subprocess.run(["systemctl", "status", "nginx"])`,
-      py`subprocess.run(["systemctl", "is-enabled", "nginx"])`,
-    ],
+    hits: [py`subprocess.run(["systemctl", "enable", "--now", "agent.service"])`, py`os.system("update-rc.d agent defaults")`],
+    misses: [py`subprocess.run(["systemctl", "status", "nginx"])`, py`subprocess.run(["systemctl", "is-enabled", "nginx"])`],
   },
   "persistence-authorized-keys": {
     hits: [py`open(os.path.expanduser("~/.ssh/authorized_keys"), "a").write(KEY)`],
@@ -682,12 +668,16 @@ function unboundedQuantifiers(source: string): string[] {
 
 describe("scanSkillCode", () => {
   it("ignores comments, but not a # inside a string", () => {
-    expect(ruleIdsIn(py`# never do this: os.system("rm -rf /")
-print("ok")`)).toEqual([]);
+    expect(
+      ruleIdsIn(py`# never do this: os.system("rm -rf /")
+print("ok")`),
+    ).toEqual([]);
     expect(ruleIdsIn(py`label = "#"; os.system("rm -rf /")`)).toContain("destructive-rm-root");
     expect(ruleIdsIn(py`x = 'it''s # fine'; os.system("rm -rf /")`)).toContain("destructive-rm-root");
-    expect(ruleIdsIn(py`doc = """ # not a comment
-"""; os.system("rm -rf /")`)).toContain("destructive-rm-root");
+    expect(
+      ruleIdsIn(py`doc = """ # not a comment
+"""; os.system("rm -rf /")`),
+    ).toContain("destructive-rm-root");
   });
 
   it("reads f-strings as Python does: # in a format spec or nested string is not a comment", () => {
@@ -748,7 +738,7 @@ os.system(open(__file__).read().splitlines()[1][2:])`;
         category: "destructive-command",
         severity: "dangerous",
         line: 3,
-        excerpt: 'rm -rf /',
+        excerpt: "rm -rf /",
       }),
     ]);
     const blob = scanSkillCode(`B = "${"A".repeat(5000)}"`).findings[0];
@@ -839,7 +829,7 @@ describe("linear time on adversarial input", () => {
       "import calls": fill('__import__("'),
       "getattr calls": fill("getattr(os, "),
       "dup2 calls": fill("dup2(s.fileno(), "),
-      "docstrings": fill('"""x"""\n'),
+      docstrings: fill('"""x"""\n'),
     };
     const timings: string[] = [];
     for (const [name, input] of Object.entries(inputs)) {
@@ -867,6 +857,8 @@ describe("linear time on adversarial input", () => {
         }
       }
     }
-    console.log(`[content guard] slowest single-rule scan of repeated true-positive prefixes: ${slowest.ms.toFixed(1)} ms (${slowest.what})`);
+    console.log(
+      `[content guard] slowest single-rule scan of repeated true-positive prefixes: ${slowest.ms.toFixed(1)} ms (${slowest.what})`,
+    );
   });
 });

@@ -162,8 +162,7 @@ export const GUARD_RULES: readonly GuardRule[] = [
     id: "destructive-mkfs",
     category: "destructive-command",
     severity: "dangerous",
-    message:
-      "mkfs/mke2fs/mkswap/wipefs on a /dev/ device: it would erase a disk. A skill has no business formatting devices",
+    message: "mkfs/mke2fs/mkswap/wipefs on a /dev/ device: it would erase a disk. A skill has no business formatting devices",
     pattern: rx(raw`\b(?:mkfs(?:\.[a-z0-9]{1,8})?|mke2fs|mkswap|wipefs)\b[^\n\r]{0,80}?/dev/`),
   },
   {
@@ -312,16 +311,14 @@ export const GUARD_RULES: readonly GuardRule[] = [
     id: "credential-shadow-file",
     category: "credential-exfiltration",
     severity: "dangerous",
-    message:
-      "reads the system password hashes (/etc/shadow, /etc/gshadow, spwd): that is credential theft. A skill never needs them",
+    message: "reads the system password hashes (/etc/shadow, /etc/gshadow, spwd): that is credential theft. A skill never needs them",
     pattern: rx(raw`/etc/g?shadow(?![\w.])|\bspwd\.getsp(?:nam|all)\(`),
   },
   {
     id: "credential-ssh-private-key",
     category: "credential-exfiltration",
     severity: "dangerous",
-    message:
-      "touches an SSH private key (~/.ssh/id_rsa, id_ed25519, …): that is credential theft. A skill never needs private keys",
+    message: "touches an SSH private key (~/.ssh/id_rsa, id_ed25519, …): that is credential theft. A skill never needs private keys",
     pattern: rx(
       raw`\.ssh[/\\]{1,2}(?:id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|identity)(?![\w.])|\.ssh["']\s{0,4}[,/]\s{0,4}${STR}["']id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?["']`,
     ),
@@ -400,7 +397,8 @@ export const GUARD_RULES: readonly GuardRule[] = [
     id: "sql-drop-database",
     category: "destructive-sql",
     severity: "caution",
-    message: "DROP DATABASE/SCHEMA in SQL: destroys a whole database. Make sure this only ever targets a scratch database the skill created",
+    message:
+      "DROP DATABASE/SCHEMA in SQL: destroys a whole database. Make sure this only ever targets a scratch database the skill created",
     pattern: rx(raw`\bDROP\s{1,8}(?:DATABASE|SCHEMA)\b`, "i"),
   },
   {

@@ -90,7 +90,11 @@ describe("normalizeSkillCode", () => {
 
   describe("CDATA envelopes", () => {
     it("strips an envelope", async () => {
-      expect(await normalize(`<![CDATA[${SKILL}]]>`)).toMatchObject({ code: SKILL, normalizations: ["stripped a CDATA envelope"], parses: 2 });
+      expect(await normalize(`<![CDATA[${SKILL}]]>`)).toMatchObject({
+        code: SKILL,
+        normalizations: ["stripped a CDATA envelope"],
+        parses: 2,
+      });
     });
 
     it("strips an envelope with whitespace around it, keeping the code's own whitespace", async () => {
@@ -122,7 +126,8 @@ describe("normalizeSkillCode", () => {
 
   describe("HTML entities", () => {
     it("decodes named and numeric entities, counting them", async () => {
-      const code = "import sys\nname = sys.argv[1] if len(sys.argv) > 1 else \"world\"\nif len(name) < 64 and name != '':\n    print(name)\n";
+      const code =
+        "import sys\nname = sys.argv[1] if len(sys.argv) > 1 else \"world\"\nif len(name) < 64 and name != '':\n    print(name)\n";
       const raw = code
         .replace("> 1", "&gt; 1")
         .replace('"world"', "&quot;world&#x22;")
@@ -162,7 +167,7 @@ describe("normalizeSkillCode", () => {
     });
 
     it("prefers the python-tagged block to a larger shell example", async () => {
-      const shell = "```bash\n" + "python3 skill.py '{\"name\": \"Ada\"}'\n".repeat(30) + "```\n";
+      const shell = "```bash\n" + 'python3 skill.py \'{"name": "Ada"}\'\n'.repeat(30) + "```\n";
       const raw = `Run it:\n${shell}\nThe code:\n\`\`\`python\n${SKILL}\`\`\`\n`;
       const result = await normalize(raw);
       expect(result.code).toBe(SKILL);
@@ -186,11 +191,16 @@ describe("normalizeSkillCode", () => {
       const inline = await normalize("```python\n" + SKILL.trimEnd() + "```\nHope this helps!");
       expect(inline.code).toBe(SKILL.trimEnd());
       const unclosed = await normalize("```python\n" + SKILL);
-      expect(unclosed).toMatchObject({ code: SKILL, normalizations: ["extracted code from a markdown fence (python; the fence was never closed)"] });
+      expect(unclosed).toMatchObject({
+        code: SKILL,
+        normalizations: ["extracted code from a markdown fence (python; the fence was never closed)"],
+      });
     });
 
     it("removes the indentation of a fence nested in a list", async () => {
-      const indented = SKILL.split("\n").map((line) => (line ? `   ${line}` : line)).join("\n");
+      const indented = SKILL.split("\n")
+        .map((line) => (line ? `   ${line}` : line))
+        .join("\n");
       const result = await normalize(`1. Save this:\n\n   \`\`\`python\n${indented}   \`\`\`\n`);
       expect(result.code).toBe(SKILL);
     });
@@ -267,7 +277,10 @@ describe("normalizeSkillCode", () => {
     it("undoes escaped newlines and entities together", async () => {
       const result = await normalize(escapeHtml(SKILL).replaceAll("\n", "\\n"));
       expect(result.code).toBe(SKILL);
-      expect(result.normalizations).toEqual([`decoded ${SKILL_ENTITIES} HTML entities`, `turned ${SKILL_LINES} literal \\n escapes into newlines`]);
+      expect(result.normalizations).toEqual([
+        `decoded ${SKILL_ENTITIES} HTML entities`,
+        `turned ${SKILL_LINES} literal \\n escapes into newlines`,
+      ]);
     });
 
     it("extracts a fence from JSON-encoded text", async () => {
@@ -276,8 +289,13 @@ describe("normalizeSkillCode", () => {
     });
 
     it("removes indentation common to every line", async () => {
-      const indented = SKILL.split("\n").map((line) => (line ? `    ${line}` : line)).join("\n");
-      expect(await normalize(indented)).toMatchObject({ code: SKILL, normalizations: ["removed 4 spaces of indentation common to every line"] });
+      const indented = SKILL.split("\n")
+        .map((line) => (line ? `    ${line}` : line))
+        .join("\n");
+      expect(await normalize(indented)).toMatchObject({
+        code: SKILL,
+        normalizations: ["removed 4 spaces of indentation common to every line"],
+      });
     });
   });
 
@@ -307,7 +325,9 @@ describe("normalizeSkillCode", () => {
       expect(await diagnosis("import json\nprint(json.dumps({'a': [1, 2,\n")).toBe(
         "code: ends with '[' at line 2, column 24 never closed: the stream was probably cut off; send the complete source",
       );
-      expect(await diagnosis("import os\nprint('hello")).toMatch(/^code: ends inside an unterminated string starting at line 2, column 7: the stream was probably cut off/);
+      expect(await diagnosis("import os\nprint('hello")).toMatch(
+        /^code: ends inside an unterminated string starting at line 2, column 7: the stream was probably cut off/,
+      );
       expect(await diagnosis("import os\ndef main():\n")).toMatch(/^code: ends before the body of a block \(expected an indented block/);
       expect(await diagnosis("x = 1 +\n")).toMatch(/^code: ends in the middle of a statement \(invalid syntax at line 1, column 8\)/);
     });
@@ -327,7 +347,9 @@ describe("normalizeSkillCode", () => {
     });
 
     it("otherwise reports the parser's own message and position", async () => {
-      expect(await diagnosis("import os\n\ndef f(x):\n    return x +* 2\n")).toBe("code: is not valid Python: invalid syntax at line 4, column 15");
+      expect(await diagnosis("import os\n\ndef f(x):\n    return x +* 2\n")).toBe(
+        "code: is not valid Python: invalid syntax at line 4, column 15",
+      );
       expect(await diagnosis("```python\nimport os\nx = = 1\n```\n")).toBe(
         "code: is not valid Python: invalid syntax at line 2, column 5 (positions refer to the code after: extracted code from a markdown fence (python))",
       );
@@ -358,7 +380,9 @@ describe("normalizeSkillCode", () => {
 
     it("gives up quickly on input the parser cannot handle", async () => {
       const checker = new CountingChecker(python);
-      await expect(normalizeSkillCode("-".repeat(200_000) + "1", checker)).rejects.toThrow(/^code: could not be parsed: the code is too complex/);
+      await expect(normalizeSkillCode("-".repeat(200_000) + "1", checker)).rejects.toThrow(
+        /^code: could not be parsed: the code is too complex/,
+      );
       expect(checker.parses).toBeLessThanOrEqual(2);
     });
   });

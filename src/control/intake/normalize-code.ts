@@ -220,7 +220,11 @@ function undoEscapes(text: string): Candidate[] {
   }
   const lenient = text.replace(/\\(r\\n|[nt"'\\/])/g, (_, escaped: string) => LENIENT_ESCAPES[escaped] ?? escaped);
   if (lenient !== text) {
-    candidates.push({ kind: "escapes", text: lenient, note: `undid JSON-style escaping (${describeNewlines(text, lenient)}, quotes and backslashes)` });
+    candidates.push({
+      kind: "escapes",
+      text: lenient,
+      note: `undid JSON-style escaping (${describeNewlines(text, lenient)}, quotes and backslashes)`,
+    });
   }
   return candidates;
 }
@@ -435,7 +439,8 @@ function extractFences(text: string): Candidate[] {
     if (block.content.trim() === "" || seen.has(block.content)) continue;
     seen.add(block.content);
     const index = blocks.indexOf(block);
-    const where = block === span ? "; from the first to the last fence" : blocks.length > 1 ? `; block ${index + 1} of ${blocks.length}` : "";
+    const where =
+      block === span ? "; from the first to the last fence" : blocks.length > 1 ? `; block ${index + 1} of ${blocks.length}` : "";
     const unclosed = block.closed ? "" : "; the fence was never closed";
     candidates.push({
       kind: "fence",

@@ -98,9 +98,7 @@ describe("CPythonSyntaxChecker", () => {
   });
 
   it("answers many concurrent callers, each with its own verdict", async () => {
-    const inputs = Array.from({ length: 60 }, (_, i) =>
-      i % 3 === 0 ? `x = ${i}\n` : `${"pass\n".repeat(i)}y = = ${i}\n`,
-    );
+    const inputs = Array.from({ length: 60 }, (_, i) => (i % 3 === 0 ? `x = ${i}\n` : `${"pass\n".repeat(i)}y = = ${i}\n`));
     const verdicts = await Promise.all(inputs.map((code) => checker.check(code)));
     verdicts.forEach((verdict, i) => {
       if (i % 3 === 0) expect(verdict.ok).toBe(true);

@@ -228,11 +228,10 @@ class ParserProcess {
   }
 
   static async start(options: ResolvedOptions): Promise<ParserProcess> {
-    const child = spawn(
-      options.pythonPath,
-      ["-I", "-S", "-E", "-c", PARSER_SCRIPT, String(options.memoryLimitBytes)],
-      { stdio: ["pipe", "pipe", "pipe"], env: {} },
-    );
+    const child = spawn(options.pythonPath, ["-I", "-S", "-E", "-c", PARSER_SCRIPT, String(options.memoryLimitBytes)], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: {},
+    });
     const parser = new ParserProcess(child);
     const outcome = await parser.next(options.startTimeoutMs);
     if (outcome.kind === "answer" && isRecord(outcome.value) && outcome.value.ready === true) return parser;

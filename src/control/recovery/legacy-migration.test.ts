@@ -57,7 +57,9 @@ describe("migration from legacy sandbox storage (real SQLite file, real director
     for (const entry of await readdir(legacyDir, { recursive: true, withFileTypes: true })) {
       const file = path.join(entry.parentPath, entry.name);
       const info = await lstat(file);
-      snapshot[path.relative(legacyDir, file)] = info.isFile() ? `${info.mtimeMs}:${(await readFile(file)).toString("hex")}` : String(info.mode);
+      snapshot[path.relative(legacyDir, file)] = info.isFile()
+        ? `${info.mtimeMs}:${(await readFile(file)).toString("hex")}`
+        : String(info.mode);
     }
     return snapshot;
   }
@@ -150,7 +152,10 @@ describe("migration from legacy sandbox storage (real SQLite file, real director
 
   it.each([
     ["{skills: [...]}", (entries: Array<Record<string, unknown>>) => ({ skills: entries })],
-    ["{skills: {...}}", (entries: Array<Record<string, unknown>>) => ({ skills: Object.fromEntries(entries.map(({ name, ...rest }) => [name, rest])) })],
+    [
+      "{skills: {...}}",
+      (entries: Array<Record<string, unknown>>) => ({ skills: Object.fromEntries(entries.map(({ name, ...rest }) => [name, rest])) }),
+    ],
     ["a bare list", (entries: Array<Record<string, unknown>>) => entries],
   ])("accepts a legacy index shaped as %s", async (_shape, shape) => {
     await writeLegacy(
@@ -218,16 +223,19 @@ describe("migration from legacy sandbox storage (real SQLite file, real director
   it("does nothing when the registry already holds skills", async () => {
     await writeLegacy({ "echo.py": ECHO });
     await store.writeVersion("mine", 1, "print(1)\n");
-    registry.commitVersion({
-      name: "mine",
-      version: 1,
-      description: "d",
-      parametersSchema: '{"type":"object"}',
-      testPayload: "{}",
-      contentHash: contentHash("print(1)\n"),
-      origin: "register",
-      createdAt: now,
-    }, { owner: "local", visibility: "private" });
+    registry.commitVersion(
+      {
+        name: "mine",
+        version: 1,
+        description: "d",
+        parametersSchema: '{"type":"object"}',
+        testPayload: "{}",
+        contentHash: contentHash("print(1)\n"),
+        origin: "register",
+        createdAt: now,
+      },
+      { owner: "local", visibility: "private" },
+    );
     await store.writeActive("mine", "print(1)\n");
     expect(await migrate()).toMatchObject({ migrated: [], alreadyPopulated: true });
     expect(registry.get("echo")).toBeUndefined();

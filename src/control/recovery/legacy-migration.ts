@@ -97,7 +97,10 @@ export async function migrateLegacySkills(options: LegacyMigrationOptions): Prom
     return report({ legacyDirFound: true, alreadyPopulated: true });
   }
   if (legacyStat.isSymbolicLink() || !legacyStat.isDirectory()) {
-    skipped.push({ file: ".", reason: `${legacyDir} is ${legacyStat.isSymbolicLink() ? "a symbolic link" : "not a directory"}; not followed` });
+    skipped.push({
+      file: ".",
+      reason: `${legacyDir} is ${legacyStat.isSymbolicLink() ? "a symbolic link" : "not a directory"}; not followed`,
+    });
     logger.warn({ legacyDir, skipped }, "legacy skill directory not migrated");
     return report({ legacyDirFound: true });
   }
@@ -142,7 +145,8 @@ export async function migrateLegacySkills(options: LegacyMigrationOptions): Prom
     try {
       const prepared = await options.intake.prepare(plan.code);
       for (const note of prepared.normalizations) warnings.push(`${plan.file}: ${note}`);
-      for (const finding of prepared.warnings) warnings.push(`${plan.file}: content guard caution "${finding.ruleId}" at line ${finding.line}`);
+      for (const finding of prepared.warnings)
+        warnings.push(`${plan.file}: content guard caution "${finding.ruleId}" at line ${finding.line}`);
       plans.push({ ...plan, code: prepared.code });
     } catch (error) {
       if (!(error instanceof InvalidArgumentError)) throw error;
@@ -494,7 +498,10 @@ function planSkill(file: LegacyFile, meta: Record<string, unknown> | undefined, 
 
 /** Legacy hashes: sha256 (ours and the legacy system's), sha1 or md5 of the file, hex, maybe shortened or prefixed. */
 function checkRecordedHash(bytes: Buffer, recorded: string): "match" | "mismatch" | "unknown-format" {
-  const hex = recorded.trim().toLowerCase().replace(/^(sha256|sha1|md5)[:-]/, "");
+  const hex = recorded
+    .trim()
+    .toLowerCase()
+    .replace(/^(sha256|sha1|md5)[:-]/, "");
   if (!/^[0-9a-f]{8,128}$/.test(hex)) return "unknown-format";
   const matches = ["sha256", "sha1", "md5"].some((algorithm) => createHash(algorithm).update(bytes).digest("hex").startsWith(hex));
   return matches ? "match" : "mismatch";

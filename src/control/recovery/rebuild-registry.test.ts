@@ -61,12 +61,31 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
   });
 
   /** What SkillService.commitNewVersion does: history file, registry row, active file. */
-  async function commit(name: string, code: string, description: string, schema: string, payload: string, origin: VersionOrigin = "register") {
+  async function commit(
+    name: string,
+    code: string,
+    description: string,
+    schema: string,
+    payload: string,
+    origin: VersionOrigin = "register",
+  ) {
     const existing = registry.get(name);
     if (existing && locationOf(existing.status) !== "active") await store.moveSkill(name, locationOf(existing.status), "active", tick());
     const version = registry.nextVersion(name);
     await store.writeVersion(name, version, code);
-    const committed = registry.commitVersion({ name, version, description, parametersSchema: schema, testPayload: payload, contentHash: contentHash(code), origin, createdAt: tick() }, { owner: "local", visibility: "private" });
+    const committed = registry.commitVersion(
+      {
+        name,
+        version,
+        description,
+        parametersSchema: schema,
+        testPayload: payload,
+        contentHash: contentHash(code),
+        origin,
+        createdAt: tick(),
+      },
+      { owner: "local", visibility: "private" },
+    );
     await store.writeActive(name, code);
     return committed;
   }
@@ -237,8 +256,20 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
 
     expect(report.warnings[0]).toMatch(new RegExp(MIRROR_FILE));
     const rebuilt = snapshot(reopen());
-    expect(rebuilt.map((s) => ({ name: s.name, version: s.version, contentHash: s.contentHash, versions: s.versions.map((v) => [v.version, v.contentHash]) }))).toEqual(
-      original.map((s) => ({ name: s.name, version: s.version, contentHash: s.contentHash, versions: s.versions.map((v) => [v.version, v.contentHash]) })),
+    expect(
+      rebuilt.map((s) => ({
+        name: s.name,
+        version: s.version,
+        contentHash: s.contentHash,
+        versions: s.versions.map((v) => [v.version, v.contentHash]),
+      })),
+    ).toEqual(
+      original.map((s) => ({
+        name: s.name,
+        version: s.version,
+        contentHash: s.contentHash,
+        versions: s.versions.map((v) => [v.version, v.contentHash]),
+      })),
     );
     // The location still tells retired and deleted apart; everything live comes back active.
     expect(rebuilt.map((s) => [s.name, s.status])).toEqual([
@@ -250,7 +281,13 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
       ["shaky", "active"],
     ]);
     for (const skill of rebuilt) {
-      expect(skill).toMatchObject({ parametersSchema: '{"type":"object"}', testPayload: "{}", usageCount: 0, failureCount: 0, protected: false });
+      expect(skill).toMatchObject({
+        parametersSchema: '{"type":"object"}',
+        testPayload: "{}",
+        usageCount: 0,
+        failureCount: 0,
+        protected: false,
+      });
       expect(skill.description).toMatch(/^Rebuilt from the canonical store/);
       expect(skill.versions.every((v) => v.origin === "rebuild")).toBe(true);
     }
@@ -264,7 +301,12 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
 
     const report = await rebuildRegistry({ home, policy, logger });
 
-    expect(report.rebuilt.find((s) => s.name === "adder")).toEqual({ name: "adder", status: "active", versions: [1, 2, 3, 4], activeVersion: 4 });
+    expect(report.rebuilt.find((s) => s.name === "adder")).toEqual({
+      name: "adder",
+      status: "active",
+      versions: [1, 2, 3, 4],
+      activeVersion: 4,
+    });
     expect(report.rebuilt.find((s) => s.name === "fresh")).toEqual({ name: "fresh", status: "active", versions: [1], activeVersion: 1 });
     expect(report.warnings.some((w) => w.startsWith("adder: adder.py matches no version"))).toBe(true);
     reopen();

@@ -172,7 +172,10 @@ export async function rebuildRegistry(options: RebuildOptions): Promise<RebuildR
     versions: skill.versions.map((v) => v.version),
     activeVersion: skill.activeVersion,
   }));
-  logger.info({ registry: dbFile, directory: store.directory, skills: rebuilt.length, movedAside }, "registry rebuilt from the canonical store");
+  logger.info(
+    { registry: dbFile, directory: store.directory, skills: rebuilt.length, movedAside },
+    "registry rebuilt from the canonical store",
+  );
   if (warnings.length > 0) logger.warn({ warnings }, "registry rebuild used defaults or repaired files");
   return { rebuilt, warnings, movedAside, registryFile: dbFile };
 }
@@ -320,7 +323,8 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
       );
     }
     return {
-      description: recorded?.description ?? skillDescription ?? `Rebuilt from the canonical store (${name}.py); the original description was lost`,
+      description:
+        recorded?.description ?? skillDescription ?? `Rebuilt from the canonical store (${name}.py); the original description was lost`,
       parametersSchema: recorded?.parametersSchema ?? skillSchema ?? DEFAULT_SCHEMA,
       testPayload: recorded?.testPayload ?? activeMirrorVersion?.testPayload ?? DEFAULT_TEST_PAYLOAD,
       origin: recorded?.origin ?? "rebuild",
@@ -358,7 +362,8 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
       );
     }
   } else {
-    const recorded = entry?.version === undefined ? undefined : versions.find((v) => v.version === entry.version && v.contentHash === entry.contentHash);
+    const recorded =
+      entry?.version === undefined ? undefined : versions.find((v) => v.version === entry.version && v.contentHash === entry.contentHash);
     activeVersion = recorded?.version ?? Math.max(...versions.map((v) => v.version));
     warn(`${name}.py is missing; v${activeVersion} made active (the next start rewrites ${name}.py from history)`);
   }
@@ -371,7 +376,11 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
     warn(`${MIRROR_FILE} says ${entry.status} but the files are in ${LOCATION_LABEL[location]}; rebuilt as ${status}`);
   }
   const statusReason =
-    entry?.status === status ? (entry.statusReason ?? "") : status === "active" ? "" : `found in ${LOCATION_LABEL[location]} by a registry rebuild`;
+    entry?.status === status
+      ? (entry.statusReason ?? "")
+      : status === "active"
+        ? ""
+        : `found in ${LOCATION_LABEL[location]} by a registry rebuild`;
 
   return {
     location,

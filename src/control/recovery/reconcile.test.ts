@@ -29,7 +29,19 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
   async function registerFully(name: string, code: string): Promise<void> {
     const version = registry.nextVersion(name);
     await store.writeVersion(name, version, code);
-    registry.commitVersion({ name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash(code), createdAt: new Date() }, { owner: "local", visibility: "private" });
+    registry.commitVersion(
+      {
+        name,
+        version,
+        description: "d",
+        parametersSchema: "{}",
+        testPayload: "{}",
+        origin: "register",
+        contentHash: contentHash(code),
+        createdAt: new Date(),
+      },
+      { owner: "local", visibility: "private" },
+    );
     await store.writeActive(name, code);
   }
 
@@ -53,7 +65,19 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     await registerFully("a", "print('v1')");
     const version = registry.nextVersion("a");
     await store.writeVersion("a", version, "print('v2')");
-    registry.commitVersion({ name: "a", version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: contentHash("print('v2')"), createdAt: new Date() }, { owner: "local", visibility: "private" });
+    registry.commitVersion(
+      {
+        name: "a",
+        version,
+        description: "d",
+        parametersSchema: "{}",
+        testPayload: "{}",
+        origin: "register",
+        contentHash: contentHash("print('v2')"),
+        createdAt: new Date(),
+      },
+      { owner: "local", visibility: "private" },
+    );
     // crash here: <name>.py still holds v1
     const report = await reconcile(registry, store, logger);
     expect(report.restoredActive).toEqual(["a"]);

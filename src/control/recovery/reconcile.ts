@@ -27,7 +27,12 @@ export interface ReconcileReport {
  * uncommitted version file (removed: the caller never got an answer), files still in the location
  * of the previous status (moved), or a stale active file (restored from history).
  */
-export async function reconcile(registry: SkillRegistry, store: CanonicalStore, logger: Logger, now = new Date()): Promise<ReconcileReport> {
+export async function reconcile(
+  registry: SkillRegistry,
+  store: CanonicalStore,
+  logger: Logger,
+  now = new Date(),
+): Promise<ReconcileReport> {
   const tempFilesRemoved = await store.removeStaleTempFiles();
   const skills = registry.list({ includeInactive: true });
   if (skills.length === 0) {

@@ -30,7 +30,9 @@ describe("rolling window", () => {
     expect(evaluateHealth({ ...healthy, window: window(31, 100) }, wide).status).toBe("active");
     expect(evaluateHealth({ ...healthy, window: window(30, 100) }, wide).status).toBe("active");
     // Over the default window of 20: 5/20 = 25% deprecates, 6/20 = 30% does not.
-    expect(evaluateHealth({ ...healthy, window: window(5) }, policy).reason).toBe("success rate 25% over the last 20 invocations is below 30%");
+    expect(evaluateHealth({ ...healthy, window: window(5) }, policy).reason).toBe(
+      "success rate 25% over the last 20 invocations is below 30%",
+    );
     expect(evaluateHealth({ ...healthy, window: window(6) }, policy).status).toBe("active");
   });
 
@@ -88,6 +90,11 @@ describe("quantile", () => {
   it("uses the nearest rank", () => {
     expect(quantile([], 0.5)).toBeUndefined();
     expect(quantile([3, 1, 2], 0.5)).toBe(2);
-    expect(quantile(Array.from({ length: 100 }, (_, i) => i + 1), 0.95)).toBe(95);
+    expect(
+      quantile(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        0.95,
+      ),
+    ).toBe(95);
   });
 });

@@ -21,7 +21,16 @@ describe("SkillRegistry (real SQLite file)", () => {
 
   const commit = (name: string, version: number, access: SkillAccess = { owner: "local", visibility: "private" }) =>
     registry.commitVersion(
-      { name, version, description: "d", parametersSchema: "{}", testPayload: "{}", origin: "register", contentHash: "h".repeat(64), createdAt: new Date(1_000 * version) },
+      {
+        name,
+        version,
+        description: "d",
+        parametersSchema: "{}",
+        testPayload: "{}",
+        origin: "register",
+        contentHash: "h".repeat(64),
+        createdAt: new Date(1_000 * version),
+      },
       access,
     );
   const outcome = (name: string, success: boolean) => ({
@@ -48,10 +57,17 @@ describe("SkillRegistry (real SQLite file)", () => {
     expect(names({ visibleTo: "bob", owner: "alice" })).toEqual(["alice_public"]);
     expect(names({ owner: "alice" })).toEqual(["alice_private", "alice_public"]);
 
-    expect(registry.setAccess("bob_private", { owner: "carol", visibility: "public" }, new Date())).toMatchObject({ owner: "carol", visibility: "public" });
+    expect(registry.setAccess("bob_private", { owner: "carol", visibility: "public" }, new Date())).toMatchObject({
+      owner: "carol",
+      visibility: "public",
+    });
     expect(names({ visibleTo: "alice" })).toEqual(["alice_private", "alice_public", "bob_private"]);
     // A new version carries the access it is given (the service passes the existing one on).
-    expect(commit("bob_private", 2, { owner: "carol", visibility: "private" })).toMatchObject({ version: 2, owner: "carol", visibility: "private" });
+    expect(commit("bob_private", 2, { owner: "carol", visibility: "private" })).toMatchObject({
+      version: 2,
+      owner: "carol",
+      visibility: "private",
+    });
   });
 
   it("migrates a registry from before identity: its skills belong to the local agent, private", () => {

@@ -1,15 +1,7 @@
 import type Database from "better-sqlite3";
 import { InternalError, SkillNotFoundError, SkillVersionNotFoundError } from "../../errors/index.js";
 import { openRegistryDatabase, withSqlite } from "../../sqlite/index.js";
-import type {
-  ImportedSkill,
-  InvocationOutcome,
-  ListOptions,
-  SkillAccess,
-  SkillRecord,
-  UsageFigures,
-  VersionRecord,
-} from "./records.js";
+import type { ImportedSkill, InvocationOutcome, ListOptions, SkillAccess, SkillRecord, UsageFigures, VersionRecord } from "./records.js";
 import { VERSION_ORIGINS } from "./records.js";
 import { evaluateHealth, type HealthPolicy, SKILL_STATUSES, type SkillStatus, type WindowStats } from "./skill-health.js";
 
@@ -160,19 +152,14 @@ export class SkillRegistry {
   /** The number the next version of `name` will get. */
   nextVersion(name: string): number {
     const row = withSqlite("registry", "read the latest version", () =>
-      this.db
-        .prepare<[string], { v: number | null }>("SELECT MAX(version) AS v FROM skill_versions WHERE name = ?")
-        .get(name),
+      this.db.prepare<[string], { v: number | null }>("SELECT MAX(version) AS v FROM skill_versions WHERE name = ?").get(name),
     );
     return (row?.v ?? 0) + 1;
   }
 
   versions(name: string): VersionRecord[] {
     return withSqlite("registry", "list versions", () =>
-      this.db
-        .prepare<[string], VersionRow>("SELECT * FROM skill_versions WHERE name = ? ORDER BY version")
-        .all(name)
-        .map(toVersionRecord),
+      this.db.prepare<[string], VersionRow>("SELECT * FROM skill_versions WHERE name = ? ORDER BY version").all(name).map(toVersionRecord),
     );
   }
 
@@ -241,7 +228,16 @@ export class SkillRegistry {
                                updated_at = ?, status_changed_at = ?
              WHERE name = ?`,
           )
-          .run(target.description, target.parametersSchema, target.testPayload, version, target.contentHash, at.getTime(), at.getTime(), name);
+          .run(
+            target.description,
+            target.parametersSchema,
+            target.testPayload,
+            version,
+            target.contentHash,
+            at.getTime(),
+            at.getTime(),
+            name,
+          );
         return this.reevaluate(name, at);
       })(),
     );
@@ -270,12 +266,8 @@ export class SkillRegistry {
             outcome.errorSummary,
             outcome.caller,
           );
-        const counters = outcome.success
-          ? "usage_count = usage_count + 1, failure_count = 0"
-          : "failure_count = failure_count + 1";
-        this.db
-          .prepare(`UPDATE skills SET ${counters}, last_invoked_at = ?, updated_at = ? WHERE name = ?`)
-          .run(at, at, outcome.name);
+        const counters = outcome.success ? "usage_count = usage_count + 1, failure_count = 0" : "failure_count = failure_count + 1";
+        this.db.prepare(`UPDATE skills SET ${counters}, last_invoked_at = ?, updated_at = ? WHERE name = ?`).run(at, at, outcome.name);
         return this.reevaluate(outcome.name, outcome.at);
       })(),
     );
@@ -443,7 +435,16 @@ export class SkillRegistry {
         `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(next.name, next.version, next.description, next.parametersSchema, next.testPayload, next.contentHash, next.origin, next.createdAt.getTime());
+      .run(
+        next.name,
+        next.version,
+        next.description,
+        next.parametersSchema,
+        next.testPayload,
+        next.contentHash,
+        next.origin,
+        next.createdAt.getTime(),
+      );
   }
 
   /** Applies the health rules to the stored counters and window; call inside a transaction. */

@@ -179,7 +179,6 @@ export class CanonicalStore {
   }
 }
 
-
 async function readIfExists(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, "utf8");

@@ -121,10 +121,7 @@ describe("skills_registry.json: one schema to write it and to read it back (real
         "not even an object",
       ],
     });
-    expect(reading.problems).toEqual([
-      "has format 7, expected 1; read as far as it matches",
-      "has 2 entries without a name; ignored",
-    ]);
+    expect(reading.problems).toEqual(["has format 7, expected 1; read as far as it matches", "has 2 entries without a name; ignored"]);
     expect([...reading.skills.keys()]).toEqual(["echo"]);
     expect(reading.skills.get("echo")).toMatchObject({
       description: undefined,

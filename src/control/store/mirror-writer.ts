@@ -49,9 +49,7 @@ export class MirrorWriter {
   private snapshot(): MirrorDocument {
     return {
       format: MIRROR_FORMAT,
-      skills: this.registry
-        .list({ includeInactive: true })
-        .map((record) => toMirrorEntry(record, this.registry.versions(record.name))),
+      skills: this.registry.list({ includeInactive: true }).map((record) => toMirrorEntry(record, this.registry.versions(record.name))),
     };
   }
 }

@@ -67,7 +67,10 @@ describe("CachedEmbedder over SqliteEmbeddingStore (real SQLite file, real HTTP 
     expect(again.map((v) => Array.from(v))).toEqual(["c", "a", "b"].map((t) => expected("m1", t)));
 
     const mixed = await embedder.embed(["a", "new", "b", "newer"]);
-    expect(calls).toEqual([["a", "b", "c"], ["new", "newer"]]);
+    expect(calls).toEqual([
+      ["a", "b", "c"],
+      ["new", "newer"],
+    ]);
     expect(mixed.map((v) => Array.from(v))).toEqual(["a", "new", "b", "newer"].map((t) => expected("m1", t)));
     expect(await embedder.embed([])).toEqual([]);
   });
@@ -115,7 +118,9 @@ describe("CachedEmbedder over SqliteEmbeddingStore (real SQLite file, real HTTP 
     const vectors = await cached().embed(["too", "persisted"]);
     expect(server.requests).toHaveLength(0);
     expect(vectors.map((v) => Array.from(v))).toEqual(["too", "persisted"].map((t) => expected("m1", t)));
-    const row = db.prepare("SELECT dimensions, length(vector) AS bytes, created_at FROM embedding_cache WHERE text_hash = ?").get(textHash("too"));
+    const row = db
+      .prepare("SELECT dimensions, length(vector) AS bytes, created_at FROM embedding_cache WHERE text_hash = ?")
+      .get(textHash("too"));
     expect(row).toMatchObject({ dimensions: 8, bytes: 32 });
   });
 
@@ -124,7 +129,9 @@ describe("CachedEmbedder over SqliteEmbeddingStore (real SQLite file, real HTTP 
     new SqliteEmbeddingStore(db);
     const ddl = db.prepare("SELECT sql FROM sqlite_schema WHERE name = 'embedding_cache'").pluck().get() as string;
     expect(ddl).toMatch(/STRICT$/);
-    expect(() => db.prepare("INSERT INTO embedding_cache VALUES ('m', 'h', 'eight', x'00', 0)").run()).toThrow(/cannot store TEXT value in INTEGER column/);
+    expect(() => db.prepare("INSERT INTO embedding_cache VALUES ('m', 'h', 'eight', x'00', 0)").run()).toThrow(
+      /cannot store TEXT value in INTEGER column/,
+    );
 
     await cached().embed(["a"]);
     db.prepare("UPDATE embedding_cache SET vector = x'0000' WHERE text_hash = ?").run(textHash("a"));

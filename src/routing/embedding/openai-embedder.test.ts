@@ -82,7 +82,9 @@ describe("OpenAiEmbedder (against a real HTTP server on 127.0.0.1)", () => {
 
   it("refuses vectors of the wrong length, against the configuration or each other", async () => {
     server.dimensions = 16;
-    expect((await failureOf(embedderFor({ dimensions: 8 }).embed(["x"]))).message).toMatch(/16-dimensional vector .*expected 8 \(the configured dimensions\)/);
+    expect((await failureOf(embedderFor({ dimensions: 8 }).embed(["x"]))).message).toMatch(
+      /16-dimensional vector .*expected 8 \(the configured dimensions\)/,
+    );
 
     server.dimensions = 8;
     server.fault = "ragged";

@@ -59,7 +59,9 @@ describe("UseLiteEmbedder (the real model, offline)", () => {
     expect(loads).toBe(1);
     expect(connects).toBe(0);
     expect(embedder.modelId).toMatch(/^use-lite-en@\d+\.\d+\.\d+/);
-    console.log(`USE-lite: load + warm-up + first calls ${loadMs.toFixed(0)} ms; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`);
+    console.log(
+      `USE-lite: load + warm-up + first calls ${loadMs.toFixed(0)} ms; RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
+    );
   });
 
   it("runs in a worker thread by default, to the same vectors, and replaces a worker that died", async () => {
@@ -170,7 +172,9 @@ describe("UseLiteEmbedder (the real model, offline)", () => {
 
   it("refuses to embed after close", async () => {
     let disposed = 0;
-    const closing = new UseLiteEmbedder({ loader: async () => ({ embed: (texts) => encoder!.embed(texts), dispose: () => void disposed++ }) });
+    const closing = new UseLiteEmbedder({
+      loader: async () => ({ embed: (texts) => encoder!.embed(texts), dispose: () => void disposed++ }),
+    });
     await closing.embed(["x"]);
     await closing.close();
     await closing.close();

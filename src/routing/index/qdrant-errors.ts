@@ -1,8 +1,4 @@
-import {
-  QdrantClientResourceExhaustedError,
-  QdrantClientTimeoutError,
-  QdrantClientUnexpectedResponseError,
-} from "@qdrant/js-client-rest";
+import { QdrantClientResourceExhaustedError, QdrantClientTimeoutError, QdrantClientUnexpectedResponseError } from "@qdrant/js-client-rest";
 import { errorMessage, FailedPreconditionError, InternalError, SkillEngineError } from "../../errors/index.js";
 import { VectorIndexUnavailableError } from "./index-errors.js";
 
@@ -60,10 +56,9 @@ export function fromQdrantError(error: unknown, action: string, endpoint: string
       });
     }
     if (httpStatus === 404) {
-      return new FailedPreconditionError(
-        `Qdrant has no such collection (${detail}); call ensure(dimensions) first; could not ${action}`,
-        { cause: error },
-      );
+      return new FailedPreconditionError(`Qdrant has no such collection (${detail}); call ensure(dimensions) first; could not ${action}`, {
+        cause: error,
+      });
     }
     return new InternalError(`Qdrant rejected the request (${detail}); could not ${action}`, {
       cause: error,

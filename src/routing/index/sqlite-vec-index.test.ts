@@ -30,8 +30,7 @@ describe("SqliteVecIndex", () => {
     return join(dir, "registry.db");
   }
 
-  const payload = (name: string) =>
-    ({ type: SKILL_PAYLOAD_TYPE, name, owner: "alice", visibility: "public", status: "active" }) as const;
+  const payload = (name: string) => ({ type: SKILL_PAYLOAD_TYPE, name, owner: "alice", visibility: "public", status: "active" }) as const;
 
   it("loads the extension shipped in the npm package", () => {
     const db = new Database(":memory:");

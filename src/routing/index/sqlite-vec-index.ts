@@ -3,11 +3,7 @@ import type { Logger } from "pino";
 import * as sqliteVec from "sqlite-vec";
 import { errorMessage, FailedPreconditionError } from "../../errors/index.js";
 import { withSqlite } from "../../sqlite/index.js";
-import {
-  assertSqlIdentifier,
-  assertValidDimensions,
-  VectorDimensionError,
-} from "./index-errors.js";
+import { assertSqlIdentifier, assertValidDimensions, VectorDimensionError } from "./index-errors.js";
 import {
   audienceOf,
   filterMatchesNothing,
@@ -217,13 +213,10 @@ export class SqliteVecIndex implements VectorIndex {
 
   private requireDimensions(): number {
     if (this.currentDimensions === undefined) {
-      throw new FailedPreconditionError(
-        `the vector index "${this.table}" does not exist yet; call ensure(dimensions) first`,
-      );
+      throw new FailedPreconditionError(`the vector index "${this.table}" does not exist yet; call ensure(dimensions) first`);
     }
     return this.currentDimensions;
   }
-
 }
 
 /**
@@ -241,8 +234,7 @@ function loadSqliteVec(db: Database.Database): void {
     sqliteVec.load(db);
   } catch (error) {
     throw new FailedPreconditionError(
-      `cannot load the sqlite-vec extension (${errorMessage(error)}); ` +
-        "is the platform package for this OS and CPU installed?",
+      `cannot load the sqlite-vec extension (${errorMessage(error)}); ` + "is the platform package for this OS and CPU installed?",
       { cause: error },
     );
   }

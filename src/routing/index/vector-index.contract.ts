@@ -96,10 +96,7 @@ export function vectorIndexContract(label: string, create: () => Promise<VectorI
         "bob_private",
       ]);
       expect(ids(await index.search(query, { limit: 10, filter: { owners: ["bob"] } }))).toEqual(["bob_retired", "bob_private"]);
-      expect(ids(await index.search(query, { limit: 10, filter: { visibility: ["private"] } }))).toEqual([
-        "alice_private",
-        "bob_private",
-      ]);
+      expect(ids(await index.search(query, { limit: 10, filter: { visibility: ["private"] } }))).toEqual(["alice_private", "bob_private"]);
       expect(
         ids(
           await index.search(query, {
@@ -178,9 +175,7 @@ export function vectorIndexContract(label: string, create: () => Promise<VectorI
     it("still returns limit hits when most rows are filtered out, however far they are", async () => {
       // 200 decoys right next to the query and 6 matching rows far away: a search that took the
       // k nearest first and filtered afterwards would come back empty.
-      const decoys = Array.from({ length: 200 }, (_, i) =>
-        entry(`decoy_${i}`, [1, 0.001 * i, 0, 0], { status: "retired" }),
-      );
+      const decoys = Array.from({ length: 200 }, (_, i) => entry(`decoy_${i}`, [1, 0.001 * i, 0, 0], { status: "retired" }));
       const wanted = Array.from({ length: 6 }, (_, i) => entry(`wanted_${i}`, [-0.1 * i, 1, 0, 0]));
       await index.upsert([...decoys, ...wanted]);
       const hits = await index.search(unit([1, 0, 0, 0]), { limit: 5, filter: { statuses: ["active"] } });
@@ -201,9 +196,7 @@ export function vectorIndexContract(label: string, create: () => Promise<VectorI
       await index.ensure(6);
       expect(await index.count()).toBe(0);
       await index.upsert([entry("c", [0, 0, 0, 0, 1, 0])]);
-      expect(await index.search(unit([0, 0, 0, 0, 1, 0]), { limit: 5 })).toEqual([
-        { id: "c", score: expect.closeTo(1, 4) },
-      ]);
+      expect(await index.search(unit([0, 0, 0, 0, 1, 0]), { limit: 5 })).toEqual([{ id: "c", score: expect.closeTo(1, 4) }]);
       await expect(index.upsert([entry("d", [1, 0, 0, 0])])).rejects.toBeInstanceOf(SkillEngineError);
       await expect(index.search(unit([1, 0, 0, 0]), { limit: 5 })).rejects.toBeInstanceOf(SkillEngineError);
     });

@@ -119,10 +119,5 @@ export interface VectorIndex {
 /** True when the filter admits nothing, so adapters can answer without a round trip. */
 export function filterMatchesNothing(filter: VectorSearchFilter | undefined): boolean {
   if (!filter) return false;
-  return (
-    filter.statuses?.length === 0 ||
-    filter.owners?.length === 0 ||
-    filter.visibility?.length === 0 ||
-    filter.audiences?.length === 0
-  );
+  return filter.statuses?.length === 0 || filter.owners?.length === 0 || filter.visibility?.length === 0 || filter.audiences?.length === 0;
 }
