@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containersOf, docker, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { eventually } from "./support/poll.js";
+import { containersOf, docker, runsByPath, startTestEngine, type TestEngine, warmIdle } from "./support/test-engine.js";
 
 const INTROSPECT = `import json, os, socket, sys
 marker = os.path.exists("/tmp/used")
@@ -44,16 +44,19 @@ print(json.dumps({"ok": mode}))
 
 type Result = NonNullable<Awaited<ReturnType<TestEngine["client"]["invoke"]>>["result"]>;
 
-/** Waits until the pool has refilled, so the next run really takes a warm container. */
+/** The warm and cold runs `work` made on `engine`, as its /metrics counts them. */
+async function pathsOf(engine: TestEngine, work: () => Promise<unknown>): Promise<{ warm: number; cold: number }> {
+  const before = await runsByPath(engine);
+  await work();
+  const after = await runsByPath(engine);
+  return { warm: after.warm - before.warm, cold: after.cold - before.cold };
+}
+
+/** Waits until the pool holds `size` waiting containers, so the next run really takes a warm one. */
 async function poolReady(engine: TestEngine, size: number): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    const idle = (await containersOf(engine.instanceTag)).filter(
-      (c) => c.Labels["io.skill-engine.purpose"] === "warm" && c.State === "running",
-    );
-    if (idle.length >= size) return;
-    await sleep(50);
-  }
-  throw new Error("warm pool did not refill");
+  await eventually(`the warm pool to hold ${size} waiting containers`, async () => ((await warmIdle(engine)) >= size ? true : undefined), {
+    intervalMs: 50,
+  });
 }
 
 describe("warm pool: single-use containers started ahead of time keep every cold-path guarantee", () => {
@@ -74,11 +77,14 @@ describe("warm pool: single-use containers started ahead of time keep every cold
     await cold.dispose();
   });
 
+  /** The same call on both engines; the warm engine's run must have taken a warm container, the other's a cold one. */
   async function both(name: string, payload: string): Promise<{ warmResult: Result; coldResult: Result }> {
     await poolReady(warm, 2);
-    const warmResult = (await warm.client.invoke(name, payload)).result as Result;
-    const coldResult = (await cold.client.invoke(name, payload)).result as Result;
-    return { warmResult, coldResult };
+    let warmResult: Result | undefined;
+    let coldResult: Result | undefined;
+    expect(await pathsOf(warm, async () => (warmResult = (await warm.client.invoke(name, payload)).result))).toEqual({ warm: 1, cold: 0 });
+    expect(await pathsOf(cold, async () => (coldResult = (await cold.client.invoke(name, payload)).result))).toEqual({ warm: 0, cold: 1 });
+    return { warmResult: warmResult as Result, coldResult: coldResult as Result };
   }
 
   it("gives the skill the same view as a cold run: argv, __name__, sys.path[0], cwd, uid, stdin at EOF", async () => {
@@ -93,7 +99,10 @@ describe("warm pool: single-use containers started ahead of time keep every cold
     const hosts = new Set<string>();
     for (let i = 0; i < 6; i++) {
       await poolReady(warm, 1);
-      const out = JSON.parse((await warm.client.invoke("introspect", "{}")).result?.stdout ?? "{}") as { host: string; reused: boolean };
+      let stdout = "{}";
+      const paths = await pathsOf(warm, async () => (stdout = (await warm.client.invoke("introspect", "{}")).result?.stdout ?? "{}"));
+      expect(paths, "each run takes a waiting container").toEqual({ warm: 1, cold: 0 });
+      const out = JSON.parse(stdout) as { host: string; reused: boolean };
       expect(out.reused).toBe(false);
       hosts.add(out.host);
     }
@@ -127,10 +136,17 @@ describe("warm pool: single-use containers started ahead of time keep every cold
   });
 
   it("falls back to cold starts when the pool is empty", async () => {
-    const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => warm.client.invoke("behaves", JSON.stringify({ mode: `c${i}` }))),
-    );
+    // Two waiting containers, and four runs starting at once (SKILL_ENGINE_MAX_CONCURRENT_RUNS):
+    // the first two take the pool's, at least two of the four find it empty and start cold.
+    await poolReady(warm, 2);
+    let results: Array<{ result?: Result }> = [];
+    const paths = await pathsOf(warm, async () => {
+      results = await Promise.all(Array.from({ length: 6 }, (_, i) => warm.client.invoke("behaves", JSON.stringify({ mode: `c${i}` }))));
+    });
     expect(results.every((r) => r.result?.success)).toBe(true);
+    expect(paths.warm + paths.cold).toBe(6);
+    expect(paths.warm).toBeGreaterThanOrEqual(2);
+    expect(paths.cold).toBeGreaterThanOrEqual(2);
   });
 
   it("replaces a pooled container that died while idle, and one whose run dir was wiped", async () => {

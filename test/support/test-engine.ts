@@ -154,3 +154,35 @@ export async function rpcError(promise: Promise<unknown>): Promise<ServiceError>
   }
   throw new Error("expected the call to fail, but it succeeded");
 }
+
+/** The engine's own /metrics, as Prometheus text. */
+async function metricsText(engine: TestEngine): Promise<string> {
+  const port = engine.app.metricsPort;
+  if (port === undefined) throw new Error("this test engine serves no metrics (SKILL_ENGINE_METRICS=off)");
+  return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+/** Every sample of one metric: its labels and value. */
+function samples(text: string, metric: string): Array<{ labels: Record<string, string>; value: number }> {
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith(`${metric}{`) || line.startsWith(`${metric} `))
+    .map((line) => ({
+      labels: Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1] as string, m[2] as string])),
+      value: Number(line.slice(line.lastIndexOf(" ") + 1)),
+    }));
+}
+
+/** Sandbox runs of one purpose so far, by path, as the engine's own /metrics counts them. */
+export async function runsByPath(engine: TestEngine, purpose: "invoke" | "test" = "invoke"): Promise<{ warm: number; cold: number }> {
+  const counts = { warm: 0, cold: 0 };
+  for (const { labels, value } of samples(await metricsText(engine), "skill_engine_sandbox_runs_total")) {
+    if (labels.purpose === purpose && (labels.path === "warm" || labels.path === "cold")) counts[labels.path] += value;
+  }
+  return counts;
+}
+
+/** Containers waiting in the engine's warm pool right now, as its /metrics reports them. */
+export async function warmIdle(engine: TestEngine): Promise<number> {
+  return samples(await metricsText(engine), "skill_engine_warm_pool_idle")[0]?.value ?? 0;
+}
