@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { contentHash } from "../src/control/store/index.js";
 import { instanceTagOf } from "../src/app.js";
-import { connect, containersOf, makeDirs } from "./support/test-engine.js";
+import { connect, containersOf, makeDirs, type TestClient } from "./support/test-engine.js";
 import { spawnService } from "./support/service-process.js";
 
 const skillCode = (label: string, sleepSeconds: number) => `import json, sys, time
@@ -41,6 +41,23 @@ async function expectRegistryAndStoreAgree(port: number, home: string): Promise<
   }
 }
 
+/** A change the service answered OK before it was killed: that version must be there after the restart. */
+interface Acknowledged {
+  readonly name: string;
+  readonly version: number;
+  readonly contentHash: string;
+  readonly round: number;
+}
+
+/** Every acknowledged version is in the restarted service's history, with the hash it was acknowledged with. */
+async function expectAcknowledgedKept(client: TestClient, acknowledged: readonly Acknowledged[]): Promise<void> {
+  for (const ack of acknowledged) {
+    const { versions } = await client.call(client.raw.listSkillVersions, { name: ack.name });
+    const kept = versions.find((v) => v.version === ack.version);
+    expect(kept?.contentHash, `round ${ack.round}: ${ack.name} v${ack.version} was acknowledged before the SIGKILL`).toBe(ack.contentHash);
+  }
+}
+
 describe("killing the service during registrations and patches loses nothing and leaves nothing behind", () => {
   const cleanups: Array<() => Promise<void>> = [];
   afterAll(async () => {
@@ -55,25 +72,50 @@ describe("killing the service during registrations and patches loses nothing and
     let service = await spawnService(env);
     cleanups.push(() => service.kill());
     const setup = connect(service.port);
-    await setup.register({ name: "survivor", code: skillCode("v1", 0) });
+    const first = await setup.register({ name: "survivor", code: skillCode("v1", 0) });
     setup.close();
+    const acknowledged: Acknowledged[] = [
+      { name: "survivor", version: first.skill?.version ?? 0, contentHash: first.skill?.contentHash ?? "", round: -1 },
+    ];
 
     // Kill points spread over registrations and patches: during the test run (container alive),
     // and around its end, where the version file, the row and the canonical file are written.
-    // Half are fixed, half random (logged, so a failure can be replayed).
-    const killDelaysMs = [600, 150, 300, 450, 700, 900, ...Array.from({ length: 4 }, () => Math.round(100 + Math.random() * 900))];
-    console.log(`kill delays (ms): ${killDelaysMs.join(", ")}`);
-    for (const [round, delayMs] of killDelaysMs.entries()) {
+    // Half are fixed, half random (logged, so a failure can be replayed); "ack" kills the moment
+    // the answer arrives, the tightest point at which an acknowledged change could still be lost.
+    const killPoints: Array<number | "ack"> = [
+      600,
+      "ack",
+      150,
+      300,
+      "ack",
+      450,
+      700,
+      900,
+      "ack",
+      ...Array.from({ length: 4 }, () => Math.round(100 + Math.random() * 900)),
+    ];
+    console.log(`kill points (ms after the call, or at its acknowledgement): ${killPoints.join(", ")}`);
+    for (const [round, killPoint] of killPoints.entries()) {
       const client = connect(service.port);
       const change =
         round % 3 === 2
           ? client.call(client.raw.patchSkill, { name: "survivor", find: "time.sleep(", replace: "time.sleep(0 * 1 + ", testPayload: "" })
           : client.register({ name: round % 3 === 0 ? "survivor" : `newcomer_${round}`, code: skillCode(`round${round}`, 0.4) });
       const pending = change.then(
-        () => "changed",
-        () => "failed",
+        (response) => {
+          if (response.skill)
+            acknowledged.push({
+              name: response.skill.name,
+              version: response.skill.version,
+              contentHash: response.skill.contentHash,
+              round,
+            });
+          return "acknowledged" as const;
+        },
+        () => "failed" as const,
       );
-      await sleep(delayMs);
+      if (killPoint === "ack") expect(await pending, `round ${round} must be acknowledged`).toBe("acknowledged");
+      else await sleep(killPoint);
       await service.kill("SIGKILL");
       await pending;
       client.close();
@@ -87,10 +129,14 @@ describe("killing the service during registrations and patches loses nothing and
       expect(names).toContain("survivor");
 
       const check = connect(service.port);
+      await expectAcknowledgedKept(check, acknowledged);
       const invoked = await check.invoke("survivor");
       expect(invoked.result?.success).toBe(true);
       check.close();
     }
+    // At least the rounds killed on acknowledgement acknowledged something, so the check above had work to do.
+    expect(acknowledged.filter((a) => a.round >= 0).length).toBeGreaterThanOrEqual(killPoints.filter((k) => k === "ack").length);
+    console.log(`acknowledged before a SIGKILL and found after the restart: ${acknowledged.length} versions`);
     await service.kill("SIGTERM");
   });
 });
