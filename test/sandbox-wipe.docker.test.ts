@@ -2,12 +2,19 @@ import { rm } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { containersOf, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { eventually } from "./support/poll.js";
+import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const echoSkill = (tag: string) => `import json, sys, time
 args = json.loads(sys.argv[1])
 time.sleep(args.get("sleep", 0))
 print(json.dumps({"skill": "${tag}", "n": args.get("n")}))
+`;
+
+/** Sleeps, then reads its own file from its run directory: a wipe meanwhile makes it fail. */
+const READS_ITS_RUN_DIR_LATE = `import json, sys, time
+time.sleep(1.5)
+print(json.dumps({"lines": len(open("/sandbox/skill.py").read().splitlines())}))
 `;
 
 describe("wiping the sandbox directory loses no skill", () => {
@@ -17,6 +24,7 @@ describe("wiping the sandbox directory loses no skill", () => {
   beforeAll(async () => {
     engine = await startTestEngine();
     for (const name of names) await engine.client.register({ name, code: echoSkill(name) });
+    await engine.client.register({ name: "wipe_late_reader", code: READS_ITS_RUN_DIR_LATE });
   });
   afterAll(async () => {
     await engine.dispose();
@@ -28,6 +36,25 @@ describe("wiping the sandbox directory loses no skill", () => {
       const { result } = await engine.client.invoke(name, '{"n": 1}');
       expect(result).toMatchObject({ success: true, stdout: `{"skill": "${name}", "n": 1}\n` });
     }
+  });
+
+  it("a run known to be in flight when the wipe happens answers UNAVAILABLE, and the skill is not blamed", async () => {
+    const call = engine.client.invoke("wipe_late_reader");
+    // The run is in flight once its container runs (the skill then sleeps before it reads its file).
+    await eventually("the run's container to be running", async () =>
+      (await containersOf(engine.instanceTag)).some(
+        (c) => c.Labels["io.skill-engine.skill"] === "wipe_late_reader" && c.State === "running",
+      )
+        ? true
+        : undefined,
+    );
+    await wipe(engine.sandboxDir);
+    const error = await rpcError(call);
+    expect(error.code).toBe(status.UNAVAILABLE);
+    expect(error.details).toBe("the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry");
+    const { skill } = await engine.client.get("wipe_late_reader");
+    expect(skill?.failureCount).toBe(0);
+    expect((await engine.client.invoke("wipe_late_reader")).result).toMatchObject({ success: true, stdout: '{"lines": 3}\n' });
   });
 
   it("a wipe during a burst fails at most the runs it cut off, with a clear UNAVAILABLE, and blames no skill", async () => {
