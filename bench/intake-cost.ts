@@ -7,9 +7,7 @@ import { execFileSync } from "node:child_process";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { scanSkillCode } from "../src/control/intake/content-guard.js";
-import { normalizeSkillCode } from "../src/control/intake/normalize-code.js";
-import { CPythonSyntaxChecker, DEBIAN_PYTHON } from "../src/control/intake/python-syntax.js";
+import { CPythonSyntaxChecker, DEBIAN_PYTHON, normalizeSkillCode, scanSkillCode } from "../src/control/intake/index.js";
 
 const CORPUS_ROOTS = ["/usr/lib/python3.11", "/usr/lib/python3/dist-packages"];
 const SAMPLE = Number(process.env.BENCH_INTAKE_SAMPLE ?? 300);

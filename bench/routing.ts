@@ -29,10 +29,16 @@ import vm from "node:vm";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { RouteMode, type RouteSkillsRequest, type RouteSkillsResponse, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
-import type { Embedder } from "../src/routing/embedding/embedder.js";
-import { toUnitVector, UseLiteEmbedder } from "../src/routing/embedding/index.js";
-import { KeywordIndex, SqliteVecIndex } from "../src/routing/index/index.js";
-import { documentText, type RouteMode as RouterMode, SkillRouter } from "../src/routing/skill-router.js";
+import { toUnitVector } from "../src/routing/embedding/index.js";
+import {
+  documentText,
+  type Embedder,
+  KeywordIndex,
+  type RouteMode as RouterMode,
+  SkillRouter,
+  SqliteVecIndex,
+  UseLiteEmbedder,
+} from "../src/routing/index.js";
 import { startTestEngine, type TestClient, type TestEngine } from "../test/support/test-engine.js";
 import { errorMessage } from "../src/errors/index.js";
 

@@ -55,8 +55,8 @@ export interface LegacyMigrationReport {
 }
 
 /**
- * Migration from legacy sandbox storage (docs/operations.md#legacy-migration): when the canonical store is empty, copies
- * the skills an earlier install kept under `$SKILL_ENGINE_SANDBOX_DIR/acquired_skills/` into it
+ * Migration from legacy sandbox storage (docs/operations.md#legacy-migration): when the canonical
+ * store is empty, copies the skills an earlier install kept under `$SKILL_ENGINE_SANDBOX_DIR/acquired_skills/` into it
  * and registers each as version 1 (origin `migrate`, auto-created). Idempotent: once the
  * canonical store holds anything (a registry row or a `.py` in any location) it does nothing.
  * Legacy files are only read, never changed or removed.
@@ -67,8 +67,9 @@ export interface LegacyMigrationReport {
  * and a file whose content no longer matches the hash the legacy `skills_registry.json`
  * recorded for it is skipped (it changed after the legacy system accepted it).
  *
- * The code is neither run nor passed through the intake parser: the legacy system accepted it,
- * and like every skill it only ever runs inside the sandbox. Legacy statuses are kept, so a
+ * The code is not test-run (the legacy system accepted it, and like every skill it only ever runs
+ * inside the sandbox), but it does pass the intake gate when one is given (the service always
+ * gives it): normalization and the content guard, whose rejections are reported as skipped files. Legacy statuses are kept, so a
  * skill the legacy system retired lands in `retired/` (restorable, not routed) rather than
  * being dropped or revived.
  */
