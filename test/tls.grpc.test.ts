@@ -67,7 +67,8 @@ describe("TLS on the gRPC port", () => {
     }
     const health = healthProbe(engine.app.port, credentials.createSsl(await readFile(pair.certFile)));
     try {
-      expect(["SERVING", "NOT_SERVING"]).toContain(await health.check());
+      // The engine answered the start-up probe, so the service says it can run skills.
+      expect(await health.check()).toBe("SERVING");
     } finally {
       health.close();
     }
