@@ -261,7 +261,18 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect((await skillctl(port, "list", "--all")).stdout).toMatch(/\nflaky\s+1\s+deleted/);
     expect((await skillctl(port, "restore", "flaky")).stdout).toBe("restored flaky v1 (active)\n");
     expect(await skillctl(port, "retire", "--dry-run")).toMatchObject({ code: 0, stdout: "nothing would be retired\n" });
-    expect(JSON.parse((await skillctl(port, "retire", "--json")).stdout)).toEqual({ retired: [], dryRun: false });
+    // Three failures in a row: the retirement rule's first clause.
+    for (let i = 0; i < 3; i++) expect((await skillctl(port, "invoke", "flaky", '{"fail": true}')).code).toBe(1);
+    const reason = "failure_count 3 ≥ 3";
+    expect(await skillctl(port, "retire", "--dry-run")).toMatchObject({ code: 0, stdout: `would retire flaky: ${reason}\n` });
+    expect((await skillctl(port, "list")).stdout).toMatch(/\nflaky\s+1\s+degraded/);
+    expect(JSON.parse((await skillctl(port, "retire", "--json")).stdout)).toEqual({
+      retired: [{ name: "flaky", reasons: [reason] }],
+      dryRun: false,
+    });
+    expect((await skillctl(port, "list", "--all")).stdout).toMatch(/\nflaky\s+1\s+retired/);
+    expect(await skillctl(port, "retire")).toMatchObject({ code: 0, stdout: "nothing to retire\n" });
+    expect((await skillctl(port, "restore", "flaky")).stdout).toBe("restored flaky v1 (active)\n");
     expect(await skillctl(port, "wipe-sandbox")).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^removed \d+ run director(y|ies)\n$/),

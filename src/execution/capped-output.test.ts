@@ -31,13 +31,14 @@ describe("CappedOutput", () => {
     expect(output.text()).toBe("abcd");
   });
 
-  it("costs no memory for output far past the limit", async () => {
+  it("of 4 MiB written, keeps only the first limit bytes and an 8 KiB tail, and says it truncated", async () => {
     const output = new CappedOutput(1024);
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     await feed(
       output,
       Array.from({ length: 64 }, () => chunk),
     );
+    expect(output.truncated).toBe(true);
     expect(output.text().length).toBe(1024);
     expect(output.tailText().length).toBe(8 * 1024);
   });

@@ -1,3 +1,4 @@
+import { threadId } from "node:worker_threads";
 import net from "node:net";
 import { performance } from "node:perf_hooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -64,12 +65,23 @@ describe("UseLiteEmbedder (the real model, offline)", () => {
     );
   });
 
-  it("runs in a worker thread by default, to the same vectors, and replaces a worker that died", async () => {
+  it("runs in a worker thread by default", async () => {
+    const byDefault = new UseLiteEmbedder();
+    try {
+      expect(await byDefault.embed(["find movies by an actor"])).toHaveLength(1);
+      expect(byDefault.encoderThreadId).toBeGreaterThan(0);
+      expect(byDefault.encoderThreadId).not.toBe(threadId);
+    } finally {
+      await byDefault.close();
+    }
+  });
+
+  it("in a worker, gives the same vectors as on this thread, and replaces a worker that died", async () => {
     const workers: SentenceEncoder[] = [];
     const inWorker = new UseLiteEmbedder({
       loader: async () => {
         // The first load is a real worker; the reload after its death reuses this thread's model
-        // so that the file loads the weights only twice.
+        // so that this test loads the weights once more, not twice.
         workers.push(workers.length === 0 ? await loadUseLiteEncoderInWorker() : encoder!);
         return workers.at(-1)!;
       },
@@ -140,18 +152,27 @@ describe("UseLiteEmbedder (the real model, offline)", () => {
     expect(maxAbsDifference(alone!, first!)).toBeLessThan(1e-5);
   });
 
-  it("prints single and batched throughput", async () => {
+  // Speed is measured by npm run bench:routing (the real model's per-query cost); here, the work done.
+  it("sends the model one call per 16 texts by default, and one per text when called one at a time", async () => {
+    const calls: number[] = [];
+    const counting = new UseLiteEmbedder({
+      loader: async () => ({
+        embed: (texts) => {
+          calls.push(texts.length);
+          return encoder!.embed(texts);
+        },
+        dispose: () => undefined,
+        threadId: 0,
+      }),
+    });
     const texts = Array.from({ length: 32 }, (_, i) => `${SENTENCES[i % SENTENCES.length]} (variant ${i})`);
-    let started = performance.now();
-    for (const text of texts) await embedder.embed([text]);
-    const singleMs = (performance.now() - started) / texts.length;
-    started = performance.now();
-    await embedder.embed(texts);
-    const batchMs = performance.now() - started;
-    console.log(
-      `USE-lite: ${singleMs.toFixed(1)} ms/sentence one at a time; 32 in one call (batches of 16) in ${batchMs.toFixed(0)} ms ` +
-        `(${(batchMs / texts.length).toFixed(1)} ms/sentence); RSS ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB`,
-    );
+    await counting.embed(["warm-up happens at load"]);
+    calls.length = 0;
+    expect(await counting.embed(texts)).toHaveLength(32);
+    expect(calls).toEqual([16, 16]);
+    calls.length = 0;
+    for (const text of texts.slice(0, 4)) await counting.embed([text]);
+    expect(calls).toEqual([1, 1, 1, 1]);
   });
 
   it("reports a failed load as EmbedderError and loads again on the next call", async () => {
@@ -173,7 +194,7 @@ describe("UseLiteEmbedder (the real model, offline)", () => {
   it("refuses to embed after close", async () => {
     let disposed = 0;
     const closing = new UseLiteEmbedder({
-      loader: async () => ({ embed: (texts) => encoder!.embed(texts), dispose: () => void disposed++ }),
+      loader: async () => ({ embed: (texts) => encoder!.embed(texts), dispose: () => void disposed++, threadId: 0 }),
     });
     await closing.embed(["x"]);
     await closing.close();

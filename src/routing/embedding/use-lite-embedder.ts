@@ -59,6 +59,11 @@ export class UseLiteEmbedder implements Embedder {
     this.modelId = `use-lite-en@${modelPackageVersion()}`;
   }
 
+  /** The thread the loaded model runs on (0: the main thread), for the start-up log and tests; undefined before the first load. */
+  get encoderThreadId(): number | undefined {
+    return this.current?.threadId;
+  }
+
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
     const encoder = await this.encoder();
@@ -109,7 +114,10 @@ export class UseLiteEmbedder implements Embedder {
         );
       }
       this.current = encoder;
-      this.logger?.info({ modelId: this.modelId, loadMs: Math.round(performance.now() - started) }, "sentence encoder loaded");
+      this.logger?.info(
+        { modelId: this.modelId, loadMs: Math.round(performance.now() - started), threadId: encoder.threadId },
+        "sentence encoder loaded",
+      );
       return encoder;
     } catch (error) {
       // Forget the failed load so that a later call tries again instead of failing forever.

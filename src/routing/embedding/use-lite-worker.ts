@@ -99,6 +99,10 @@ class WorkerEncoder implements SentenceEncoder {
     return this.deathReason !== undefined;
   }
 
+  get threadId(): number {
+    return this.worker.threadId;
+  }
+
   embed(texts: string[]): Promise<number[][]> {
     if (this.deathReason !== undefined) return Promise.reject(new Error(this.deathReason));
     const id = this.nextId++;
