@@ -7,7 +7,8 @@ import { execFileSync } from "node:child_process";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { CPythonSyntaxChecker, DEBIAN_PYTHON, normalizeSkillCode, scanSkillCode } from "../src/control/intake/index.js";
+import { CPythonSyntaxChecker, DEBIAN_PYTHON, GUARD_RULES, normalizeSkillCode, scanSkillCode } from "../src/control/intake/index.js";
+import { ADVERSARIAL_GUARD_INPUTS, fill } from "../test/support/guard-adversarial-inputs.js";
 
 const CORPUS_ROOTS = ["/usr/lib/python3.11", "/usr/lib/python3/dist-packages"];
 const SAMPLE = Number(process.env.BENCH_INTAKE_SAMPLE ?? 300);
@@ -78,6 +79,31 @@ async function main(): Promise<void> {
   for (const [label, values] of rows) {
     console.log(`${label.padEnd(50)} ${median(values).toFixed(2).padStart(7)}ms ${p95(values).toFixed(2).padStart(7)}ms`);
   }
+  guardOnAdversarialInput(sample);
+}
+
+/**
+ * The content guard on 100 KB inputs built to make backtracking regexes explode, next to the
+ * baseline of benign code of the same size (corpus files concatenated): linear time shows as
+ * the same order of magnitude.
+ */
+function guardOnAdversarialInput(corpus: readonly string[]): void {
+  const timeOf = (input: string): number => {
+    const runs: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      scanSkillCode(input);
+      runs.push(performance.now() - started);
+    }
+    return median(runs);
+  };
+  const benign = fill(corpus.join("\n"));
+  const adversarial = Object.entries(ADVERSARIAL_GUARD_INPUTS).map(([name, input]) => ({ name, ms: timeOf(input) }));
+  adversarial.sort((x, y) => y.ms - x.ms);
+  console.log(`\ncontent guard on 100 KiB inputs (median of 5 scans, all ${GUARD_RULES.length} rules)`);
+  console.log(`${"baseline: benign corpus code".padEnd(50)} ${timeOf(benign).toFixed(2).padStart(7)}ms`);
+  for (const { name, ms } of adversarial.slice(0, 5)) console.log(`${`adversarial: ${name}`.padEnd(50)} ${ms.toFixed(2).padStart(7)}ms`);
+  console.log(`(${adversarial.length - 5} more adversarial inputs, each faster)`);
 }
 
 main().catch((error: unknown) => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../errors/index.js";
 import { assertSkillCodeAllowed, describeCodeView, GuardViolationError, scanSkillCode } from "./content-guard.js";
+import { ADVERSARIAL_GUARD_INPUTS, fill } from "../../../test/support/guard-adversarial-inputs.js";
 import { GUARD_RULES, type GuardCategory, type GuardRule } from "./guard-rules.js";
 
 const py = String.raw;
@@ -798,67 +799,25 @@ subprocess.call(["/bin/sh", "-i"])`;
   });
 });
 
-describe("linear time on adversarial input", () => {
-  const SIZE = 100 * 1024;
-  const fill = (unit: string): string => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
-
-  it("scans 100 KB inputs built to make backtracking regexes explode (all rules)", () => {
-    const inputs: Record<string, string> = {
-      letters: fill("a"),
-      spaces: fill(" "),
-      newlines: fill("\n"),
-      hashes: fill("#"),
-      quotes: fill('"'),
-      "single quotes": fill("'"),
-      backslashes: fill("\\"),
-      braces: fill("{"),
-      "f-string fields": fill('f"{'),
-      parens: fill("("),
-      traversal: fill("../"),
-      "rm flags": fill("rm -r -f "),
-      "exec calls": fill("exec("),
-      assignments: fill("a=a="),
-      "chmod words": fill("chmod "),
-      "curl words": fill("curl x "),
-      "nc words": fill("nc -e "),
-      "base64 run": fill("QUJD"),
-      "base64 runs just under the blob size": fill(`${"Q".repeat(1023)}-`),
-      "fork-bomb prefix": fill("(){ :|"),
-      "environ reads": fill('os.environ["A_'),
-      "sql words": fill("DROP TABLE "),
-      "import calls": fill('__import__("'),
-      "getattr calls": fill("getattr(os, "),
-      "dup2 calls": fill("dup2(s.fileno(), "),
-      docstrings: fill('"""x"""\n'),
-    };
-    const timings: string[] = [];
-    for (const [name, input] of Object.entries(inputs)) {
-      const started = performance.now();
+describe("adversarial input: bounded work by construction", () => {
+  // Linear time is argued statically (every quantifier bounded, see "uses only bounded
+  // quantifiers" above); npm run bench times these inputs next to a benign file of the same size.
+  it("scans 100 KB inputs built to make backtracking regexes explode, with a bounded number of findings (all rules)", () => {
+    for (const [name, input] of Object.entries(ADVERSARIAL_GUARD_INPUTS)) {
       const report = scanSkillCode(input);
-      const ms = performance.now() - started;
-      timings.push(`${name}: ${ms.toFixed(1)} ms`);
-      expect(report.findings.length).toBeLessThanOrEqual(20 * GUARD_RULES.length);
+      expect(report.findings.length, name).toBeLessThanOrEqual(20 * GUARD_RULES.length);
     }
-    console.log(`[content guard] 100 KB adversarial inputs, all ${GUARD_RULES.length} rules:\n  ${timings.join("\n  ")}`);
   });
 
-  it("scans 100 KB of each rule's own true positive, cut and repeated (each rule alone)", () => {
-    let slowest = { ms: 0, what: "" };
+  it("scans 100 KB of each rule's own true positive, cut and repeated, with at most 20 findings (each rule alone)", () => {
     for (const rule of GUARD_RULES) {
       const sample = CASES[rule.id]?.hits[0] ?? "";
       for (const cut of [0.25, 0.5, 0.75, 1]) {
         const prefix = sample.slice(0, Math.max(1, Math.floor(sample.length * cut)));
         for (const unit of [prefix, prefix.replace(/[\n\r]/g, " ")]) {
-          const input = fill(unit);
-          const started = performance.now();
-          scanSkillCode(input, [rule]);
-          const ms = performance.now() - started;
-          if (ms > slowest.ms) slowest = { ms, what: `${rule.id} at ${cut * 100}%` };
+          expect(scanSkillCode(fill(unit), [rule]).findings.length, `${rule.id} at ${cut * 100}%`).toBeLessThanOrEqual(20);
         }
       }
     }
-    console.log(
-      `[content guard] slowest single-rule scan of repeated true-positive prefixes: ${slowest.ms.toFixed(1)} ms (${slowest.what})`,
-    );
   });
 });
