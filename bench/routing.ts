@@ -5,7 +5,7 @@
  * tool-retrieval dataset (`tools.jsonl`, `queries.jsonl`; default `../shared/bench`) as a skill —
  * each one through RegisterSkill, so each passes the real TDD gate in a container — then routes
  * every query with RouteSkills in three modes (keywords, vectors, fused) and scores recall@1,
- * recall@5, nDCG@5 and MRR, overall and per subset, beside the dataset README's BM25 baseline.
+ * recall@5, nDCG@5 and MRR, overall and per subset, beside plain BM25 computed in the same run.
  * "Fused after feedback" credits the relevant tools that a TRAIN half of the queries routed to
  * (RecordRouteFeedback) and scores fused routing on the unseen TEST half, before and after.
  *
@@ -39,6 +39,7 @@ import {
   SqliteVecIndex,
   UseLiteEmbedder,
 } from "../src/routing/index.js";
+import { bm25Baseline } from "../test/support/bm25-baseline.js";
 import { startTestEngine, type TestClient, type TestEngine } from "../test/support/test-engine.js";
 import { errorMessage } from "../src/errors/index.js";
 
@@ -165,36 +166,12 @@ function feedbackSplit(queries: readonly Query[]): { train: Query[]; test: Query
   return { train, test, mergedQueries };
 }
 
-interface BaselineRow {
-  n: number;
-  recallAt1: number;
-  recallAt5: number;
-  mrr: number;
-  allRelAt10: number;
-}
-
-/** The first table of the dataset README's "BM25 baseline" section, when it has one. */
-function readmeBaseline(): Partial<Record<Group, BaselineRow>> {
-  const file = path.join(datasetDir, "README.md");
-  if (!existsSync(file)) return {};
-  const text = readFileSync(file, "utf8");
-  const start = text.indexOf("BM25 (k1");
-  if (start < 0) return {};
-  const end = text.indexOf("Diagnostic", start);
-  const table = text.slice(start, end < 0 ? undefined : end);
-  const rows: Partial<Record<Group, BaselineRow>> = {};
-  for (const line of table.split("\n")) {
-    const m = /^(apibank|restbench-spotify|restbench-tmdb|ALL)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+\d+\s+([\d.]+)/.exec(line.trim());
-    if (!m) continue;
-    rows[m[1] as Group] = {
-      n: Number(m[2]),
-      recallAt1: Number(m[3]),
-      recallAt5: Number(m[4]),
-      mrr: Number(m[5]),
-      allRelAt10: Number(m[6]),
-    };
-  }
-  return rows;
+/** Plain BM25 over the same tools and queries, computed in this run (test/support/bm25-baseline.ts). */
+function bm25BaselineScores(tools: readonly Tool[], queries: readonly Query[]): Record<Group, Scores> {
+  const bm25 = bm25Baseline(tools);
+  const scored = new Map<string, QueryScore>();
+  for (const query of queries) scored.set(query.id, scoreQuery(bm25.rank(query.query).slice(0, ROUTE_LIMIT), query.relevant));
+  return aggregate(queries, scored);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -639,7 +616,7 @@ async function main(): Promise<void> {
     for (const name of query.relevant)
       if (!toSkill.has(name)) throw new Error(`query ${query.id}: relevant tool ${name} is not in tools.jsonl`);
   }
-  const baseline = readmeBaseline();
+  const baseline = bm25BaselineScores(tools, queries);
   progress(`dataset ${datasetDir}: ${tools.length} tools (${renamed} renamed to valid skill names), ${queries.length} queries`);
 
   // --- Through the real service -------------------------------------------------------------
@@ -768,17 +745,7 @@ async function main(): Promise<void> {
   lines.push(...qualityLines(`  fused BEFORE feedback, test split (${feedback.test} queries)`, beforeTest));
   lines.push(...qualityLines(`  fused AFTER feedback, test split (${feedback.test} queries)`, afterTest));
   lines.push("");
-  const b = baseline;
-  lines.push("README BM25 baseline (k1=1.2, b=0.75; no nDCG given):");
-  if (Object.keys(b).length === 0) lines.push("  (not found in the dataset README)");
-  for (const group of GROUPS) {
-    const row = b[group];
-    if (row) {
-      lines.push(
-        `  ${group.padEnd(18)} ${String(row.n).padStart(4)} ${f3(row.recallAt1).padStart(9)} ${f3(row.recallAt5).padStart(9)} ${"-".padStart(7)} ${f3(row.mrr).padStart(6)} ${"".padStart(6)} ${f3(row.allRelAt10).padStart(11)}`,
-      );
-    }
-  }
+  lines.push(...qualityLines("plain BM25 baseline, this run (k1=1.2, b=0.75; name split on _ and - plus description)", baseline));
   lines.push("");
   lines.push("summary, ALL queries            recall@1  recall@5  nDCG@5    MRR");
   const summary = (label: string, row: Pick<Scores, "recallAt1" | "recallAt5" | "ndcgAt5" | "mrr"> | undefined, ndcg = true): void => {
@@ -787,7 +754,7 @@ async function main(): Promise<void> {
       `  ${label.padEnd(30)} ${f3(row.recallAt1).padStart(8)} ${f3(row.recallAt5).padStart(9)} ${(ndcg ? f3(row.ndcgAt5) : "-").padStart(7)} ${f3(row.mrr).padStart(6)}`,
     );
   };
-  if (b.ALL) summary("BM25 baseline (README)", { ...b.ALL, ndcgAt5: 0 }, false);
+  summary("plain BM25 baseline", baseline.ALL);
   summary("keywords", quality.keywords.ALL);
   summary("vectors", quality.vectors.ALL);
   summary("fused", quality.fused.ALL);
