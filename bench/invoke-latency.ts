@@ -2,8 +2,9 @@
  * npm run bench (invocation part). Starts the real service as its own process — once with the
  * warm pool, once cold — and measures, in one run, side by side:
  * - InvokeSkill latency p50/p95/p99 at concurrency 1, 4 and 8, and throughput;
- * - baselines on the same engine: `docker run --rm` of the same skill through the CLI, a dockerode
- *   create/start/wait/remove per call, and a bare python3 running the same skill (the floor);
+ * - baselines on the same engine, with exactly the sandbox's hardening and limits (the service's
+ *   own container spec): `docker run --rm` of the same skill through the CLI, a dockerode
+ *   create/start/wait/remove per call; and a bare python3 running the same skill (the floor);
  * - RegisterSkill latency (normalize + guard + TDD + persist);
  * - the service's resident memory at rest and under load.
  * Prints a table with ratios to each baseline and writes the figures to bench/results/.
@@ -13,7 +14,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import Docker from "dockerode";
+import type Docker from "dockerode";
+import DockerClient from "dockerode";
+import { loadConfig } from "../src/config/index.js";
+import { sandboxContainerSpec } from "../src/execution/index.js";
 import { spawnService, type ServiceProcess } from "../test/support/service-process.js";
 import { connect, type TestClient } from "../test/support/test-engine.js";
 
@@ -91,9 +95,24 @@ async function startService(root: string, pool: boolean): Promise<{ service: Ser
   return { service, client: connect(service.port) };
 }
 
+/** `docker run --rm` arguments with every setting of the service's container spec. */
+function dockerRunArgs(spec: Docker.ContainerCreateOptions): string[] {
+  const host = spec.HostConfig ?? {};
+  const args = ["run", "--rm", "--network", "none", "--read-only", "--init", "--cap-drop", "ALL"];
+  for (const option of (host.SecurityOpt ?? []) as string[]) args.push("--security-opt", option);
+  args.push("--user", spec.User ?? "", "--workdir", spec.WorkingDir ?? "/tmp");
+  args.push("--pids-limit", String(host.PidsLimit), "--memory", `${host.Memory}b`, "--memory-swap", `${host.MemorySwap}b`);
+  args.push("--cpus", String((host.NanoCpus ?? 1e9) / 1e9), "--shm-size", `${host.ShmSize}b`, "--log-driver", "none");
+  for (const [target, options] of Object.entries(host.Tmpfs ?? {})) args.push("--tmpfs", `${target}:${options}`);
+  for (const limit of host.Ulimits ?? []) args.push("--ulimit", `${limit.Name}=${limit.Soft}:${limit.Hard}`);
+  for (const mount of host.Mounts ?? []) args.push("-v", `${mount.Source}:${mount.Target}${mount.ReadOnly ? ":ro" : ""}`);
+  for (const variable of spec.Env ?? []) args.push("-e", variable);
+  return [...args, spec.Image ?? IMAGE, ...(spec.Cmd ?? [])];
+}
+
 async function main(): Promise<void> {
   const root = await mkdtemp(path.join(os.tmpdir(), "skill-engine-bench-"));
-  const docker = new Docker({ socketPath: "/var/run/docker.sock" });
+  const docker = new DockerClient({ socketPath: "/var/run/docker.sock" });
   const figures: Record<string, unknown> = { date: new Date().toISOString(), rounds: ROUNDS, cpus: os.cpus().length };
   const rows: Array<[string, Stats, number | undefined]> = [];
   try {
@@ -153,28 +172,26 @@ async function main(): Promise<void> {
     const skillDir = path.join(root, "baseline");
     await mkdir(skillDir, { recursive: true });
     await writeFile(path.join(skillDir, "skill.py"), SKILL);
+    // Like for like: the service's own spec (hardening, limits, read-only bind of the run dir).
+    const spec = sandboxContainerSpec({
+      image: IMAGE,
+      runtime: undefined,
+      limits: loadConfig({}).limits,
+      runDir: skillDir,
+      instanceTag: "bench-baseline",
+      bootId: "bench",
+      runId: "bench-baseline",
+      command: { kind: "cold", skillName: "baseline", purpose: "invoke", payload: PAYLOAD },
+    });
     const dockerRun: number[] = [];
     for (let i = 0; i < Math.min(ROUNDS, 15); i++) {
-      dockerRun.push(
-        await timed(() =>
-          execFileSync(
-            "docker",
-            ["run", "--rm", "--network", "none", "-v", `${skillDir}:/sandbox:ro`, IMAGE, "python3", "/sandbox/skill.py", PAYLOAD],
-            { stdio: "ignore" },
-          ),
-        ),
-      );
+      dockerRun.push(await timed(() => execFileSync("docker", dockerRunArgs(spec), { stdio: "ignore" })));
     }
     const dockerode: number[] = [];
     for (let i = 0; i < Math.min(ROUNDS, 15); i++) {
       dockerode.push(
         await timed(async () => {
-          const container = await docker.createContainer({
-            Image: IMAGE,
-            Cmd: ["python3", "/sandbox/skill.py", PAYLOAD],
-            NetworkDisabled: true,
-            HostConfig: { NetworkMode: "none", Binds: [`${skillDir}:/sandbox:ro`] },
-          });
+          const container = await docker.createContainer(spec);
           await container.start();
           await container.wait();
           await container.remove({ force: true });
