@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { connect, containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { eventually } from "./support/poll.js";
+import { connect, containersOf, queueDepth, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const SLEEPER = `import json, sys, time
 args = json.loads(sys.argv[1])
@@ -9,21 +9,17 @@ time.sleep(args.get("sleep", 0))
 print("slept", args.get("sleep", 0))
 `;
 
-/** Polls until the engine reports no container of this instance (removal is asynchronous to the RPC answer). */
+/** Waits until the engine reports no container of this instance (removal is asynchronous to the RPC answer). */
 async function expectNoContainers(instanceTag: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if ((await containersOf(instanceTag)).length === 0) return;
-    await sleep(100);
-  }
-  expect(await containersOf(instanceTag)).toEqual([]);
+  await eventually("every sandbox container to be removed", async () =>
+    (await containersOf(instanceTag)).length === 0 ? true : undefined,
+  );
 }
 
 async function waitForContainer(instanceTag: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if ((await containersOf(instanceTag)).length > 0) return;
-    await sleep(25);
-  }
-  throw new Error("no sandbox container appeared");
+  await eventually("a sandbox container to appear", async () => ((await containersOf(instanceTag)).length > 0 ? true : undefined), {
+    intervalMs: 25,
+  });
 }
 
 describe("deadlines, cancellation and shutdown reach the container", () => {
@@ -61,7 +57,10 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
       const first = small.client.invoke("sleeper", '{"sleep": 2}');
       await waitForContainer(small.instanceTag);
       const second = small.client.invoke("sleeper", '{"sleep": 0}');
-      await sleep(300); // let the second call reach the queue before the third
+      // The third call comes once the second waits in the queue, as the service itself reports.
+      await eventually("the second call to wait in the queue", async () => ((await queueDepth(small)) === 1 ? true : undefined), {
+        intervalMs: 25,
+      });
       const third = await rpcError(small.client.invoke("sleeper", '{"sleep": 0}'));
       expect(third.code).toBe(status.RESOURCE_EXHAUSTED);
       expect(third.details).toMatch(/queue is full/);

@@ -182,6 +182,11 @@ export async function runsByPath(engine: TestEngine, purpose: "invoke" | "test" 
   return counts;
 }
 
+/** Runs waiting for a slot right now, as the engine's /metrics reports them. */
+export async function queueDepth(engine: TestEngine): Promise<number> {
+  return samples(await metricsText(engine), "skill_engine_run_queue_depth")[0]?.value ?? 0;
+}
+
 /** Containers waiting in the engine's warm pool right now, as its /metrics reports them. */
 export async function warmIdle(engine: TestEngine): Promise<number> {
   return samples(await metricsText(engine), "skill_engine_warm_pool_idle")[0]?.value ?? 0;

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { InternalError } from "../../errors/index.js";
 import { CPythonSyntaxChecker, PARSER_CRASHED_MESSAGE, type SyntaxVerdict } from "./python-syntax.js";
+import { eventually } from "../../../test/support/poll.js";
 import { requireDebianPython } from "../../../test/support/require-debian-python.js";
 
 const SKILL = `import json
@@ -37,11 +37,7 @@ def helper_${i}(items: list[dict], key: str = "name") -> list[str]:
 }
 
 async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (condition()) return;
-    await sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
+  await eventually(what, () => (condition() ? true : undefined), { intervalMs: 5 });
 }
 
 function failure(verdict: SyntaxVerdict): Extract<SyntaxVerdict, { ok: false }> {
@@ -138,7 +134,7 @@ describe("CPythonSyntaxChecker", () => {
     await checker.check(SKILL);
     const pid = checker.pid as number;
     const pending = checker.check(SLOW_INPUT);
-    await sleep(150);
+    await waitFor(() => checker.checking, "the slow input to be handed to the parser");
     process.kill(pid, "SIGSEGV");
     expect(await pending).toEqual({ ok: false, message: PARSER_CRASHED_MESSAGE, line: 0, column: 0, atEndOfInput: false });
     expect(await checker.check("x = = 1\n")).toMatchObject({ ok: false, line: 1 });
@@ -146,15 +142,17 @@ describe("CPythonSyntaxChecker", () => {
   });
 
   it("kills and replaces a parser that exceeds the timeout", async () => {
-    const impatient = new CPythonSyntaxChecker({ timeoutMs: 100 });
+    // Generous for a normal skill on a loaded machine; the stuck parser never answers at all.
+    const impatient = new CPythonSyntaxChecker({ timeoutMs: 2_000 });
     try {
       await impatient.check(SKILL);
-      const pid = impatient.pid;
-      const slow = impatient.check(SLOW_INPUT);
+      const pid = impatient.pid as number;
+      process.kill(pid, "SIGSTOP");
+      const stuck = impatient.check(SKILL);
       const queuedBehind = impatient.check(SKILL);
-      expect(await slow).toEqual({
+      expect(await stuck).toEqual({
         ok: false,
-        message: "the Python parser did not finish within 100 ms",
+        message: "the Python parser did not finish within 2000 ms",
         line: 0,
         column: 0,
         atEndOfInput: false,

@@ -330,9 +330,15 @@ export class CPythonSyntaxChecker implements PythonSyntaxChecker {
   private parser: ParserProcess | undefined;
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
+  private inFlight = false;
 
   constructor(options: CPythonSyntaxCheckerOptions = {}) {
     this.options = addDefaults(options);
+  }
+
+  /** True while a check has been handed to the running parser and is not answered yet; for diagnostics and tests. */
+  get checking(): boolean {
+    return this.inFlight;
   }
 
   /** The interpreter's process id, when one is running; for diagnostics and tests. */
@@ -359,7 +365,10 @@ export class CPythonSyntaxChecker implements PythonSyntaxChecker {
   private async checkNow(code: string): Promise<SyntaxVerdict> {
     if (this.closed) throw closedError();
     const parser = await this.running();
-    const outcome = await parser.request(code, this.options.timeoutMs);
+    this.inFlight = true;
+    const outcome = await parser.request(code, this.options.timeoutMs).finally(() => {
+      this.inFlight = false;
+    });
     if (this.closed) throw closedError();
     if (outcome.kind === "answer") {
       const verdict = toVerdict(outcome.value);
