@@ -1,9 +1,10 @@
-import { access, readFile } from "node:fs/promises";
+import { access, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
-import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { eventually } from "./support/poll.js";
+import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /** Succeeds unless the payload says {"fail": true}: outcomes are under the test's control. */
 const FLAKY = `import json, sys
@@ -182,6 +183,77 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
     expect(await exists(path.join(skills, ".trash", "trashable.py"))).toBe(false);
   });
 
+  it("re-registering a retired or deleted name brings its history back and adds the next version", async () => {
+    await register("phoenix");
+    await engine.client.call(engine.client.raw.deleteSkill, { name: "phoenix" });
+    await register("ember");
+    for (let i = 0; i < 3; i++) await invoke("ember", bad);
+    await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: false });
+    expect((await skillOf("ember"))?.status).toBe(SkillStatus.SKILL_STATUS_RETIRED);
+
+    for (const name of ["phoenix", "ember"]) {
+      const again = await register(name, FLAKY.replace('"v1"', '"v2"'));
+      expect(again.skill).toMatchObject({ name, version: 2, status: SkillStatus.SKILL_STATUS_ACTIVE, failureCount: 0 });
+      const { versions } = await engine.client.call(engine.client.raw.listSkillVersions, { name });
+      expect(versions.map((v) => [v.version, v.active])).toEqual([
+        [1, false],
+        [2, true],
+      ]);
+      expect(await readFile(path.join(skills, ".versions", name, "1.py"), "utf8")).toBe(FLAKY);
+      expect(await exists(path.join(skills, ".trash", `${name}.py`))).toBe(false);
+      expect(await exists(path.join(skills, "retired", `${name}.py`))).toBe(false);
+      expect(JSON.parse((await invoke(name, ok)).result?.stdout ?? "{}")).toEqual({ ok: true, tag: "v2" });
+      await engine.client.call(engine.client.raw.rollbackSkill, { name, version: 1 });
+      expect(JSON.parse((await invoke(name, ok)).result?.stdout ?? "{}")).toEqual({ ok: true, tag: "v1" });
+    }
+  });
+
+  it("restores a canonical file altered on disk on the next read, from the immutable history", async () => {
+    await register("tampered");
+    const file = path.join(skills, "tampered.py");
+    await writeFile(file, "import os\nos.system('echo pwned')\n");
+    expect((await engine.client.get("tampered")).code).toBe(FLAKY);
+    expect(await readFile(file, "utf8")).toBe(FLAKY);
+    await writeFile(file, "print('also altered')\n");
+    expect(JSON.parse((await invoke("tampered", ok)).result?.stdout ?? "{}")).toEqual({ ok: true, tag: "v1" });
+    expect(await readFile(file, "utf8")).toBe(FLAKY);
+  });
+
+  it("a patch whose skill changed while its test ran answers ABORTED and changes nothing", async () => {
+    const SLEEPY = `import json, sys, time
+args = json.loads(sys.argv[1])
+time.sleep(args.get("sleep", 0))
+print(json.dumps({"tag": "original"}))
+`;
+    const sleepy = (code: string) =>
+      engine.client.register({
+        name: "racer",
+        code,
+        parametersSchema: '{"type":"object","properties":{"sleep":{"type":"number"}}}',
+        testPayload: '{"sleep": 0}',
+      });
+    await sleepy(SLEEPY);
+    const patch = engine.client.call(engine.client.raw.patchSkill, {
+      name: "racer",
+      find: '"original"',
+      replace: '"patched"',
+      testPayload: '{"sleep": 3}',
+    });
+    // The patch's test run is under way once its container runs; a registration overtakes it.
+    await eventually("the patch's test container to run", async () =>
+      (await containersOf(engine.instanceTag)).some((c) => c.Labels["io.skill-engine.skill"] === "racer" && c.State === "running")
+        ? true
+        : undefined,
+    );
+    const overtaking = await sleepy(SLEEPY.replace('"original"', '"overtaking"'));
+    expect(overtaking.skill?.version).toBe(2);
+    const error = await rpcError(patch);
+    expect(error.code).toBe(status.ABORTED);
+    expect(error.details).toBe('"racer" changed while the patch was being tested (v1 → v2); read it again and retry');
+    expect((await skillOf("racer"))?.version).toBe(2);
+    expect((await engine.client.call(engine.client.raw.listSkillVersions, { name: "racer" })).versions).toHaveLength(2);
+  });
+
   it("serializes concurrent re-registrations: every version exists exactly once", async () => {
     const variants = Array.from({ length: 8 }, (_, i) => FLAKY.replace('"v1"', `"race${i}"`));
     const results = await Promise.all(variants.map((code) => register("raced", code)));
@@ -218,5 +290,26 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
       /already at version 1/,
     );
     expect((await rpcError(engine.client.call(engine.client.raw.deleteSkill, { name: "../x" }))).code).toBe(status.INVALID_ARGUMENT);
+  });
+});
+
+describe("the periodic retirement sweep (SKILL_ENGINE_RETIRE_SWEEP_MINUTES)", () => {
+  it("retires a skill that matches the retirement rule without being asked, and leaves a healthy one", async () => {
+    // 0.01 minutes: a sweep every 600 ms.
+    const swept = await startTestEngine({ env: { SKILL_ENGINE_RETIRE_SWEEP_MINUTES: "0.01" } });
+    try {
+      await swept.client.register({ name: "failing", code: FLAKY, parametersSchema: SCHEMA, testPayload: ok });
+      await swept.client.register({ name: "healthy", code: FLAKY, parametersSchema: SCHEMA, testPayload: ok });
+      for (let i = 0; i < 3; i++) await swept.client.invoke("failing", bad);
+      await swept.client.invoke("healthy", ok);
+      const retired = await eventually("the sweep to retire the failing skill", async () => {
+        const skill = (await swept.client.get("failing")).skill;
+        return skill?.status === SkillStatus.SKILL_STATUS_RETIRED ? skill : undefined;
+      });
+      expect(retired.statusReason).toBe("failure_count 3 ≥ 3");
+      expect((await swept.client.get("healthy")).skill?.status).toBe(SkillStatus.SKILL_STATUS_ACTIVE);
+    } finally {
+      await swept.dispose();
+    }
   });
 });
