@@ -1,10 +1,10 @@
 import { createRequire } from "node:module";
 import path from "node:path";
-import { type Client, credentials, loadPackageDefinition, makeGenericClientConstructor, type ServiceError } from "@grpc/grpc-js";
+import { type Client, credentials, loadPackageDefinition, makeGenericClientConstructor, type ServiceError, status } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { service as healthService } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const require = createRequire(import.meta.url);
 const REFLECTION_PROTO = path.join(
@@ -17,13 +17,17 @@ interface HealthClient extends Client {
   check(request: { service: string }, callback: Callback<{ status: string }>): void;
 }
 
-describe("generic clients can discover and probe the service", () => {
+describe("generic clients can discover and probe the service, without a token even when tokens are configured", () => {
   let engine: TestEngine;
   beforeAll(async () => {
-    engine = await startTestEngine();
+    engine = await startTestEngine({ env: { SKILL_ENGINE_TOKENS: "planner=health-test-token-5d1c9e7a2b" } });
   });
   afterAll(async () => {
     await engine.dispose();
+  });
+
+  it("requires a token for SkillEngine itself", async () => {
+    expect((await rpcError(engine.client.list())).code).toBe(status.UNAUTHENTICATED);
   });
 
   it("answers grpc.health.v1.Health for the server and for SkillEngine", async () => {
@@ -69,7 +73,17 @@ describe("generic clients can discover and probe the service", () => {
     const described = await ask({ file_containing_symbol: "skillengine.v1.SkillEngine" });
     const files = (described.file_descriptor_response as { file_descriptor_proto: Buffer[] }).file_descriptor_proto;
     expect(files.length).toBeGreaterThan(0);
-    expect(Buffer.concat(files).toString("latin1")).toContain("RegisterSkill");
+    // Every message of the package, from every topic file, so a generic client can build each one.
+    const descriptors = Buffer.concat(files).toString("latin1");
+    for (const symbol of [
+      "RegisterSkill",
+      "RegisterSkillRequest",
+      "ExecutionResult",
+      "RouteSkillsResponse",
+      "skillengine/v1/skills.proto",
+    ]) {
+      expect(descriptors).toContain(symbol);
+    }
     client.close();
   });
 });
