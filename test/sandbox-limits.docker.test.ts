@@ -91,6 +91,7 @@ describe("sandbox resource limits through a real server and real containers", ()
         SKILL_ENGINE_OUTPUT_LIMIT_BYTES: String(OUTPUT_LIMIT),
         SKILL_ENGINE_TMPFS_MB: String(TMPFS_MB),
         SKILL_ENGINE_MAX_FILE_MB: String(MAX_FILE_MB),
+        SKILL_ENGINE_CPUS: "0.5",
         // Fork bombs and friends trip the content guard; the limits must hold without it.
         SKILL_ENGINE_CONTENT_GUARD: "warn",
       },
@@ -154,6 +155,35 @@ describe("sandbox resource limits through a real server and real containers", ()
     }
     return call;
   }
+
+  it("runs the skill under the CPU quota, the open-files limit and with swap off, as the skill itself sees them", async () => {
+    // cgroup v1 (this project's machines) or v2: whichever the container has.
+    const LOOK = `import json, os, resource
+def read(path):
+    return open(path).read().strip() if os.path.exists(path) else None
+print(json.dumps({
+    "nofile": resource.getrlimit(resource.RLIMIT_NOFILE),
+    "cpu_v1": [read("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), read("/sys/fs/cgroup/cpu/cpu.cfs_period_us")],
+    "cpu_v2": read("/sys/fs/cgroup/cpu.max"),
+    "memory_v1": [read("/sys/fs/cgroup/memory/memory.limit_in_bytes"), read("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes")],
+    "swap_v2": read("/sys/fs/cgroup/memory.swap.max"),
+}))
+`;
+    await engine.client.register({ name: "looks_around", code: LOOK });
+    const seen = JSON.parse((await engine.client.invoke("looks_around")).result?.stdout ?? "{}") as {
+      nofile: [number, number];
+      cpu_v1: [string | null, string | null];
+      cpu_v2: string | null;
+      memory_v1: [string | null, string | null];
+      swap_v2: string | null;
+    };
+    expect(seen.nofile).toEqual([256, 256]);
+    const [quota, period] = seen.cpu_v2 === null ? seen.cpu_v1.map(Number) : (seen.cpu_v2.split(" ").map(Number) as [number, number]);
+    expect((quota as number) / (period as number)).toBe(0.5);
+    const memoryBytes = String(MEMORY_MB * 1024 * 1024);
+    if (seen.cpu_v2 === null) expect(seen.memory_v1).toEqual([memoryBytes, memoryBytes]);
+    else expect(seen.swap_v2).toBe("0");
+  });
 
   it("rejects a skill that prints nothing (or only whitespace) at registration, persisting nothing", async () => {
     for (const [name, code] of [
