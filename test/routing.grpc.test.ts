@@ -1,4 +1,6 @@
+import path from "node:path";
 import { status } from "@grpc/grpc-js";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
@@ -116,5 +118,73 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
     expect((await rpcError(route("x".repeat(2001)))).details).toMatch(/^query: is 2001 characters/);
     // Hostile FTS syntax is just text: the words in it still route.
     expect((await route('NEAR("cast" movie) OR * -x AND (')).skills[0]?.name).toBe("movie_credits");
+  });
+
+  const register = (name: string, description: string) =>
+    engine.client.register({
+      name,
+      description,
+      code: echo,
+      parametersSchema: '{"type":"object","properties":{"city":{"type":"string"},"fail":{"type":"boolean"}},"required":["city"]}',
+      testPayload: '{"city": "Athens"}',
+    });
+
+  it("drops a skill from routes once it was routed and invoked twice and never succeeded; it stays invocable by name", async () => {
+    await register("parcel_track", "Track a parcel shipment by its tracking number and tell where it is.");
+    for (let i = 0; i < 2; i++) {
+      const routed = await route("where is my parcel shipment now");
+      expect(routed.skills[0]?.name).toBe("parcel_track");
+      await engine.client.invoke("parcel_track", '{"city": "x", "fail": true}', undefined, routed.routeId);
+    }
+    expect((await route("where is my parcel shipment now")).skills.map((s) => s.name)).not.toContain("parcel_track");
+    // Not its health: two failures keep it active; the quality filter alone drops it.
+    expect((await engine.client.get("parcel_track")).skill?.status).toBe(SkillStatus.SKILL_STATUS_ACTIVE);
+    expect((await engine.client.invoke("parcel_track", '{"city": "x"}')).result?.success).toBe(true);
+  });
+
+  it("credits a route's query to a skill only within 10 minutes of the route", async () => {
+    await register("tide_table", "Tide times for a harbour.");
+    const old = await route("when is high water at the harbour");
+    const fresh = await route("high water times at the harbour");
+    expect(old.skills[0]?.name).toBe("tide_table");
+    expect(fresh.skills[0]?.name).toBe("tide_table");
+    // Age the first route by 11 minutes in the service's own registry.db.
+    const db = new Database(path.join(engine.home, "registry.db"));
+    try {
+      db.pragma("busy_timeout = 5000");
+      db.prepare("UPDATE routes SET created_at = created_at - ? WHERE route_id = ?").run(11 * 60_000, old.routeId);
+    } finally {
+      db.close();
+    }
+    const feedback = (routeId: string) =>
+      engine.client.call(engine.client.raw.recordRouteFeedback, { routeId, name: "tide_table", success: true });
+    expect((await feedback(old.routeId)).credited).toBe(false);
+    expect((await feedback(fresh.routeId)).credited).toBe(true);
+  });
+});
+
+describe("RouteSkills when the vector backend is unreachable", () => {
+  it("routes from the embedded index and says so in RouteSkillsResponse.degraded", async () => {
+    // Nothing listens on port 9 of loopback: Qdrant is "down" from the start.
+    const engine = await startTestEngine({ env: { QDRANT_URL: "http://127.0.0.1:9" } });
+    try {
+      await engine.client.register({
+        name: "weather_forecast",
+        description: TOOLS[0]?.description ?? "",
+        code: echo,
+        parametersSchema: '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}',
+        testPayload: '{"city": "Athens"}',
+      });
+      const routed = await engine.client.call(engine.client.raw.routeSkills, {
+        query: "will it rain in Lisbon this weekend?",
+        limit: 3,
+        format: ToolFormat.TOOL_FORMAT_OPENAI,
+        mode: RouteMode.ROUTE_MODE_VECTORS,
+      });
+      expect(routed.skills[0]?.name).toBe("weather_forecast");
+      expect(routed.degraded).toEqual(["qdrant unreachable; used the embedded index"]);
+    } finally {
+      await engine.dispose();
+    }
   });
 });
