@@ -3,8 +3,9 @@ import { status } from "@grpc/grpc-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { instanceTagOf } from "../src/app.js";
 import { eventually } from "./support/poll.js";
+import { startEngineProxy } from "./support/engine-proxy.js";
 import { type ServiceProcess, spawnService } from "./support/service-process.js";
-import { connect, containersOf, makeDirs, rpcError, type TestClient } from "./support/test-engine.js";
+import { connect, containersOf, docker, makeDirs, rpcError, type TestClient } from "./support/test-engine.js";
 
 const SLOW_ECHO = `import json, sys, time
 args = json.loads(sys.argv[1])
@@ -122,5 +123,28 @@ describe("SIGTERM drains calls in flight, then stops", () => {
     expect(await containersOf(instanceTag)).toEqual([]);
     await logged(service, "second signal: cutting the drain short");
     expect(await logged(service, "drain cut short")).toMatchObject({ callsCutOff: 1, runsCutOff: 1 });
+  });
+
+  it("a third signal exits at once, even while the engine hangs on removing containers", async () => {
+    const proxy = await startEngineProxy();
+    cleanups.push(() => proxy.close());
+    const fixture = await startService({ SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: "300", DOCKER_HOST: proxy.dockerHost });
+    const { service, instanceTag } = fixture;
+    cleanups.push(async () => {
+      for (const container of await containersOf(instanceTag)) await docker.getContainer(container.Id).remove({ force: true });
+    });
+
+    await invokeInFlight(fixture, '{"sleep": 30, "tag": "stuck engine"}');
+    service.child.kill("SIGTERM");
+    await logged(service, "shutting down: no new calls");
+    // The engine stops answering: stopping the run (kill, remove) now hangs.
+    proxy.freeze();
+    service.child.kill("SIGTERM");
+    await logged(service, "second signal: cutting the drain short");
+    service.child.kill("SIGTERM");
+
+    expect(await service.exited).toEqual({ code: 1, signal: null });
+    expect(await logged(service, "third signal: exiting without finishing the shutdown")).toMatchObject({ level: 50, signal: "SIGTERM" });
+    proxy.thaw();
   });
 });
