@@ -91,7 +91,6 @@ describe("sandbox resource limits through a real server and real containers", ()
         SKILL_ENGINE_OUTPUT_LIMIT_BYTES: String(OUTPUT_LIMIT),
         SKILL_ENGINE_TMPFS_MB: String(TMPFS_MB),
         SKILL_ENGINE_MAX_FILE_MB: String(MAX_FILE_MB),
-        SKILL_ENGINE_CPUS: "0.5",
         // Fork bombs and friends trip the content guard; the limits must hold without it.
         SKILL_ENGINE_CONTENT_GUARD: "warn",
       },
@@ -169,8 +168,16 @@ print(json.dumps({
     "swap_v2": read("/sys/fs/cgroup/memory.swap.max"),
 }))
 `;
-    await engine.client.register({ name: "looks_around", code: LOOK });
-    const seen = JSON.parse((await engine.client.invoke("looks_around")).result?.stdout ?? "{}") as {
+    // An engine of its own, so that the other limits' tests keep the default CPU quota.
+    const halfCpu = await startTestEngine({ env: { SKILL_ENGINE_CPUS: "0.5", SKILL_ENGINE_MEMORY_MB: String(MEMORY_MB) } });
+    let stdout = "{}";
+    try {
+      await halfCpu.client.register({ name: "looks_around", code: LOOK });
+      stdout = (await halfCpu.client.invoke("looks_around")).result?.stdout ?? "{}";
+    } finally {
+      await halfCpu.dispose();
+    }
+    const seen = JSON.parse(stdout) as {
       nofile: [number, number];
       cpu_v1: [string | null, string | null];
       cpu_v2: string | null;
