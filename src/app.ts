@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import Database from "better-sqlite3";
 import Docker from "dockerode";
 import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
@@ -23,6 +22,7 @@ import { DockerSandboxRunner } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
 import { ServiceMetrics, startMetricsServer } from "./observability/index.js";
+import { openRegistryDatabase } from "./sqlite/index.js";
 import {
   CachedEmbedder,
   FallbackVectorIndex,
@@ -267,9 +267,7 @@ export async function startRouting(
   logger: Logger,
   registry: SkillRegistry,
 ): Promise<{ service: RoutingService; close(): Promise<void> }> {
-  const db = new Database(path.join(config.home, REGISTRY_FILE));
-  db.pragma("journal_mode = WAL");
-  db.pragma("busy_timeout = 5000");
+  const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false });
   const backend =
     config.embedder.kind === "openai"
       ? await OpenAiEmbedder.create({
