@@ -170,14 +170,14 @@ print(json.dumps({
 `;
     // An engine of its own, so that the other limits' tests keep the default CPU quota.
     const halfCpu = await startTestEngine({ env: { SKILL_ENGINE_CPUS: "0.5", SKILL_ENGINE_MEMORY_MB: String(MEMORY_MB) } });
-    let stdout = "{}";
+    let stdout: string | undefined;
     try {
       await halfCpu.client.register({ name: "looks_around", code: LOOK });
       stdout = (await halfCpu.client.invoke("looks_around")).result?.stdout ?? "{}";
     } finally {
       await halfCpu.dispose();
     }
-    const seen = JSON.parse(stdout) as {
+    const seen = JSON.parse(stdout ?? "{}") as {
       nofile: [number, number];
       cpu_v1: [string | null, string | null];
       cpu_v2: string | null;
