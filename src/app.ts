@@ -34,6 +34,7 @@ import {
   SqliteEmbeddingStore,
   SqliteVecIndex,
   UseLiteEmbedder,
+  MiniLmEmbedder,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
 
@@ -277,7 +278,9 @@ export async function startRouting(
           ...(config.embedder.apiKey ? { apiKey: config.embedder.apiKey } : {}),
           ...(config.embedder.dimensions ? { dimensions: config.embedder.dimensions } : {}),
         })
-      : new UseLiteEmbedder({ logger });
+      : config.embedder.kind === "use-lite"
+        ? new UseLiteEmbedder({ logger })
+        : new MiniLmEmbedder({ logger });
   const embedder = new CachedEmbedder(backend, new SqliteEmbeddingStore(db));
   const embedded = new SqliteVecIndex(db, { logger });
   const vectors = config.qdrant

@@ -50,12 +50,13 @@ export interface SkillEngineConfig {
   /** Minutes between automatic RetireDegradedSkills sweeps; 0 turns the sweep off. @default 0 (SKILL_ENGINE_RETIRE_SWEEP_MINUTES) */
   readonly retireSweepMinutes: number;
   /**
-   * Routing embeddings: the in-process Universal Sentence Encoder lite (offline, the default) or an
-   * OpenAI-compatible `/v1/embeddings` endpoint. @default "use-lite" (SKILL_ENGINE_EMBEDDER =
-   * "use-lite" | "openai"; with "openai": EMBEDDING_BASE_URL, EMBEDDING_MODEL, EMBEDDING_API_KEY,
-   * EMBEDDING_DIMENSIONS)
+   * Routing embeddings: in-process all-MiniLM-L6-v2 (offline, the default), the in-process Universal
+   * Sentence Encoder lite, or an OpenAI-compatible `/v1/embeddings` endpoint
+   * (docs/routing.md#embedders). @default "minilm" (SKILL_ENGINE_EMBEDDER = "minilm" | "use-lite" |
+   * "openai"; with "openai": EMBEDDING_BASE_URL, EMBEDDING_MODEL, EMBEDDING_API_KEY, EMBEDDING_DIMENSIONS)
    */
   readonly embedder:
+    | { readonly kind: "minilm" }
     | { readonly kind: "use-lite" }
     | {
         readonly kind: "openai";
@@ -139,7 +140,7 @@ const schema = z.object({
   SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
-  SKILL_ENGINE_EMBEDDER: z.enum(["use-lite", "openai"]).default("use-lite"),
+  SKILL_ENGINE_EMBEDDER: z.enum(["minilm", "use-lite", "openai"]).default("minilm"),
   EMBEDDING_BASE_URL: z.url().optional(),
   EMBEDDING_MODEL: z.string().min(1).optional(),
   EMBEDDING_API_KEY: z.string().min(1).optional(),
@@ -208,7 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
             apiKey: v.EMBEDDING_API_KEY,
             dimensions: v.EMBEDDING_DIMENSIONS,
           }
-        : { kind: "use-lite" },
+        : { kind: v.SKILL_ENGINE_EMBEDDER },
     qdrant: v.QDRANT_URL ? { url: v.QDRANT_URL, apiKey: v.QDRANT_API_KEY } : undefined,
     host: v.SKILL_ENGINE_HOST,
     port: v.SKILL_ENGINE_PORT,
