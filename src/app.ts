@@ -294,8 +294,16 @@ export async function startRouting(
         logger,
       )
     : embedded;
-  const router = new SkillRouter({ db, embedder, vectors, keywords: new KeywordIndex(db, { logger }), logger });
-  const service = new RoutingService(router, registry, config.healthPolicy, logger);
+  const router = new SkillRouter({
+    db,
+    embedder,
+    vectors,
+    keywords: new KeywordIndex(db, { logger }),
+    logger,
+    vectorWeight: config.routing.vectorWeight,
+    splitClauses: config.routing.splitClauses,
+  });
+  const service = new RoutingService(router, registry, config.healthPolicy, logger, { minRelevance: config.routing.minRelevance });
   await service.init();
   return {
     service,

@@ -65,6 +65,15 @@ export interface SkillEngineConfig {
         readonly apiKey: string | undefined;
         readonly dimensions: number | undefined;
       };
+  /**
+   * How routing fuses and filters (docs/routing.md#fusion, #relevance, #multi-intent-queries):
+   * the vector source's weight in fused mode (keywords get the rest), the default minimum relevance
+   * of a routed skill (a request's `min_relevance` overrides it), and whether the clauses of a
+   * multi-intent query are ranked apart.
+   * @default { vectorWeight: 0.7, minRelevance: 0.02, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
+   * SKILL_ENGINE_ROUTE_MIN_RELEVANCE, SKILL_ENGINE_ROUTE_SPLIT_CLAUSES = on | off)
+   */
+  readonly routing: { readonly vectorWeight: number; readonly minRelevance: number; readonly splitClauses: boolean };
   /** Qdrant for the vector index (scale-out); the embedded sqlite-vec index is kept alongside as the fallback. @default none (QDRANT_URL, QDRANT_API_KEY) */
   readonly qdrant: { readonly url: string; readonly apiKey: string | undefined } | undefined;
   /** Prometheus scrape port (GET /metrics, on `host`); undefined when metrics are off; 0 picks a free port. @default 9464 (SKILL_ENGINE_METRICS_PORT; SKILL_ENGINE_METRICS=off turns it off) */
@@ -138,6 +147,9 @@ const schema = z.object({
   SKILL_ENGINE_CONTENT_GUARD: z.enum(["enforce", "warn"]).default("enforce"),
   SKILL_ENGINE_RETIRE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
   SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
+  SKILL_ENGINE_ROUTE_VECTOR_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
+  SKILL_ENGINE_ROUTE_MIN_RELEVANCE: z.coerce.number().min(0).max(1).default(0.02),
+  SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
   SKILL_ENGINE_EMBEDDER: z.enum(["minilm", "use-lite", "openai"]).default("minilm"),
@@ -244,6 +256,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     },
     contentGuard: v.SKILL_ENGINE_CONTENT_GUARD,
     retireSweepMinutes: v.SKILL_ENGINE_RETIRE_SWEEP_MINUTES,
+    routing: {
+      vectorWeight: v.SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
+      minRelevance: v.SKILL_ENGINE_ROUTE_MIN_RELEVANCE,
+      splitClauses: v.SKILL_ENGINE_ROUTE_SPLIT_CLAUSES === "on",
+    },
     metricsPort: v.SKILL_ENGINE_METRICS === "on" ? v.SKILL_ENGINE_METRICS_PORT : undefined,
     auth: {
       tokensFile: v.SKILL_ENGINE_TOKENS_FILE === undefined ? undefined : path.resolve(v.SKILL_ENGINE_TOKENS_FILE),
