@@ -156,7 +156,8 @@ export class SkillRouter {
     this.logger = options.logger;
     this.creditWindowMs = options.creditWindowMs ?? 10 * 60_000;
     this.vectorWeight = options.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
-    if (!(this.vectorWeight >= 0 && this.vectorWeight <= 1)) throw new RangeError(`vectorWeight must be in [0, 1], got ${this.vectorWeight}`);
+    if (!(this.vectorWeight >= 0 && this.vectorWeight <= 1))
+      throw new RangeError(`vectorWeight must be in [0, 1], got ${this.vectorWeight}`);
     this.splitClauses = options.splitClauses ?? true;
     this.calibration = options.calibration ?? calibrationFor(options.embedder.modelId);
     this.db.exec(`
