@@ -17,7 +17,7 @@ describe("splitClauses", () => {
     ]);
     expect(splitClauses("Get my calendar for today. Then email the agenda to Bob")).toEqual([
       "Get my calendar for today",
-      "email the agenda to Bob",
+      "Then email the agenda to Bob",
     ]);
   });
 
