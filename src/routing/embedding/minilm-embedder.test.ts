@@ -78,7 +78,9 @@ describe("MiniLmEmbedder (all-MiniLM-L6-v2, offline)", () => {
     } catch (error) {
       const stderr = (error as { stderr?: string }).stderr ?? "";
       if (/unshare failed|Operation not permitted/.test(stderr)) {
-        throw new Error("this test needs unshare --net (util-linux, as root): the offline proof runs in a network namespace");
+        throw new Error("this test needs unshare --net (util-linux, as root): the offline proof runs in a network namespace", {
+          cause: error,
+        });
       }
       throw error;
     }
