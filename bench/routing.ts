@@ -118,11 +118,19 @@ function readJsonl<T>(file: string): T[] {
     .map((line) => JSON.parse(line) as T);
 }
 
-/** A query's subset: its `subset` field, else its id without a trailing number ("restbench-tmdb-12" → "restbench-tmdb"). */
+/**
+ * A query's subset: its `subset` field, else the id's leading all-lowercase words joined by "-"
+ * ("restbench-tmdb-12" → "restbench-tmdb", "apibank-AddAlarm-level-1-1-s2" → "apibank"); an id
+ * with no such prefix ("q17") has none.
+ */
 function subsetOf(query: Query): string | undefined {
   if (query.subset !== undefined && query.subset.trim() !== "") return query.subset.trim();
-  const prefix = query.id.replace(/[-_]?\d+$/, "");
-  return prefix !== "" && prefix !== query.id ? prefix : undefined;
+  const words: string[] = [];
+  for (const word of query.id.split("-")) {
+    if (!/^[a-z]+$/.test(word)) break;
+    words.push(word);
+  }
+  return words.length > 0 && words.length < query.id.split("-").length ? words.join("-") : undefined;
 }
 
 /**
