@@ -80,7 +80,7 @@ const CV_FOLDS = 5;
 const WEIGHT_GRID = Array.from({ length: 21 }, (_, i) => i / 20);
 /** Share of the tools deleted for the out-of-catalog curve, chosen by a hash of the name. */
 const HELD_OUT_SHARE = 0.2;
-const RELEVANCE_THRESHOLDS = Array.from({ length: 21 }, (_, i) => i / 40);
+const RELEVANCE_THRESHOLDS = [0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
 /** The default min_relevance is the largest threshold that costs in-catalog recall@5 at most this much. */
 const MAX_RECALL_LOSS = 0.02;
 const LATENCY_SKILLS = 200;

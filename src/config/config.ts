@@ -70,7 +70,7 @@ export interface SkillEngineConfig {
    * the vector source's weight in fused mode (keywords get the rest), the default minimum relevance
    * of a routed skill (a request's `min_relevance` overrides it), and whether the clauses of a
    * multi-intent query are ranked apart.
-   * @default { vectorWeight: 0.7, minRelevance: 0.02, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
+   * @default { vectorWeight: 0.7, minRelevance: 0.01, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
    * SKILL_ENGINE_ROUTE_MIN_RELEVANCE, SKILL_ENGINE_ROUTE_SPLIT_CLAUSES = on | off)
    */
   readonly routing: { readonly vectorWeight: number; readonly minRelevance: number; readonly splitClauses: boolean };
@@ -148,7 +148,7 @@ const schema = z.object({
   SKILL_ENGINE_RETIRE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
   SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_ROUTE_VECTOR_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
-  SKILL_ENGINE_ROUTE_MIN_RELEVANCE: z.coerce.number().min(0).max(1).default(0.02),
+  SKILL_ENGINE_ROUTE_MIN_RELEVANCE: z.coerce.number().min(0).max(1).default(0.01),
   SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
