@@ -29,6 +29,7 @@ import {
   KeywordIndex,
   OpenAiEmbedder,
   QdrantVectorIndex,
+  qdrantCollectionName,
   RoutingService,
   SkillRouter,
   SqliteEmbeddingStore,
@@ -109,7 +110,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
       metrics.recordRun(outcome, runPath, purpose, result.durationMs / 1000);
     },
   });
-  const routing = await startRouting(config, logger.child({ component: "routing" }), registry);
+  const routing = await startRouting(config, logger.child({ component: "routing" }), registry, metrics);
   const service = new SkillService({
     registry,
     store,
@@ -267,6 +268,7 @@ export async function startRouting(
   config: SkillEngineConfig,
   logger: Logger,
   registry: SkillRegistry,
+  metrics?: ServiceMetrics,
 ): Promise<{ service: RoutingService; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false });
   const backend =
@@ -285,13 +287,14 @@ export async function startRouting(
   const embedded = new SqliteVecIndex(db, { logger });
   const vectors = config.qdrant
     ? new FallbackVectorIndex(
-        new QdrantVectorIndex({ url: config.qdrant.url, logger, ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}) }),
+        new QdrantVectorIndex({
+          url: config.qdrant.url,
+          collection: qdrantCollectionName(embedder.modelId, embedder.dimensions),
+          logger,
+          ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}),
+        }),
         embedded,
-        async () => {
-          // Called once Qdrant is back, long after `service` below exists.
-          await service.reindexAll();
-        },
-        logger,
+        { logger, onUnavailable: (reason) => metrics?.recordVectorIndexUnavailable(reason) },
       )
     : embedded;
   const router = new SkillRouter({

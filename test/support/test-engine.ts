@@ -162,6 +162,11 @@ async function metricsText(engine: TestEngine): Promise<string> {
   return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 }
 
+/** Every sample of one metric on the engine's own /metrics: its labels and value. */
+export async function metricSamples(engine: TestEngine, metric: string): Promise<Array<{ labels: Record<string, string>; value: number }>> {
+  return samples(await metricsText(engine), metric);
+}
+
 /** Every sample of one metric: its labels and value. */
 function samples(text: string, metric: string): Array<{ labels: Record<string, string>; value: number }> {
   return text
