@@ -87,6 +87,7 @@ export const register: Command = async (ctx) => {
       testPayload,
       exampleQueries: Array.isArray(examples) ? examples : [],
       visibility,
+      dependsOn: Array.isArray(ctx.options["depends-on"]) ? ctx.options["depends-on"] : [],
     })
     .finally(() => line.done());
   return newVersionOutput(ctx, "registered", response);
@@ -262,7 +263,7 @@ export const route: Command = async (ctx) => {
 
 export const retire: Command = async (ctx) => {
   const dryRun = ctx.options["dry-run"] === true;
-  const response = await ctx.rpc.call(ctx.rpc.raw.retireDegradedSkills, { dryRun });
+  const response = await ctx.rpc.call(ctx.rpc.raw.retireDegradedSkills, { dryRun, force: ctx.options.force === true });
   if (ctx.json) {
     ctx.io.out(toJson(response));
     return 0;
@@ -288,7 +289,7 @@ export const restore = skillAction("restored", (ctx) => ctx.rpc.call(ctx.rpc.raw
 export const rollback = skillAction("rolled back:", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.rollbackSkill, { name: arg(ctx, 0), version: positiveInteger(arg(ctx, 1), "version") }),
 );
-export const remove = skillAction("deleted", (ctx) => ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0) }));
+export const remove = skillAction("deleted", (ctx) => ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0), force: ctx.options.force === true }));
 export const protect = skillAction("protected", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: true }),
 );
