@@ -91,9 +91,8 @@ function checkPaths(node: AstNode | undefined, earlier: ReadonlySet<string>, fie
       if (step.type !== "name" || typeof step.value !== "string") break;
       names.push(step.value);
     }
-    checkRoot(names, earlier, field);
-    const first = node.steps[0];
-    if (first && first.type !== "name") checkPaths(first, earlier, field);
+    if (names.length > 0) checkRoot(names, earlier, field);
+    else checkPaths(node.steps[0], earlier, field);
     return;
   }
   if (node.type === "name" && typeof node.value === "string") {

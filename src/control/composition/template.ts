@@ -14,8 +14,7 @@ import { isRecord } from "./definition.js";
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const WHOLE_PLACEHOLDER = /^\{\{([^{}]*)\}\}$/;
 const ACCESSOR = /^(?:\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d{1,9})\])/;
-const STEP_FIELDS = ["output", "stdout", "stderr", "exit_code", "success"] as const;
-export type StepField = (typeof STEP_FIELDS)[number];
+export type StepField = "output" | "stdout" | "stderr" | "exit_code" | "success";
 
 export type Reference =
   | { readonly text: string; readonly root: "params"; readonly path: readonly (string | number)[] }
