@@ -33,8 +33,9 @@ describe("conditions (JSONata)", () => {
   it("gives no access to the host: no eval, no process, no regular expressions", async () => {
     // $eval evaluates JSONata, not JavaScript: "process.exit" is a path into the data, which is missing.
     expect(await compileCondition('$eval("process.exit(1)")', earlier, "when").evaluate(scope)).toBe(false);
-    // An unknown binding is an evaluation error, not host code.
-    await expect(compileCondition("$process.exit(1)", earlier, "when").evaluate(scope)).rejects.toThrow(ConditionError);
+    // No host object is bound: $process is an unbound variable (undefined), calling a missing function fails.
+    expect(await compileCondition("$process.exit(1)", earlier, "when").evaluate(scope)).toBe(false);
+    await expect(compileCondition('$require("fs")', earlier, "when").evaluate(scope)).rejects.toThrow(ConditionError);
     expect(() => compileCondition('$contains(params.city, /O.*/)', earlier, "when")).toThrow(/regular expressions/);
   });
 
