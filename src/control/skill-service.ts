@@ -283,7 +283,10 @@ export class SkillService {
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const test = await this.runComposed(valid.name, definition, testPayload, context, 1, false);
     if (!test.result.success) {
-      this.logger.info({ skill: valid.name, cause: test.result.errorSummary, requestId: context.requestId }, "composition rejected by its test run");
+      this.logger.info(
+        { skill: valid.name, cause: test.result.errorSummary, requestId: context.requestId },
+        "composition rejected by its test run",
+      );
       throw new SkillTestFailedError(valid.name, test.result.errorSummary);
     }
     const skill = await this.perName.run(valid.name, () =>
@@ -301,7 +304,14 @@ export class SkillService {
     await this.reindex(skill, exampleQueries);
     const evicted = await this.evictComposed(skill, context);
     this.logger.info(
-      { skill: skill.name, version: skill.version, steps: definition.steps.length, evicted, agent: context.caller.agentId, requestId: context.requestId },
+      {
+        skill: skill.name,
+        version: skill.version,
+        steps: definition.steps.length,
+        evicted,
+        agent: context.caller.agentId,
+        requestId: context.requestId,
+      },
       "composed skill registered",
     );
     return { skill, test: test.result, steps: test.steps, evicted };
@@ -319,7 +329,10 @@ export class SkillService {
         await this.store.moveSkill(current.name, locationOf(current.status), "retired", this.now());
         await this.reindex(retired);
         evicted.push(current.name);
-        this.logger.warn({ skill: current.name, for: kept.name, agent: context.caller.agentId, requestId: context.requestId }, "composed skill evicted");
+        this.logger.warn(
+          { skill: current.name, for: kept.name, agent: context.caller.agentId, requestId: context.requestId },
+          "composed skill evicted",
+        );
       });
     }
     if (evicted.length > 0) await this.mirror.flush();
@@ -350,7 +363,14 @@ export class SkillService {
         const resolved = this.composition.resolve({ name: dependent.name }, undefined, "re-test");
         const ran = await this.execute(resolved, dependent.testPayload, context, 1, false);
         outcome = { name: dependent.name, passed: ran.result.success, error: ran.result.errorSummary };
-        this.composition.dependencies.recordRetest(dependent.name, dependency.name, dependency.version, outcome.passed, outcome.error, this.now());
+        this.composition.dependencies.recordRetest(
+          dependent.name,
+          dependency.name,
+          dependency.version,
+          outcome.passed,
+          outcome.error,
+          this.now(),
+        );
       } catch (error) {
         // The dependent could not even start (e.g. another of its dependencies is gone): a failure too.
         outcome = { name: dependent.name, passed: false, error: errorMessage(error) };
@@ -396,7 +416,16 @@ export class SkillService {
           `"${skill.name}" changed while the patch was being tested (v${skill.version} → v${latest?.version ?? "?"}); read it again and retry`,
         );
       }
-      return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch", latest, declared);
+      return this.commitNewVersion(
+        skill.name,
+        prepared.code,
+        skill.description,
+        skill.parametersSchema,
+        testPayload,
+        "patch",
+        latest,
+        declared,
+      );
     });
     await this.reindex(committed);
     const dependentsRetested = await this.retestDependents(committed, context);
@@ -637,7 +666,8 @@ export class SkillService {
     return runComposition(definition, JSON.parse(payload) as unknown, async (ref: SkillRef, stepPayload: string) => {
       const step = this.composition.resolve(ref, context.caller, `cannot run "${name}": its step skill`);
       try {
-        const schema = ref.version === undefined ? step.record.parametersSchema : this.registry.version(ref.name, step.version)?.parametersSchema;
+        const schema =
+          ref.version === undefined ? step.record.parametersSchema : this.registry.version(ref.name, step.version)?.parametersSchema;
         compileParametersSchema(schema ?? '{"type":"object"}')("payload", stepPayload);
       } catch (error) {
         if (error instanceof InvalidArgumentError) throw new StepPayloadError(`its payload does not fit "${ref.name}": ${error.message}`);
@@ -714,7 +744,10 @@ export class SkillService {
           `change or remove ${dependents.length === 1 ? "it" : "them"} first, or set force (their invocations then fail naming "${name}")`,
       );
     }
-    this.logger.warn({ skill: name, dependents, agent: context.caller.agentId, requestId: context.requestId }, `${action} forced: dependents are blocked`);
+    this.logger.warn(
+      { skill: name, dependents, agent: context.caller.agentId, requestId: context.requestId },
+      `${action} forced: dependents are blocked`,
+    );
   }
 
   /** The skills the caller may see, optionally only one owner's. */
@@ -761,7 +794,13 @@ export class SkillService {
   }
 
   /** Runs the TDD gate: the code must exit 0 and print something on its test payload. */
-  private async testRun(name: string, code: string, payload: string, context: CallContext, files: readonly SandboxFile[] = []): Promise<ExecutionResult> {
+  private async testRun(
+    name: string,
+    code: string,
+    payload: string,
+    context: CallContext,
+    files: readonly SandboxFile[] = [],
+  ): Promise<ExecutionResult> {
     const test = await this.run("test", name, code, payload, context, files);
     if (!test.success) {
       this.logger.info(

@@ -120,14 +120,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
   retire: {
     positionals: [0, 0],
     options: ["dry-run", "force"],
-    usage: "retire [--dry-run] [--force]\n      Retires every degraded skill matching the retirement rule (--dry-run: only report; --force: skills others depend on too).",
+    usage:
+      "retire [--dry-run] [--force]\n      Retires every degraded skill matching the retirement rule (--dry-run: only report; --force: skills others depend on too).",
   },
   restore: { positionals: [1, 1], options: [], usage: "restore <name>\n      Brings a retired or deleted skill back." },
   rollback: { positionals: [2, 2], options: [], usage: "rollback <name> <version>\n      Makes an earlier version active again." },
   delete: {
     positionals: [1, 1],
     options: ["force"],
-    usage: "delete <name> [--force]\n      Soft delete (restorable with `restore`); --force deletes a skill others depend on (they are then blocked).",
+    usage:
+      "delete <name> [--force]\n      Soft delete (restorable with `restore`); --force deletes a skill others depend on (they are then blocked).",
   },
   protect: {
     positionals: [1, 1],

@@ -289,7 +289,9 @@ export const restore = skillAction("restored", (ctx) => ctx.rpc.call(ctx.rpc.raw
 export const rollback = skillAction("rolled back:", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.rollbackSkill, { name: arg(ctx, 0), version: positiveInteger(arg(ctx, 1), "version") }),
 );
-export const remove = skillAction("deleted", (ctx) => ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0), force: ctx.options.force === true }));
+export const remove = skillAction("deleted", (ctx) =>
+  ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0), force: ctx.options.force === true }),
+);
 export const protect = skillAction("protected", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: true }),
 );

@@ -26,7 +26,10 @@ export class StepPayloadError extends Error {
 }
 
 /** Runs one step's skill exactly as InvokeSkill would (plain or composed), telemetry included. */
-export type StepInvoker = (ref: SkillRef, payload: string) => Promise<{ readonly skill: string; readonly version: number; readonly result: ExecutionResult }>;
+export type StepInvoker = (
+  ref: SkillRef,
+  payload: string,
+) => Promise<{ readonly skill: string; readonly version: number; readonly result: ExecutionResult }>;
 
 export interface ComposedRunResult {
   readonly result: ExecutionResult;
@@ -111,20 +114,33 @@ function failedComposition(step: ComposedStep, outcome: StepOutcome, durationMs:
 }
 
 /** The output template rendered, or by default the last executed step's run. */
-function composedResult(definition: CompositionDefinition, scope: TemplateScope, last: ExecutionResult | undefined, durationMs: number): ExecutionResult {
+function composedResult(
+  definition: CompositionDefinition,
+  scope: TemplateScope,
+  last: ExecutionResult | undefined,
+  durationMs: number,
+): ExecutionResult {
   const base = { durationMs, timedOut: false, oomKilled: false, stdoutTruncated: false, stderrTruncated: false };
   if (definition.output !== undefined) {
     try {
       const value = renderTemplate(definition.output, scope);
       const stdout = typeof value === "string" ? value : `${JSON.stringify(value)}\n`;
       const success = stdout !== "";
-      return { ...base, exitCode: 0, stdout, stderr: "", errorSummary: success ? "" : "the output template rendered an empty string", success };
+      return {
+        ...base,
+        exitCode: 0,
+        stdout,
+        stderr: "",
+        errorSummary: success ? "" : "the output template rendered an empty string",
+        success,
+      };
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       return { ...base, exitCode: 1, stdout: "", stderr: "", errorSummary: `output: ${error.message}`, success: false };
     }
   }
-  if (!last) return { ...base, exitCode: 1, stdout: "", stderr: "", errorSummary: "no step ran (every condition was false)", success: false };
+  if (!last)
+    return { ...base, exitCode: 1, stdout: "", stderr: "", errorSummary: "no step ran (every condition was false)", success: false };
   return { ...last, durationMs };
 }
 

@@ -102,7 +102,8 @@ export class Composition {
   resolve(ref: SkillRef, caller: Caller | undefined, context: string): ResolvedSkill {
     const shown = formatSkillRef(ref);
     const record = this.registry.get(ref.name);
-    if (!record || (caller && !canSee(record, caller))) throw new FailedPreconditionError(`${context}: no skill named "${ref.name}" is registered`);
+    if (!record || (caller && !canSee(record, caller)))
+      throw new FailedPreconditionError(`${context}: no skill named "${ref.name}" is registered`);
     if (!isLive(record.status)) {
       const why = record.statusReason ? ` (${record.statusReason})` : "";
       throw new FailedPreconditionError(`${context}: "${ref.name}" is ${record.status}${why}`);
@@ -112,7 +113,13 @@ export class Composition {
     }
     const pinned = this.registry.version(ref.name, ref.version);
     if (!pinned) throw new FailedPreconditionError(`${context}: "${ref.name}" has no version ${ref.version} (asked for "${shown}")`);
-    return { ref, record, version: pinned.version, contentHash: pinned.contentHash, declared: this.dependencies.get(ref.name, pinned.version) };
+    return {
+      ref,
+      record,
+      version: pinned.version,
+      contentHash: pinned.contentHash,
+      declared: this.dependencies.get(ref.name, pinned.version),
+    };
   }
 
   /**
@@ -145,7 +152,8 @@ export class Composition {
     const seen = new Set<string>();
     refs.forEach((ref, index) => {
       const field = `depends_on[${index}]`;
-      if (ref.name === RESERVED_MODULE) throw new InvalidArgumentError(field, `"${RESERVED_MODULE}" cannot be a dependency: its module name is the skill's own file`);
+      if (ref.name === RESERVED_MODULE)
+        throw new InvalidArgumentError(field, `"${RESERVED_MODULE}" cannot be a dependency: its module name is the skill's own file`);
       if (seen.has(ref.name)) throw new InvalidArgumentError(field, `"${ref.name}" is listed twice`);
       seen.add(ref.name);
       const resolved = this.resolve(ref, caller, `${field}`);
@@ -205,7 +213,8 @@ export class Composition {
     try {
       order = loadOrder(rootKey, (key) => (key === rootKey ? dependsOn : this.edgesOf(key)));
     } catch (error) {
-      if (error instanceof CycleError) throw new FailedPreconditionError(`cannot run "${rootName}": dependency cycle ${error.cycle.join(" → ")}`);
+      if (error instanceof CycleError)
+        throw new FailedPreconditionError(`cannot run "${rootName}": dependency cycle ${error.cycle.join(" → ")}`);
       throw error;
     }
     const placed = new Map<string, number>();
@@ -237,7 +246,9 @@ export class Composition {
     }
     const fromHistory = await this.store.readVersion(record.name, version, location);
     if (fromHistory === undefined || contentHash(fromHistory) !== resolved.contentHash) {
-      throw new InternalError(`the canonical code of "${record.name}" v${version} is missing or altered and no intact copy exists in its history`);
+      throw new InternalError(
+        `the canonical code of "${record.name}" v${version} is missing or altered and no intact copy exists in its history`,
+      );
     }
     return fromHistory;
   }
@@ -246,7 +257,9 @@ export class Composition {
   dependents(name: string): SkillRecord[] {
     return this.registry
       .list({})
-      .filter((skill) => skill.name !== name && this.declaredOf(skill).dependsOn.some((key) => parseSkillRef(key, "dependency").name === name));
+      .filter(
+        (skill) => skill.name !== name && this.declaredOf(skill).dependsOn.some((key) => parseSkillRef(key, "dependency").name === name),
+      );
   }
 
   /** Live skills that name `name` unpinned: the ones a new version of it affects. */
@@ -279,7 +292,10 @@ export class Composition {
     return this.dependencies
       .failedRetests(record.name)
       .filter((failed) => this.registry.get(failed.dependency)?.version === failed.dependencyVersion)
-      .map((failed) => `the stored test of "${record.name}" failed against "${failed.dependency}" v${failed.dependencyVersion}: ${failed.error}`);
+      .map(
+        (failed) =>
+          `the stored test of "${record.name}" failed against "${failed.dependency}" v${failed.dependencyVersion}: ${failed.error}`,
+      );
   }
 
   /** Everything a caller should know before relying on a skill's dependencies. */
@@ -307,7 +323,15 @@ export class Composition {
 
   catalogEntry(record: SkillRecord): CatalogEntry {
     const declared = this.declaredOf(record);
-    const base = { name: record.name, kind: declared.kind, version: record.version, dependsOn: declared.dependsOn, blockedBy: [], error: "", warnings: [] };
+    const base = {
+      name: record.name,
+      kind: declared.kind,
+      version: record.version,
+      dependsOn: declared.dependsOn,
+      blockedBy: [],
+      error: "",
+      warnings: [],
+    };
     if (!isLive(record.status)) return { ...base, status: "inactive", error: record.statusReason };
     try {
       loadOrder(record.name, (key) => (key === record.name ? declared.dependsOn : this.edgesOf(key)));
@@ -330,7 +354,13 @@ export class Composition {
       if (this.dependencies.has(record.name, record.version)) continue;
       let code: string;
       try {
-        code = await this.readCode({ ref: { name: record.name }, record, version: record.version, contentHash: record.contentHash, declared: PLAIN });
+        code = await this.readCode({
+          ref: { name: record.name },
+          record,
+          version: record.version,
+          contentHash: record.contentHash,
+          declared: PLAIN,
+        });
       } catch {
         continue; // reconciliation reports unreadable files
       }
@@ -354,8 +384,10 @@ export class Composition {
       const record = this.registry.get(name);
       if (!record) throw new MandatorySkillError(name, "is not registered");
       const entry = this.catalogEntry(record);
-      if (entry.status === "inactive") throw new MandatorySkillError(name, `is ${record.status}${record.statusReason ? ` (${record.statusReason})` : ""}`);
-      if (entry.status === "blocked") throw new MandatorySkillError(name, `is blocked by missing dependencies: ${entry.blockedBy.join(", ")}`);
+      if (entry.status === "inactive")
+        throw new MandatorySkillError(name, `is ${record.status}${record.statusReason ? ` (${record.statusReason})` : ""}`);
+      if (entry.status === "blocked")
+        throw new MandatorySkillError(name, `is blocked by missing dependencies: ${entry.blockedBy.join(", ")}`);
       if (entry.status === "failed") throw new MandatorySkillError(name, `failed its dependency pre-flight: ${entry.error}`);
     }
   }
@@ -393,7 +425,12 @@ function declaredProperties(parametersSchema: string): ReadonlySet<string> | und
   return new Set(Object.keys(schema.properties));
 }
 
-function checkReferences(template: unknown, earlier: ReadonlySet<string>, properties: ReadonlySet<string> | undefined, field: string): void {
+function checkReferences(
+  template: unknown,
+  earlier: ReadonlySet<string>,
+  properties: ReadonlySet<string> | undefined,
+  field: string,
+): void {
   try {
     for (const reference of referencesOf(template)) {
       if (reference.root === "steps" && !earlier.has(reference.step)) {

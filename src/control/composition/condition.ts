@@ -84,7 +84,8 @@ function options(): jsonata.JsonataOptions {
 /** Walks the expression (not into predicates or lambdas, whose names are relative) for top-level paths. */
 function checkPaths(node: AstNode | undefined, earlier: ReadonlySet<string>, field: string): void {
   if (!node || typeof node !== "object") return;
-  if (node.type === "regex" || node.type === "regexp") throw new InvalidArgumentError(field, "regular expressions are not available in conditions");
+  if (node.type === "regex" || node.type === "regexp")
+    throw new InvalidArgumentError(field, "regular expressions are not available in conditions");
   if (node.type === "path" && node.steps && node.steps.length > 0) {
     const names: string[] = [];
     for (const step of node.steps) {

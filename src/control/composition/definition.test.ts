@@ -1,11 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { definitionFromInput, parseSkillRef, parseStoredDefinition, serializeDefinition, type StepInput } from "./definition.js";
 
-const step = (over: Partial<StepInput> = {}): StepInput => ({ id: "s1", skill: "geo", args: '{"q": "{{params.city}}"}', when: "", onFailure: "stop", ...over });
+const step = (over: Partial<StepInput> = {}): StepInput => ({
+  id: "s1",
+  skill: "geo",
+  args: '{"q": "{{params.city}}"}',
+  when: "",
+  onFailure: "stop",
+  ...over,
+});
 
 describe("composition definitions", () => {
   it("round-trips through the canonical store's JSON, which is never mistaken for Python", () => {
-    const definition = definitionFromInput([step(), step({ id: "s2", skill: "weather@2", when: "steps.s1.success", onFailure: "continue" })], '"{{steps.s2.stdout}}"');
+    const definition = definitionFromInput(
+      [step(), step({ id: "s2", skill: "weather@2", when: "steps.s1.success", onFailure: "continue" })],
+      '"{{steps.s2.stdout}}"',
+    );
     const stored = serializeDefinition(definition);
     expect(parseStoredDefinition(stored)).toEqual(definition);
     expect(parseStoredDefinition('print("hi")\n')).toBeUndefined();

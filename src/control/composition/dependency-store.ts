@@ -56,15 +56,22 @@ export class DependencyStore {
   }
 
   has(name: string, version: number): boolean {
-    return withSqlite("registry", "read dependencies", () =>
-      this.db.prepare<[string, number], { n: number }>("SELECT 1 AS n FROM skill_dependencies WHERE name = ? AND version = ?").get(name, version) !== undefined,
+    return withSqlite(
+      "registry",
+      "read dependencies",
+      () =>
+        this.db
+          .prepare<[string, number], { n: number }>("SELECT 1 AS n FROM skill_dependencies WHERE name = ? AND version = ?")
+          .get(name, version) !== undefined,
     );
   }
 
   get(name: string, version: number): DeclaredDependencies {
     const row = withSqlite("registry", "read dependencies", () =>
       this.db
-        .prepare<[string, number], { kind: string; depends_on: string }>("SELECT kind, depends_on FROM skill_dependencies WHERE name = ? AND version = ?")
+        .prepare<[string, number], { kind: string; depends_on: string }>(
+          "SELECT kind, depends_on FROM skill_dependencies WHERE name = ? AND version = ?",
+        )
         .get(name, version),
     );
     if (!row) return PLAIN;
@@ -84,7 +91,9 @@ export class DependencyStore {
 
   /** A new version of the dependent was proven on its own: earlier re-test verdicts no longer apply. */
   clearRetests(dependent: string): void {
-    withSqlite("registry", "clear dependency re-tests", () => this.db.prepare("DELETE FROM dependency_retests WHERE dependent = ?").run(dependent));
+    withSqlite("registry", "clear dependency re-tests", () =>
+      this.db.prepare("DELETE FROM dependency_retests WHERE dependent = ?").run(dependent),
+    );
   }
 
   failedRetests(dependent: string): FailedRetest[] {

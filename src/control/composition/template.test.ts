@@ -11,7 +11,9 @@ const scope: TemplateScope = {
 
 describe("templates", () => {
   it("keeps the JSON type of a whole placeholder and interpolates text elsewhere", () => {
-    expect(renderTemplate({ lat: "{{steps.geo.output.lat}}", n: "{{params.days}}", label: "{{params.city}} in {{params.days}} days" }, scope)).toEqual({
+    expect(
+      renderTemplate({ lat: "{{steps.geo.output.lat}}", n: "{{params.days}}", label: "{{params.city}} in {{params.days}} days" }, scope),
+    ).toEqual({
       lat: 59.9,
       n: 3,
       label: "Oslo in 3 days",
@@ -19,12 +21,9 @@ describe("templates", () => {
   });
 
   it("reads array items, stdout, exit codes and whole objects", () => {
-    expect(renderTemplate(["{{params.tags[1]}}", "{{steps.raw.stdout}}", "{{steps.geo.exit_code}}", "{{steps.geo.output}}"], scope)).toEqual([
-      "b",
-      "plain text\n",
-      0,
-      { lat: 59.9, lon: 10.7, names: ["Oslo"] },
-    ]);
+    expect(
+      renderTemplate(["{{params.tags[1]}}", "{{steps.raw.stdout}}", "{{steps.geo.exit_code}}", "{{steps.geo.output}}"], scope),
+    ).toEqual(["b", "plain text\n", 0, { lat: 59.9, lon: 10.7, names: ["Oslo"] }]);
     expect(renderTemplate("at {{steps.geo.output.names}}", scope)).toBe('at ["Oslo"]');
   });
 
@@ -38,7 +37,12 @@ describe("templates", () => {
   });
 
   it("parses references and refuses malformed ones", () => {
-    expect(parseReference(" steps.geo.output.names[0] ")).toMatchObject({ root: "steps", step: "geo", field: "output", path: ["names", 0] });
+    expect(parseReference(" steps.geo.output.names[0] ")).toMatchObject({
+      root: "steps",
+      step: "geo",
+      field: "output",
+      path: ["names", 0],
+    });
     expect(() => parseReference("env.HOME")).toThrow(/starts with "params" or "steps/);
     expect(() => parseReference("steps.geo")).toThrow(/steps.<id>.output/);
     expect(() => parseReference("steps.geo.stdout.x")).toThrow(/has no fields/);

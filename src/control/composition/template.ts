@@ -18,7 +18,13 @@ export type StepField = "output" | "stdout" | "stderr" | "exit_code" | "success"
 
 export type Reference =
   | { readonly text: string; readonly root: "params"; readonly path: readonly (string | number)[] }
-  | { readonly text: string; readonly root: "steps"; readonly step: string; readonly field: StepField; readonly path: readonly (string | number)[] };
+  | {
+      readonly text: string;
+      readonly root: "steps";
+      readonly step: string;
+      readonly field: StepField;
+      readonly path: readonly (string | number)[];
+    };
 
 /** A placeholder that does not parse, or names a value that is missing. */
 export class TemplateError extends Error {
@@ -123,7 +129,8 @@ export function lookup(reference: Reference, scope: TemplateScope): unknown {
     }
   }
   for (const key of reference.path) {
-    const next = typeof key === "number" ? (Array.isArray(value) ? (value[key] as unknown) : undefined) : isRecord(value) ? value[key] : undefined;
+    const next =
+      typeof key === "number" ? (Array.isArray(value) ? (value[key] as unknown) : undefined) : isRecord(value) ? value[key] : undefined;
     const shown = typeof key === "number" ? `[${key}]` : `.${key}`;
     if (next === undefined) {
       throw new TemplateError(reference.text, `${where} has no ${typeof key === "number" ? `item ${key}` : `field "${key}"`}`);
