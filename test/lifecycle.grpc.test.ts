@@ -289,7 +289,9 @@ print(json.dumps({"tag": "original"}))
     expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 1 }))).details).toMatch(
       /already at version 1/,
     );
-    expect((await rpcError(engine.client.call(engine.client.raw.deleteSkill, { name: "../x", force: false }))).code).toBe(status.INVALID_ARGUMENT);
+    expect((await rpcError(engine.client.call(engine.client.raw.deleteSkill, { name: "../x", force: false }))).code).toBe(
+      status.INVALID_ARGUMENT,
+    );
   });
 });
 
