@@ -1,5 +1,8 @@
-import { readdir, readFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogStatus, type ComposedStep, OnFailure, type RegisterComposedSkillRequest } from "../src/gen/skillengine/v1/composition.js";
@@ -321,6 +324,47 @@ describe("the per-agent limit of composed skills", () => {
     // Restorable like any retired skill.
     await engine.client.call(engine.client.raw.restoreSkill, { name: "macro_07" });
     expect((await engine.client.invoke("macro_07")).result?.stdout).toBe('{"echo": {"from": "macro_07"}}\n');
+  });
+});
+
+describe("the canonical directory alone rebuilds compositions and dependency declarations", () => {
+  it("after registry.db is lost and rebuilt, a composed skill and a plain skill's dependency work as before", async () => {
+    const dirs = await makeDirs();
+    const original = await startTestEngine({ dirs });
+    try {
+      await original.client.register({
+        name: "lib",
+        code: `def f():\n    return "from lib"\nif __name__ == "__main__":\n    print(f())\n`,
+      });
+      await original.client.register({ name: "app", code: `import lib\nprint(lib.f())\n`, dependsOn: ["lib"] });
+      await original.client.call(original.client.raw.registerComposedSkill, {
+        name: "twice",
+        description: "runs app twice",
+        parametersSchema: '{"type":"object"}',
+        steps: [step("one", "app", {}), step("two", "app", {})],
+        output: JSON.stringify("{{steps.one.stdout}}{{steps.two.stdout}}"),
+        testPayload: "{}",
+        visibility: 0,
+        exampleQueries: [],
+      });
+    } finally {
+      await original.stop();
+    }
+    for (const file of ["registry.db", "registry.db-wal", "registry.db-shm"]) await rm(path.join(dirs.home, file), { force: true });
+    await promisify(execFile)(process.execPath, ["--import", "tsx", "src/cli/rebuild-registry.ts"], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      env: { ...process.env, SKILL_ENGINE_HOME: dirs.home, SKILL_ENGINE_SANDBOX_DIR: dirs.sandboxDir },
+    });
+    const rebuilt = await startTestEngine({ dirs });
+    try {
+      expect((await rebuilt.client.get("twice")).composed).toBe(true);
+      expect((await rebuilt.client.get("app")).dependsOn).toEqual(["lib"]);
+      expect((await rebuilt.client.invoke("twice")).result?.stdout).toBe("from lib\nfrom lib\n");
+      const refused = await rpcError(rebuilt.client.call(rebuilt.client.raw.deleteSkill, { name: "lib", force: false }));
+      expect(refused.details).toMatch(/app depends on it/);
+    } finally {
+      await rebuilt.dispose();
+    }
   });
 });
 

@@ -852,7 +852,7 @@ export class SkillService {
     const version = this.registry.nextVersion(name);
     await this.store.writeVersion(name, version, code);
     // Before the version exists, so an acknowledged version never lacks its declaration.
-    this.composition.dependencies.record(name, version, declared);
+    await this.composition.record(name, version, declared);
     this.composition.dependencies.clearRetests(name);
     const committed = this.registry.commitVersion(
       {

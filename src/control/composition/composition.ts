@@ -3,7 +3,9 @@ import { FailedPreconditionError, InternalError, InvalidArgumentError } from "..
 import type { Caller } from "../../identity/index.js";
 import { canSee } from "../access/index.js";
 import { isLive, type SkillRecord, type SkillRegistry } from "../registry/index.js";
-import { type CanonicalStore, contentHash, locationOf } from "../store/index.js";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { type CanonicalStore, contentHash, locationOf, writeFileAtomic } from "../store/index.js";
 import { compileCondition } from "./condition.js";
 import { type CompositionDefinition, formatSkillRef, isRecord, parseSkillRef, parseStoredDefinition, type SkillRef } from "./definition.js";
 import { type DeclaredDependencies, DependencyStore, type SkillKind } from "./dependency-store.js";
@@ -54,6 +56,9 @@ export interface DependencyReport {
   readonly warnings: readonly string[];
 }
 
+/** The canonical store's copy of every declaration (docs/composition.md#storage). */
+const DECLARATIONS_FILE = ".dependencies.json";
+
 const PLAIN: DeclaredDependencies = { kind: "plain", dependsOn: [] };
 
 /** A mandatory skill (SKILL_ENGINE_MANDATORY_SKILLS) is missing or not ready: the service must not start. */
@@ -77,6 +82,8 @@ const RESERVED_MODULE = "skill";
  */
 export class Composition {
   readonly dependencies: DependencyStore;
+  /** Serializes rewrites of the declarations file. */
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly registry: SkillRegistry,
@@ -85,6 +92,31 @@ export class Composition {
     readonly settings: CompositionSettings,
   ) {
     this.dependencies = new DependencyStore(db);
+  }
+
+  /**
+   * Records what a version declares, in the registry and in the canonical store's
+   * `.dependencies.json` (docs/composition.md#storage), before the version is committed.
+   */
+  async record(name: string, version: number, declared: DeclaredDependencies): Promise<void> {
+    this.dependencies.record(name, version, declared);
+    await this.writeDeclarations();
+  }
+
+  private get declarationsFile(): string {
+    return path.join(this.store.directory, DECLARATIONS_FILE);
+  }
+
+  private writeDeclarations(): Promise<void> {
+    const next = this.writing.then(() => {
+      const skills: Record<string, Record<string, { kind: SkillKind; depends_on: readonly string[] }>> = {};
+      for (const { name, version, declared } of this.dependencies.all()) {
+        (skills[name] ??= {})[String(version)] = { kind: declared.kind, depends_on: declared.dependsOn };
+      }
+      return writeFileAtomic(this.declarationsFile, `${JSON.stringify({ format: 1, skills }, null, 2)}\n`);
+    });
+    this.writing = next.catch(() => undefined);
+    return next;
   }
 
   declaredOf(record: SkillRecord): DeclaredDependencies {
@@ -350,6 +382,11 @@ export class Composition {
    */
   async backfill(): Promise<number> {
     let recovered = 0;
+    for (const { name, version, declared } of await this.readDeclarations()) {
+      if (this.dependencies.has(name, version) || !this.registry.version(name, version)) continue;
+      this.dependencies.record(name, version, declared);
+      recovered++;
+    }
     for (const record of this.registry.list({ includeInactive: true })) {
       if (this.dependencies.has(record.name, record.version)) continue;
       let code: string;
@@ -372,7 +409,30 @@ export class Composition {
       });
       recovered++;
     }
+    if (recovered > 0) await this.writeDeclarations();
     return recovered;
+  }
+
+  /** The canonical store's copy of the declarations; none when the file is missing or unreadable. */
+  private async readDeclarations(): Promise<Array<{ name: string; version: number; declared: DeclaredDependencies }>> {
+    let document: unknown;
+    try {
+      document = JSON.parse(await readFile(this.declarationsFile, "utf8"));
+    } catch {
+      return [];
+    }
+    if (!isRecord(document) || !isRecord(document.skills)) return [];
+    const found: Array<{ name: string; version: number; declared: DeclaredDependencies }> = [];
+    for (const [name, versions] of Object.entries(document.skills)) {
+      if (!isRecord(versions)) continue;
+      for (const [versionText, entry] of Object.entries(versions)) {
+        const version = Number(versionText);
+        if (!Number.isInteger(version) || version < 1 || !isRecord(entry) || !Array.isArray(entry.depends_on)) continue;
+        const dependsOn = entry.depends_on.filter((d): d is string => typeof d === "string");
+        found.push({ name, version, declared: { kind: entry.kind === "composed" ? "composed" : "plain", dependsOn } });
+      }
+    }
+    return found;
   }
 
   /**

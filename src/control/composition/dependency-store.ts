@@ -55,6 +55,22 @@ export class DependencyStore {
     );
   }
 
+  /** Every declaration, for the copy in the canonical store. */
+  all(): Array<{ name: string; version: number; declared: DeclaredDependencies }> {
+    return withSqlite("registry", "read dependencies", () =>
+      this.db
+        .prepare<[], { name: string; version: number; kind: string; depends_on: string }>(
+          "SELECT name, version, kind, depends_on FROM skill_dependencies ORDER BY name, version",
+        )
+        .all()
+        .map((row) => ({
+          name: row.name,
+          version: row.version,
+          declared: { kind: row.kind === "composed" ? "composed" : "plain", dependsOn: JSON.parse(row.depends_on) as string[] },
+        })),
+    );
+  }
+
   has(name: string, version: number): boolean {
     return withSqlite(
       "registry",
