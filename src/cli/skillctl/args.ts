@@ -77,7 +77,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: [],
     usage:
       "invoke <name> [payload-json]\n" +
-      "      Runs the active version (payload defaults to {}). Prints the skill's stdout (--json: the whole result).\n" +
+      "      Runs the active version (payload defaults to {}). Prints the skill's stdout (--json: the whole result);\n" +
+      "      for a composed skill, each step (id, skill, version, outcome) on stderr.\n" +
       "      Exit code 0 when the skill succeeded, 1 when it failed.",
   },
   list: {
@@ -160,6 +161,25 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "rebuild\n" +
       "      Reconciles the canonical store with the registry, rewrites skills_registry.json and re-indexes every\n" +
       "      skill for routing, without a restart (admin only). Prints skills indexed, repairs and duration.",
+  },
+  compose: {
+    positionals: [1, 1],
+    options: [],
+    usage:
+      "compose <file.json|file.yaml>\n" +
+      "      Registers a composed skill (or a new version of one) described by the file: name, description,\n" +
+      "      parameters_schema, steps [{id, skill, args, when, on_failure}], output, test_payload, visibility.\n" +
+      "      The whole composition is test-run first; prints each step of the test run.",
+  },
+  deps: {
+    positionals: [1, 1],
+    options: [],
+    usage: "deps <name>\n      What a skill depends on, what depends on it, its load order, and what blocks it.",
+  },
+  catalog: {
+    positionals: [0, 0],
+    options: [],
+    usage: "catalog\n      Every skill with its dependency status: ready, blocked (by which dependency), failed, inactive.",
   },
   test: {
     positionals: [0, Infinity],

@@ -5,6 +5,7 @@ import { RouteMode, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v
 import { type Skill, skillStatusToJSON, Visibility } from "../../gen/skillengine/v1/skills.js";
 import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
 import type { Rpc } from "./client.js";
+import { printSteps } from "./composition-commands.js";
 import {
   failureCause,
   type Io,
@@ -122,6 +123,8 @@ export const invoke: Command = async (ctx) => {
     return success ? 0 : 1;
   }
   const stdout = result?.stdout ?? "";
+  printSteps(ctx, response.steps);
+  for (const warning of response.warnings) ctx.io.err(`skillctl: warning: ${warning}\n`);
   if (stdout) ctx.io.out(stdout.endsWith("\n") ? stdout : `${stdout}\n`);
   if (!success) {
     const stderr = result?.stderr ?? "";
