@@ -666,9 +666,12 @@ export class SkillService {
     return runComposition(definition, JSON.parse(payload) as unknown, async (ref: SkillRef, stepPayload: string) => {
       const step = this.composition.resolve(ref, context.caller, `cannot run "${name}": its step skill`);
       try {
-        const schema =
-          ref.version === undefined ? step.record.parametersSchema : this.registry.version(ref.name, step.version)?.parametersSchema;
-        compileParametersSchema(schema ?? '{"type":"object"}')("payload", stepPayload);
+        // The active version's validator is cached; a pinned version's schema is compiled for the call.
+        const validate =
+          step.version === step.record.version
+            ? this.payloadValidatorFor(step.record)
+            : compileParametersSchema(this.registry.version(ref.name, step.version)?.parametersSchema ?? '{"type":"object"}');
+        validate("payload", stepPayload);
       } catch (error) {
         if (error instanceof InvalidArgumentError) throw new StepPayloadError(`its payload does not fit "${ref.name}": ${error.message}`);
         throw error;
@@ -679,6 +682,8 @@ export class SkillService {
         if (updated && updated.status !== step.record.status) {
           await this.mirror.flush();
           await this.reindex(updated);
+        } else {
+          this.mirror.schedule();
         }
       }
       return { skill: step.record.name, version: step.version, result: ran.result };
