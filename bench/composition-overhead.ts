@@ -57,10 +57,12 @@ async function measure(client: TestClient): Promise<{ composed: number[]; separa
   const separate: number[] = [];
   // Warm-up: first runs pay for caches (schema compilation, page cache, pool refill).
   await client.invoke("three_steps", '{"n": 0}');
-  for (let round = 0; round < ROUNDS; round++) {
+  const runComposed = async (): Promise<void> => {
     const one = await timed(() => client.invoke("three_steps", '{"n": 0}'));
     if (one.value.result?.stdout !== '{"n": 3, "by": "s3"}\n') throw new Error(`composition failed: ${JSON.stringify(one.value.result)}`);
     composed.push(one.ms);
+  };
+  const runSeparate = async (): Promise<void> => {
     const three = await timed(async () => {
       let payload = '{"n": 0}';
       for (const name of ["s1", "s2", "s3"]) {
@@ -71,6 +73,16 @@ async function measure(client: TestClient): Promise<{ composed: number[]; separa
       return payload;
     });
     separate.push(three.ms);
+  };
+  // Alternating which goes first, so neither always finds the warm pool freshly refilled.
+  for (let round = 0; round < ROUNDS; round++) {
+    if (round % 2 === 0) {
+      await runComposed();
+      await runSeparate();
+    } else {
+      await runSeparate();
+      await runComposed();
+    }
   }
   return { composed, separate };
 }
