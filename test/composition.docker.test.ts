@@ -7,7 +7,8 @@ import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogStatus, type ComposedStep, OnFailure, type RegisterComposedSkillRequest } from "../src/gen/skillengine/v1/composition.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
-import { makeDirs, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
+import { connect, containersOf, makeDirs, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /** Looks a city up: {"city": "Oslo"} → {"lat": 59.9, "city": "Oslo"}; exits 1 for an unknown city. */
 const GEO = `import json, sys
@@ -87,6 +88,42 @@ describe("composed skills and dependencies through a real server, engine and SQL
     expect(JSON.parse(got.code)).toMatchObject({ kind: "skill-engine/composed-skill", steps: [{ id: "geo" }, { id: "hemi" }] });
     // The canonical store holds the definition, so the directory alone rebuilds the composition.
     expect(await readFile(path.join(engine.home, "memory", "acquired_skills", "city_hemisphere.py"), "utf8")).toBe(got.code);
+
+    // Routing treats it like any skill: its tool definition is its parameters schema.
+    const routed = await engine.client.call(engine.client.raw.routeSkills, {
+      query: "composed test skill",
+      limit: 10,
+      format: ToolFormat.TOOL_FORMAT_OPENAI,
+      mode: RouteMode.ROUTE_MODE_KEYWORDS,
+    });
+    const tool = routed.skills.find((s) => s.name === "city_hemisphere");
+    expect(tool?.parametersSchema).toBe(CITY_SCHEMA);
+  });
+
+  it("gives the whole composition one deadline: a step still running when it passes is stopped", async () => {
+    await engine.client.register({
+      name: "sleepy",
+      code: `import json, sys, time
+time.sleep(json.loads(sys.argv[1])["s"])
+print("slept")
+`,
+      testPayload: '{"s": 0}',
+    });
+    await composed({
+      name: "slow_chain",
+      parametersSchema: JSON.stringify({ type: "object", properties: { s: { type: "number" } } }),
+      steps: [
+        step("a", "sleepy", { s: "{{params.s}}" }),
+        step("b", "sleepy", { s: "{{params.s}}" }),
+        step("c", "sleepy", { s: "{{params.s}}" }),
+      ],
+      testPayload: '{"s": 0}',
+    });
+    // Each step alone fits well within the sandbox's 10 s limit; together they outlast the call's 4 s deadline.
+    const late = await rpcError(engine.client.invoke("slow_chain", '{"s": 2}', 4_000));
+    expect(late.code).toBe(status.DEADLINE_EXCEEDED);
+    for (let i = 0; i < 50 && (await containersOf(engine.instanceTag)).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await containersOf(engine.instanceTag)).toEqual([]);
   });
 
   it("takes a branch and skips another by their conditions; the output template shapes the result", async () => {
@@ -284,6 +321,29 @@ print(json.dumps({"doubled": mathlib.double(args["n"]), "files": sorted(os.listd
     // The pinned dependent still runs against v1.
     expect((await engine.client.invoke("dist_pinned")).result?.stdout).toBe("5.0\n");
   });
+
+  it("keeps a degraded skill that others depend on out of the retirement sweep unless forced", async () => {
+    await engine.client.register({
+      name: "shaky_lib",
+      code: `import json, sys
+if json.loads(sys.argv[1]).get("fail"):
+    sys.exit(3)
+print("fine")
+`,
+    });
+    await engine.client.register({ name: "on_shaky", code: `import shaky_lib\nprint("ok")\n`, dependsOn: ["shaky_lib"] });
+    for (let i = 0; i < 3; i++) await engine.client.invoke("shaky_lib", '{"fail": true}');
+
+    const kept = await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: false, force: false });
+    expect(kept.retired.map((r) => r.name)).not.toContain("shaky_lib");
+    expect(kept.kept.find((k) => k.name === "shaky_lib")?.reasons).toContain("kept: on_shaky depends on it (force retires it anyway)");
+    expect((await engine.client.get("shaky_lib")).skill?.status).not.toBe(SkillStatus.SKILL_STATUS_RETIRED);
+
+    const forced = await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: false, force: true });
+    expect(forced.retired.map((r) => r.name)).toContain("shaky_lib");
+    const blocked = await rpcError(engine.client.invoke("on_shaky"));
+    expect(blocked.details).toMatch(/^cannot run "on_shaky": its dependency: "shaky_lib" is retired/);
+  });
 });
 
 describe("the per-agent limit of composed skills", () => {
@@ -324,6 +384,48 @@ describe("the per-agent limit of composed skills", () => {
     // Restorable like any retired skill.
     await engine.client.call(engine.client.raw.restoreSkill, { name: "macro_07" });
     expect((await engine.client.invoke("macro_07")).result?.stdout).toBe('{"echo": {"from": "macro_07"}}\n');
+  });
+});
+
+describe("composition and dependencies respect who may see what", () => {
+  const TOKENS = { alice: "alice-0123456789abcdef", bob: "bob-0123456789abcdef01" };
+  let engine: TestEngine;
+  beforeAll(async () => {
+    engine = await startTestEngine({ env: { SKILL_ENGINE_TOKENS: `alice=${TOKENS.alice},bob=${TOKENS.bob}` } });
+  });
+  afterAll(async () => {
+    await engine?.dispose();
+  });
+
+  it("another agent's private skill cannot be a step or a dependency; a public one can", async () => {
+    const alice = connect(engine.app.port, TOKENS.alice);
+    const bob = connect(engine.app.port, TOKENS.bob);
+    try {
+      await alice.register({ name: "alice_secret", code: ECHO });
+      const request = {
+        name: "bob_macro",
+        description: "uses alice's skill",
+        parametersSchema: '{"type":"object"}',
+        steps: [step("s", "alice_secret", {})],
+        output: "",
+        testPayload: "{}",
+        visibility: 0,
+        exampleQueries: [],
+      };
+      const hidden = await rpcError(bob.call(bob.raw.registerComposedSkill, request));
+      expect(hidden.code).toBe(status.FAILED_PRECONDITION);
+      expect(hidden.details).toBe('steps[0] (s): no skill named "alice_secret" is registered');
+      const notImportable = await rpcError(bob.register({ name: "bob_lib_user", code: ECHO, dependsOn: ["alice_secret"] }));
+      expect(notImportable.details).toBe('depends_on[0]: no skill named "alice_secret" is registered');
+
+      await alice.call(alice.raw.setSkillVisibility, { name: "alice_secret", visibility: 2 });
+      expect((await bob.call(bob.raw.registerComposedSkill, request)).test?.success).toBe(true);
+      // Alice sees who depends on her skill only where she may see the dependent.
+      expect((await alice.call(alice.raw.getSkillDependencies, { name: "alice_secret" })).dependents).toEqual([]);
+    } finally {
+      alice.close();
+      bob.close();
+    }
   });
 });
 

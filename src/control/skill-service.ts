@@ -577,7 +577,8 @@ export class SkillService {
         if (reasons.length === 0) return undefined;
         const dependents = this.composition.dependents(skill.name).map((d) => d.name);
         if (dependents.length > 0 && !force) {
-          kept.push({ name: skill.name, reasons: [...reasons, `kept: ${dependents.join(", ")} depend on it (force retires it anyway)`] });
+          const verb = dependents.length === 1 ? "depends" : "depend";
+          kept.push({ name: skill.name, reasons: [...reasons, `kept: ${dependents.join(", ")} ${verb} on it (force retires it anyway)`] });
           return undefined;
         }
         if (!dryRun) {

@@ -38,6 +38,7 @@ export class RunDirectories {
    */
   async create(runId: string, code: string | undefined, files: readonly SandboxFile[] = []): Promise<string> {
     const runDir = this.pathOf(runId);
+    for (const extra of files) assertExtraFileName(extra.name);
     // 0700: no other host user can reach run directories; the engine binds them as root.
     await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
     await mkdir(runDir, { mode: 0o700 });
