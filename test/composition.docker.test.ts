@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogStatus, type ComposedStep, OnFailure, type RegisterComposedSkillRequest } from "../src/gen/skillengine/v1/composition.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
-import { connect, containersOf, makeDirs, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { connect, containersOf, makeDirs, rpcError, runsByPath, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /** Looks a city up: {"city": "Oslo"} → {"lat": 59.9, "city": "Oslo"}; exits 1 for an unknown city. */
 const GEO = `import json, sys
@@ -346,7 +346,7 @@ print("fine")
   });
 });
 
-describe("the per-agent limit of composed skills", () => {
+describe("with the warm pool on", () => {
   let engine: TestEngine;
   beforeAll(async () => {
     engine = await startTestEngine({ env: { SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "2" } });
@@ -354,6 +354,22 @@ describe("the per-agent limit of composed skills", () => {
   });
   afterAll(async () => {
     await engine?.dispose();
+  });
+
+  it("a warm container gets the dependency files too", async () => {
+    await engine.client.register({
+      name: "warm_lib",
+      code: `def hello():\n    return "hello from warm_lib"\n` + `if __name__ == "__main__":\n    print(hello())\n`,
+    });
+    await engine.client.register({
+      name: "warm_user",
+      code: `import os, warm_lib\nprint(warm_lib.hello(), sorted(os.listdir("/sandbox")))\n`,
+      dependsOn: ["warm_lib"],
+    });
+    const before = await runsByPath(engine);
+    const invoked = await engine.client.invoke("warm_user");
+    expect(invoked.result?.stdout).toBe("hello from warm_lib ['skill.py', 'warm_lib.py']\n");
+    expect((await runsByPath(engine)).warm).toBe(before.warm + 1);
   });
 
   it("registering the 51st composed skill evicts the least used one, retired with reason evicted and restorable", async () => {

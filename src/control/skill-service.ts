@@ -639,7 +639,9 @@ export class SkillService {
     depth: number,
     telemetry: boolean,
   ): Promise<{ result: ExecutionResult; steps: StepOutcome[] }> {
-    const code = await this.composition.readCode(resolved);
+    // The active version through activeCode, which also repairs an altered canonical file; a pinned one from history.
+    const code =
+      resolved.version === resolved.record.version ? await this.activeCode(resolved.record) : await this.composition.readCode(resolved);
     const name = resolved.record.name;
     if (resolved.declared.kind === "composed") {
       const definition = parseStoredDefinition(code);
