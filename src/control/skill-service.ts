@@ -21,6 +21,7 @@ import {
   type CompositionDefinition,
   definitionFromInput,
   type DependencyReport,
+  isDefinitionText,
   parseStoredDefinition,
   type ResolvedSkill,
   runComposition,
@@ -214,13 +215,13 @@ export class SkillService {
     dependsOn: readonly string[] = [],
   ): Promise<RegistrationResult> {
     const valid = validateRegistration(input);
-    if (parseStoredDefinition(valid.code) !== undefined) {
+    if (isDefinitionText(valid.code)) {
       throw new InvalidArgumentError("code", "is a composed skill's definition; register it with RegisterComposedSkill");
     }
-    this.refuseKindChange(valid.name, "plain");
     // Checked before the test run so a taken name costs no sandbox run; checked again under the
     // lock because the name may be taken meanwhile.
     this.accessForRegistration(valid.name, context.caller, visibility);
+    this.refuseKindChange(valid.name, "plain");
     if (exampleQueries.length > EXAMPLE_QUERY_LIMITS.count) {
       throw new InvalidArgumentError("example_queries", `has ${exampleQueries.length} entries; the limit is ${EXAMPLE_QUERY_LIMITS.count}`);
     }
@@ -277,8 +278,8 @@ export class SkillService {
     const definition = definitionFromInput(input.steps, input.output);
     const code = serializeDefinition(definition);
     const valid = validateRegistration({ ...input, code });
-    this.refuseKindChange(valid.name, "composed");
     this.accessForRegistration(valid.name, context.caller, visibility);
+    this.refuseKindChange(valid.name, "composed");
     const dependsOn = this.composition.preflightComposed(valid.name, definition, valid.parametersSchema, context.caller);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const test = await this.runComposed(valid.name, definition, testPayload, context, 1, false);
@@ -346,7 +347,7 @@ export class SkillService {
     const current = this.composition.declaredOf(existing).kind;
     if (current !== kind) {
       throw new FailedPreconditionError(
-        `"${name}" is a ${current} skill; a ${kind} skill needs another name (or delete "${name}" for good first)`,
+        `"${name}" is a ${current} skill and a name keeps its kind: register the ${kind} skill under another name`,
       );
     }
   }
@@ -644,8 +645,16 @@ export class SkillService {
       resolved.version === resolved.record.version ? await this.activeCode(resolved.record) : await this.composition.readCode(resolved);
     const name = resolved.record.name;
     if (resolved.declared.kind === "composed") {
-      const definition = parseStoredDefinition(code);
-      if (!definition) throw new InternalError(`the definition of composed skill "${name}" v${resolved.version} does not parse`);
+      let definition: CompositionDefinition | undefined;
+      try {
+        definition = parseStoredDefinition(code);
+      } catch (error) {
+        throw new InternalError(
+          `the stored definition of composed skill "${name}" v${resolved.version} is malformed: ${errorMessage(error)}`,
+        );
+      }
+      if (!definition)
+        throw new InternalError(`the stored definition of composed skill "${name}" v${resolved.version} is not a composition`);
       return this.runComposed(name, definition, payload, context, depth, telemetry);
     }
     const files = await this.composition.dependencyFiles(name, resolved.declared.dependsOn);

@@ -7,7 +7,15 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { type CanonicalStore, contentHash, locationOf, writeFileAtomic } from "../store/index.js";
 import { compileCondition } from "./condition.js";
-import { type CompositionDefinition, formatSkillRef, isRecord, parseSkillRef, parseStoredDefinition, type SkillRef } from "./definition.js";
+import {
+  type CompositionDefinition,
+  formatSkillRef,
+  isDefinitionText,
+  isRecord,
+  parseSkillRef,
+  parseStoredDefinition,
+  type SkillRef,
+} from "./definition.js";
 import { type DeclaredDependencies, DependencyStore, type SkillKind } from "./dependency-store.js";
 import { CycleError, loadOrder, nestingDepth } from "./graph.js";
 import { referencesOf, TemplateError } from "./template.js";
@@ -377,15 +385,19 @@ export class Composition {
   }
 
   /**
-   * Recognises composed skills whose declaration is missing (a registry rebuilt from the
-   * directory alone): their canonical file is a definition. Returns how many were recorded.
+   * Records the declarations a registry lacks (one rebuilt from the directory alone, or skills from
+   * before composition existed): from `.dependencies.json` first; else a canonical file that is a
+   * definition makes a composed skill, anything else a plain skill with no dependencies. Returns
+   * how many composed skills and declarations were recovered.
    */
   async backfill(): Promise<number> {
     let recovered = 0;
+    let changed = false;
     for (const { name, version, declared } of await this.readDeclarations()) {
       if (this.dependencies.has(name, version) || !this.registry.version(name, version)) continue;
       this.dependencies.record(name, version, declared);
       recovered++;
+      changed = true;
     }
     for (const record of this.registry.list({ includeInactive: true })) {
       if (this.dependencies.has(record.name, record.version)) continue;
@@ -401,15 +413,21 @@ export class Composition {
       } catch {
         continue; // reconciliation reports unreadable files
       }
-      const definition = parseStoredDefinition(code);
-      if (!definition) continue;
-      this.dependencies.record(record.name, record.version, {
-        kind: "composed",
-        dependsOn: [...new Set(definition.steps.map((step) => formatSkillRef(step.skill)))],
-      });
+      changed = true;
+      if (!isDefinitionText(code)) {
+        this.dependencies.record(record.name, record.version, PLAIN);
+        continue;
+      }
+      let dependsOn: string[] = [];
+      try {
+        dependsOn = [...new Set((parseStoredDefinition(code)?.steps ?? []).map((step) => formatSkillRef(step.skill)))];
+      } catch {
+        // A definition edited by hand into something unreadable: composed, and it fails when invoked.
+      }
+      this.dependencies.record(record.name, record.version, { kind: "composed", dependsOn });
       recovered++;
     }
-    if (recovered > 0) await this.writeDeclarations();
+    if (changed) await this.writeDeclarations();
     return recovered;
   }
 

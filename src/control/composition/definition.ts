@@ -128,8 +128,8 @@ export function serializeDefinition(definition: CompositionDefinition): string {
   return `${JSON.stringify(stored, null, 2)}\n`;
 }
 
-/** The definition a canonical file holds, or undefined when the file is not a composition (Python code). */
-export function parseStoredDefinition(code: string): CompositionDefinition | undefined {
+/** The stored form of a definition (JSON carrying the kind marker), or undefined for anything else (Python code). */
+function storedDocument(code: string): Record<string, unknown> | undefined {
   if (!code.trimStart().startsWith("{")) return undefined;
   let value: unknown;
   try {
@@ -137,7 +137,22 @@ export function parseStoredDefinition(code: string): CompositionDefinition | und
   } catch {
     return undefined;
   }
-  if (!isRecord(value) || value.kind !== COMPOSITION_KIND || !Array.isArray(value.steps)) return undefined;
+  return isRecord(value) && value.kind === COMPOSITION_KIND ? value : undefined;
+}
+
+/** True when a canonical file (or submitted code) is a composition definition rather than Python. */
+export function isDefinitionText(code: string): boolean {
+  return storedDocument(code) !== undefined;
+}
+
+/**
+ * The definition a canonical file holds, or undefined when the file is not a composition (Python
+ * code). A file with the marker whose content is malformed throws InvalidArgumentError.
+ */
+export function parseStoredDefinition(code: string): CompositionDefinition | undefined {
+  const value = storedDocument(code);
+  if (!value) return undefined;
+  if (!Array.isArray(value.steps)) throw new InvalidArgumentError("steps", "a stored composition has no steps list");
   const steps = value.steps.map((raw: unknown, index: number): StepInput => {
     const step = isRecord(raw) ? raw : {};
     return {

@@ -15,6 +15,7 @@ export {
   type CompositionDefinition,
   definitionFromInput,
   formatSkillRef,
+  isDefinitionText,
   type OnFailure,
   parseSkillRef,
   parseStoredDefinition,
