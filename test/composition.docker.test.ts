@@ -300,6 +300,10 @@ print(json.dumps({"doubled": mathlib.double(args["n"]), "files": sorted(os.listd
       code: `import units\nassert units.km(5000) == 5.0\nprint("ok")\n`,
       dependsOn: ["units"],
     });
+    await composed({
+      name: "via_strict",
+      steps: [step("s", "dist_strict", {}, { onFailure: OnFailure.ON_FAILURE_CONTINUE }), step("e", "echo", {})],
+    });
 
     // v2 changes the unit; dist_ok still prints something, dist_strict's assertion fails; the pinned one is not re-tested.
     const v2 = await engine.client.register({
@@ -318,6 +322,8 @@ print(json.dumps({"doubled": mathlib.double(args["n"]), "files": sorted(os.listd
       expect.stringMatching(/^the stored test of "dist_strict" failed against "units" v2: .*AssertionError/),
     ]);
     expect((await engine.client.invoke("dist_ok")).warnings).toEqual([]);
+    // A composition running the broken dependent as a step carries the same warning.
+    expect((await engine.client.invoke("via_strict", '{"city": "Oslo"}')).warnings).toEqual(strict.warnings);
     // The pinned dependent still runs against v1.
     expect((await engine.client.invoke("dist_pinned")).result?.stdout).toBe("5.0\n");
   });

@@ -600,7 +600,7 @@ export class SkillService {
     const skill = this.liveSkill(this.visibleSkill(name, context.caller), "invoke");
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
     const resolved = this.composition.resolve({ name }, context.caller, "invoke");
-    const { result, steps } = await this.execute(resolved, payload, context, 1, true);
+    const { result, steps, warnings } = await this.execute(resolved, payload, context, 1, true);
     const updated = this.recordTelemetry(name, skill.version, result, context);
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
@@ -610,7 +610,7 @@ export class SkillService {
       this.mirror.schedule();
     }
     if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
-    return { result, version: skill.version, steps, warnings: this.composition.retestWarnings(skill) };
+    return { result, version: skill.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
   }
 
   private recordTelemetry(name: string, version: number, result: ExecutionResult, context: CallContext): SkillRecord | undefined {
@@ -639,7 +639,7 @@ export class SkillService {
     context: CallContext,
     depth: number,
     telemetry: boolean,
-  ): Promise<{ result: ExecutionResult; steps: StepOutcome[] }> {
+  ): Promise<{ result: ExecutionResult; steps: StepOutcome[]; warnings: string[] }> {
     // The active version through activeCode, which also repairs an altered canonical file; a pinned one from history.
     const code =
       resolved.version === resolved.record.version ? await this.activeCode(resolved.record) : await this.composition.readCode(resolved);
@@ -658,7 +658,7 @@ export class SkillService {
       return this.runComposed(name, definition, payload, context, depth, telemetry);
     }
     const files = await this.composition.dependencyFiles(name, resolved.declared.dependsOn);
-    return { result: await this.run(telemetry ? "invoke" : "test", name, code, payload, context, files), steps: [] };
+    return { result: await this.run(telemetry ? "invoke" : "test", name, code, payload, context, files), steps: [], warnings: [] };
   }
 
   /** A composition's steps, each a full invocation of its skill (docs/composition.md#running). */
@@ -669,13 +669,15 @@ export class SkillService {
     context: CallContext,
     depth: number,
     telemetry: boolean,
-  ): Promise<{ result: ExecutionResult; steps: StepOutcome[] }> {
+  ): Promise<{ result: ExecutionResult; steps: StepOutcome[]; warnings: string[] }> {
     if (depth > this.composition.settings.maxDepth) {
       throw new FailedPreconditionError(
         `cannot run "${name}": composed skills nest deeper than ${this.composition.settings.maxDepth} (SKILL_ENGINE_COMPOSITION_MAX_DEPTH)`,
       );
     }
-    return runComposition(definition, JSON.parse(payload) as unknown, async (ref: SkillRef, stepPayload: string) => {
+    // A step skill that failed its re-test against a new dependency version runs only with the caller told so.
+    const warnings: string[] = [];
+    const run = await runComposition(definition, JSON.parse(payload) as unknown, async (ref: SkillRef, stepPayload: string) => {
       const step = this.composition.resolve(ref, context.caller, `cannot run "${name}": its step skill`);
       try {
         // The active version's validator is cached; a pinned version's schema is compiled for the call.
@@ -689,6 +691,9 @@ export class SkillService {
         throw error;
       }
       const ran = await this.execute(step, stepPayload, context, depth + 1, telemetry);
+      for (const warning of [...this.composition.retestWarnings(step.record), ...ran.warnings]) {
+        if (!warnings.includes(warning)) warnings.push(warning);
+      }
       if (telemetry) {
         const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context);
         if (updated && updated.status !== step.record.status) {
@@ -700,6 +705,7 @@ export class SkillService {
       }
       return { skill: step.record.name, version: step.version, result: ran.result };
     });
+    return { ...run, warnings };
   }
 
   /** Explicit routing feedback (RecordRouteFeedback); only for the caller's own routes. */

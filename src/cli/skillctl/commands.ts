@@ -271,6 +271,7 @@ export const retire: Command = async (ctx) => {
     ctx.io.out(toJson(response));
     return 0;
   }
+  for (const k of response.kept) ctx.io.out(`kept ${k.name}: ${k.reasons.join("; ")}\n`);
   if (response.retired.length === 0) {
     ctx.io.out(dryRun ? "nothing would be retired\n" : "nothing to retire\n");
     return 0;
