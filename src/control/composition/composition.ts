@@ -473,14 +473,15 @@ export class Composition {
   /**
    * Composed skills of `owner` to retire so that one more fits (docs/composition.md#eviction):
    * fewest invocations first, then the oldest last use (never used: its creation), then name.
-   * Protected skills are never evicted; `except` is the name being registered.
+   * Protected skills and skills other live skills depend on are never evicted (nothing breaks
+   * silently); `except` is the name being registered.
    */
   evictionVictims(owner: string, except: string, now: Date): SkillRecord[] {
     const composed = this.registry.list({ owner }).filter((skill) => skill.name !== except && this.isComposed(skill));
     const excess = composed.length - this.settings.composedSkillsPerAgent + 1;
     if (excess <= 0) return [];
     const ranked = composed
-      .filter((skill) => !skill.protected)
+      .filter((skill) => !skill.protected && this.dependents(skill.name).length === 0)
       .map((skill) => ({
         skill,
         invocations: this.registry.usage(skill.name, skill.version, now).totalInvocations,
