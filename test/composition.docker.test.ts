@@ -390,22 +390,34 @@ describe("with the warm pool on", () => {
         visibility: 0,
         exampleQueries: [],
       });
-    for (let i = 0; i < 50; i++) {
-      const response = await register(`macro_${String(i).padStart(2, "0")}`);
-      expect(response.evicted).toEqual([]);
-    }
-    // Every one but macro_07 is used once; macro_07 is the least used.
-    for (let i = 0; i < 50; i++) {
-      if (i !== 7) await engine.client.invoke(`macro_${String(i).padStart(2, "0")}`);
+    const macro = (i: number) => `macro_${String(i).padStart(2, "0")}`;
+    for (let i = 0; i < 49; i++) expect((await register(macro(i))).evicted).toEqual([]);
+    // The 50th uses macro_07 as a step: macro_07 is then never evicted, however little it is used.
+    const user = await engine.client.call(engine.client.raw.registerComposedSkill, {
+      name: "uses_07",
+      description: "runs macro_07",
+      parametersSchema: '{"type":"object"}',
+      steps: [step("m", "macro_07", {})],
+      output: "",
+      testPayload: "{}",
+      visibility: 0,
+      exampleQueries: [],
+    });
+    expect(user.evicted).toEqual([]);
+    // Every macro but 07 and 11 is used once; of the unused ones macro_07 is the oldest but depended on,
+    // so macro_11 is the least used that may go (uses_07, never used either, is younger).
+    for (let i = 0; i < 49; i++) {
+      if (i !== 7 && i !== 11) await engine.client.invoke(macro(i));
     }
     const fiftyFirst = await register("macro_50");
-    expect(fiftyFirst.evicted).toEqual(["macro_07"]);
-    const evicted = (await engine.client.get("macro_07")).skill;
+    expect(fiftyFirst.evicted).toEqual(["macro_11"]);
+    const evicted = (await engine.client.get("macro_11")).skill;
     expect(evicted).toMatchObject({ status: SkillStatus.SKILL_STATUS_RETIRED });
-    expect(evicted?.statusReason).toMatch(/^evicted: /);
+    expect(evicted?.statusReason).toMatch(/^evicted: local keeps at most 50 composed skills/);
+    expect((await engine.client.get("macro_07")).skill?.status).toBe(SkillStatus.SKILL_STATUS_ACTIVE);
     // Restorable like any retired skill.
-    await engine.client.call(engine.client.raw.restoreSkill, { name: "macro_07" });
-    expect((await engine.client.invoke("macro_07")).result?.stdout).toBe('{"echo": {"from": "macro_07"}}\n');
+    await engine.client.call(engine.client.raw.restoreSkill, { name: "macro_11" });
+    expect((await engine.client.invoke("macro_11")).result?.stdout).toBe('{"echo": {"from": "macro_11"}}\n');
   });
 });
 
