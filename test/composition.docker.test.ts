@@ -421,7 +421,8 @@ describe("with the warm pool on", () => {
     // Restorable like any retired skill.
     await engine.client.call(engine.client.raw.restoreSkill, { name: "macro_11" });
     expect((await engine.client.invoke("macro_11")).result?.stdout).toBe('{"echo": {"from": "macro_11"}}\n');
-  });
+    // About a hundred sandbox runs: more time than the suite's default on a busy machine.
+  }, 300_000);
 });
 
 describe("composition and dependencies respect who may see what", () => {
