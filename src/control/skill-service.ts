@@ -222,13 +222,7 @@ export class SkillService {
     // lock because the name may be taken meanwhile.
     this.accessForRegistration(valid.name, context.caller, visibility);
     this.refuseKindChange(valid.name, "plain");
-    if (exampleQueries.length > EXAMPLE_QUERY_LIMITS.count) {
-      throw new InvalidArgumentError("example_queries", `has ${exampleQueries.length} entries; the limit is ${EXAMPLE_QUERY_LIMITS.count}`);
-    }
-    const tooLong = exampleQueries.findIndex((q) => q.length > EXAMPLE_QUERY_LIMITS.chars);
-    if (tooLong >= 0) {
-      throw new InvalidArgumentError(`example_queries[${tooLong}]`, `is longer than ${EXAMPLE_QUERY_LIMITS.chars} characters`);
-    }
+    checkExampleQueries(exampleQueries);
     const declared = this.composition.preflightPlain(valid.name, dependsOn, context.caller);
     const prepared = await this.intake.prepare(valid.code);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
@@ -280,6 +274,7 @@ export class SkillService {
     const valid = validateRegistration({ ...input, code });
     this.accessForRegistration(valid.name, context.caller, visibility);
     this.refuseKindChange(valid.name, "composed");
+    checkExampleQueries(exampleQueries);
     const dependsOn = this.composition.preflightComposed(valid.name, definition, valid.parametersSchema, context.caller);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const test = await this.runComposed(valid.name, definition, testPayload, context, 1, false);
@@ -971,5 +966,15 @@ export class SkillService {
     const validate = compileParametersSchema(skill.parametersSchema);
     this.validators.set(skill.name, { key, validate });
     return validate;
+  }
+}
+
+function checkExampleQueries(exampleQueries: readonly string[]): void {
+  if (exampleQueries.length > EXAMPLE_QUERY_LIMITS.count) {
+    throw new InvalidArgumentError("example_queries", `has ${exampleQueries.length} entries; the limit is ${EXAMPLE_QUERY_LIMITS.count}`);
+  }
+  const tooLong = exampleQueries.findIndex((q) => q.length > EXAMPLE_QUERY_LIMITS.chars);
+  if (tooLong >= 0) {
+    throw new InvalidArgumentError(`example_queries[${tooLong}]`, `is longer than ${EXAMPLE_QUERY_LIMITS.chars} characters`);
   }
 }
