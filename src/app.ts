@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
 import {
   CanonicalStore,
+  Composition,
   CPythonSyntaxChecker,
   type LegacyMigrationReport,
   migrateLegacySkills,
@@ -91,6 +92,21 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   const reconcileReport = await reconcile(registry, store, logger);
   const mirror = new MirrorWriter(registry, store, logger);
   await mirror.flush();
+  // Its own connection to registry.db (WAL), durable like the registry: declarations are acknowledged state.
+  const compositionDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const composition = new Composition(registry, store, compositionDb, config.composition);
+  try {
+    const recovered = await composition.backfill();
+    if (recovered > 0) logger.warn({ recovered }, "composed skills recognised from their canonical definitions");
+    // Seed 002's boot failure: a mandatory skill that is missing or not ready stops the start.
+    composition.assertMandatory(config.mandatorySkills);
+  } catch (error) {
+    await mirror.close();
+    await intake.close();
+    compositionDb.close();
+    registry.close();
+    throw error;
+  }
 
   const metrics = new ServiceMetrics();
   const runner = new DockerSandboxRunner({
@@ -112,6 +128,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
   });
   const routing = await startRouting(config, logger.child({ component: "routing" }), registry, metrics);
   const service = new SkillService({
+    composition,
     registry,
     store,
     runner,
@@ -252,6 +269,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         await mirror.close();
         await intake.close();
         await routing.close();
+        if (compositionDb.open) compositionDb.close();
         registry.close();
         logger.info("skill engine stopped");
       })();

@@ -93,6 +93,17 @@ export interface SkillEngineConfig {
   readonly engineProbeMs: number;
   /** On SIGTERM/SIGINT, how long runs in flight may finish before they are stopped. @default 15 s (SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS) */
   readonly shutdownGraceMs: number;
+  /**
+   * Composed skills (docs/composition.md#limits): how deep compositions may nest, and how many live
+   * composed skills one agent keeps before the least used is evicted.
+   * @default depth 4 (SKILL_ENGINE_COMPOSITION_MAX_DEPTH), 50 per agent (SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT)
+   */
+  readonly composition: { readonly maxDepth: number; readonly composedSkillsPerAgent: number };
+  /**
+   * Skills that must be registered and ready (every dependency present) for the service to start
+   * (docs/composition.md#mandatory-skills). @default none (SKILL_ENGINE_MANDATORY_SKILLS: comma-separated names)
+   */
+  readonly mandatorySkills: readonly string[];
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -167,6 +178,12 @@ const schema = z.object({
   SKILL_ENGINE_TLS_KEY: z.string().min(1).optional(),
   SKILL_ENGINE_ENGINE_PROBE_MS: integer(100, 3_600_000).default(15_000),
   SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(3600).default(15),
+  SKILL_ENGINE_COMPOSITION_MAX_DEPTH: integer(1, 32).default(4),
+  SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT: integer(1, 100_000).default(50),
+  SKILL_ENGINE_MANDATORY_SKILLS: z
+    .string()
+    .regex(/^\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*(,\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*)*,?\s*$/, "must be comma-separated skill names")
+    .optional(),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -272,6 +289,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
         : undefined,
     engineProbeMs: v.SKILL_ENGINE_ENGINE_PROBE_MS,
     shutdownGraceMs: Math.round(v.SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS * 1000),
+    composition: { maxDepth: v.SKILL_ENGINE_COMPOSITION_MAX_DEPTH, composedSkillsPerAgent: v.SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT },
+    mandatorySkills: (v.SKILL_ENGINE_MANDATORY_SKILLS ?? "")
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== ""),
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };
 }

@@ -126,6 +126,7 @@ export function connect(port: number, token?: string, channelCredentials: Channe
           testPayload: "{}",
           exampleQueries: [],
           visibility: 0,
+          dependsOn: [],
           ...request,
         },
         ms,
