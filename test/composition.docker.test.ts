@@ -9,7 +9,7 @@ import { CatalogStatus, type ComposedStep, OnFailure, type RegisterComposedSkill
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { eventually } from "./support/poll.js";
-import { connect, containersOf, makeDirs, rpcError, runsByPath, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { connect, containersOf, makeDirs, rpcError, runsByPath, startTestEngine, type TestEngine, warmIdle } from "./support/test-engine.js";
 
 /** Looks a city up: {"city": "Oslo"} → {"lat": 59.9, "city": "Oslo"}; exits 1 for an unknown city. */
 const GEO = `import json, sys
@@ -375,6 +375,9 @@ describe("with the warm pool on", () => {
       code: `import os, warm_lib\nprint(warm_lib.hello(), sorted(os.listdir("/sandbox")))\n`,
       dependsOn: ["warm_lib"],
     });
+    // The registrations' test runs took warm containers: wait for the pool to hold one again, so
+    // the invocation is known to take the warm path (not a guess about refill timing).
+    await eventually("a waiting warm container", async () => ((await warmIdle(engine)) >= 1 ? true : undefined));
     const before = await runsByPath(engine);
     const invoked = await engine.client.invoke("warm_user");
     expect(invoked.result?.stdout).toBe("hello from warm_lib ['skill.py', 'warm_lib.py']\n");
