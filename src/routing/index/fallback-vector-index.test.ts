@@ -140,4 +140,13 @@ describe("FallbackVectorIndex: Qdrant in front, the embedded index behind it", (
     expect(index.lastFallback).toMatch(/has a collection of that name with other vector parameters \(left untouched\)/);
     expect(reasons[0]).toBe("incompatible");
   });
+
+  it("a Qdrant that hangs never holds up close(): the copy stops and the next start copies again", async () => {
+    const { server, index } = await setUp({ before: ALL });
+    // Longer than the test's own timeout: close() passes only if it does not wait for the answer.
+    server.injectFault({ delayMs: 600_000 });
+    await index.ensure(4);
+    await index.close();
+    expect(index.inStep).toBe(false);
+  });
 });

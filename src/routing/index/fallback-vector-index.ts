@@ -3,6 +3,9 @@ import { errorMessage } from "../../errors/index.js";
 import { type UnavailableReason, VectorIndexUnavailableError } from "./index-errors.js";
 import type { VectorIndex, VectorIndexEntry, VectorSearchHit, VectorSearchOptions } from "./vector-index.js";
 
+/** How long `close()` waits for a re-sync in progress. */
+const CLOSE_WAIT_MS = 2_000;
+
 /** Why a primary is out of step before its first check. */
 const NOT_CHECKED = "not checked since start-up";
 
@@ -125,10 +128,20 @@ export class FallbackVectorIndex implements VectorIndex {
     while (this.syncing) await this.syncing;
   }
 
+  /**
+   * Stops re-syncing: no new attempt starts, a copy in progress stops at its next batch. Waits for
+   * it at most {@link CLOSE_WAIT_MS}, so a Qdrant that hangs never holds up a shutdown; what it did
+   * not copy is copied at the next start (the counts differ).
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    await this.settled();
+    const syncing = this.syncing;
+    if (syncing) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([syncing, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     await Promise.allSettled([this.primary.close(), this.embedded.close()]);
   }
 
@@ -180,10 +193,12 @@ export class FallbackVectorIndex implements VectorIndex {
       // In step already (the common restart: same counts, nothing written meanwhile): nothing to copy.
       const sameCount = (await this.primary.count()) === (await this.embedded.count());
       if (!afterStart || !sameCount || this.writtenDuringSync) await this.copyAll();
+      if (this.closed) return;
       this.outOfStep = undefined;
       this.backoffMs = this.initialBackoffMs;
       this.logger.info({ entries: await this.embedded.count() }, `${this.primary.kind} is in step with the embedded index`);
     } catch (error) {
+      if (this.closed) return;
       if (!(error instanceof VectorIndexUnavailableError)) {
         this.logger.error({ err: error }, `re-syncing ${this.primary.kind} failed: ${errorMessage(error)}`);
       } else {
@@ -215,6 +230,7 @@ export class FallbackVectorIndex implements VectorIndex {
       await this.primary.remove(gone);
       let copied = 0;
       for await (const batch of this.embedded.scan(this.syncBatch)) {
+        if (this.closed) return;
         await this.primary.upsert(batch);
         copied += batch.length;
       }
