@@ -34,8 +34,10 @@ import {
   SqliteEmbeddingStore,
   SqliteVecIndex,
   UseLiteEmbedder,
+  type Embedder,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
+import { type Clock, createPlaybook, type PlaybookService } from "./playbook/index.js";
 
 /** A running service, as the entry point and the tests see it. */
 export interface SkillEngineApp {
@@ -56,6 +58,12 @@ export interface SkillEngineApp {
   endGrace(): void;
 }
 
+/** What tests may replace when they start the service in-process. */
+export interface SkillEngineOverrides {
+  /** The playbook's clock (credit windows, scopes, staleness), so tests move time instead of sleeping. @default Date.now */
+  readonly clock?: Clock;
+}
+
 /** After the runs are stopped, how long their calls may take to deliver UNAVAILABLE before the connections are dropped. */
 const CUT_OFF_DELIVERY_MS = 2_000;
 
@@ -63,7 +71,11 @@ const CUT_OFF_DELIVERY_MS = 2_000;
  * The composition root: config → stores → planes → server. Nothing else wires components or
  * decides start-up order.
  */
-export async function startSkillEngine(config: SkillEngineConfig, logger: Logger): Promise<SkillEngineApp> {
+export async function startSkillEngine(
+  config: SkillEngineConfig,
+  logger: Logger,
+  overrides: SkillEngineOverrides = {},
+): Promise<SkillEngineApp> {
   // Unreadable TLS files stop the start before anything is opened.
   const credentials = config.tls ? await loadServerCredentials(config.tls) : undefined;
   await mkdir(config.home, { recursive: true, mode: 0o700 });
@@ -109,6 +121,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     },
   });
   const routing = await startRouting(config, logger.child({ component: "routing" }), registry);
+  const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, overrides.clock);
   const service = new SkillService({
     registry,
     store,
@@ -124,6 +137,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     port: config.port,
     service,
     routing: routing.service,
+    playbook: playbook.service,
     authenticator,
     logger,
     metrics,
@@ -180,6 +194,15 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         }, config.retireSweepMinutes * 60_000)
       : undefined;
   sweep?.unref();
+  const lessonSweep =
+    config.playbook.pruneSweepMinutes > 0
+      ? setInterval(() => {
+          playbook.service
+            .prune({ minRetrievals: 0, maxDropFraction: undefined, dryRun: false }, serviceCaller("lesson-prune-sweep"))
+            .catch((error: unknown) => logger.error({ err: error }, "lesson prune sweep failed"));
+        }, config.playbook.pruneSweepMinutes * 60_000)
+      : undefined;
+  lessonSweep?.unref();
 
   const tls = config.tls !== undefined;
   logger.info(
@@ -213,6 +236,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
       closing ??= (async () => {
         clearInterval(probe);
         if (sweep) clearInterval(sweep);
+        if (lessonSweep) clearInterval(lessonSweep);
         server.setServing(false);
         engineReady = false; // /readyz: 503 from now on, like grpc.health.v1
         const graceMs = config.shutdownGraceMs;
@@ -249,6 +273,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         await metricsServer?.close();
         await mirror.close();
         await intake.close();
+        await playbook.close();
         await routing.close();
         registry.close();
         logger.info("skill engine stopped");
@@ -266,7 +291,7 @@ export async function startRouting(
   config: SkillEngineConfig,
   logger: Logger,
   registry: SkillRegistry,
-): Promise<{ service: RoutingService; close(): Promise<void> }> {
+): Promise<{ service: RoutingService; embedder: Embedder; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false });
   const backend =
     config.embedder.kind === "openai"
@@ -296,8 +321,57 @@ export async function startRouting(
   await service.init();
   return {
     service,
+    embedder,
     async close() {
       await (backend as { close?: () => Promise<void> }).close?.();
+      await vectors.close();
+      if (db.open) db.close();
+    },
+  };
+}
+
+/**
+ * The playbook beside the registry: its own durable connection to registry.db (lessons are
+ * acknowledged only once on disk), the routing embedder, a vector index of its own (sqlite-vec
+ * table `lesson_vectors`; with Qdrant, the collection `skill_engine_lessons` in front of it).
+ */
+export async function startPlaybook(
+  config: SkillEngineConfig,
+  logger: Logger,
+  embedder: Embedder,
+  canonicalDirectory: string,
+  clock?: Clock,
+): Promise<{ service: PlaybookService; close(): Promise<void> }> {
+  const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const embedded = new SqliteVecIndex(db, { table: "lesson_vectors", logger });
+  const vectors = config.qdrant
+    ? new FallbackVectorIndex(
+        new QdrantVectorIndex({
+          url: config.qdrant.url,
+          collection: "skill_engine_lessons",
+          logger,
+          ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}),
+        }),
+        embedded,
+        () => service.reindexAll(),
+        logger,
+      )
+    : embedded;
+  const service = createPlaybook({
+    db,
+    embedder,
+    vectors,
+    mirrorDirectory: canonicalDirectory,
+    policy: config.playbook,
+    logger,
+    ...(clock ? { clock } : {}),
+  });
+  const report = await service.init();
+  if (report.restored > 0 || report.reindexed) logger.info(report, "playbook ready");
+  return {
+    service,
+    async close() {
+      await service.close();
       await vectors.close();
       if (db.open) db.close();
     },
