@@ -1,5 +1,10 @@
 import { InvalidArgumentError } from "../errors/index.js";
-import { type Lesson, LessonScope as LessonScopeMessage, LessonState as LessonStateMessage, type PlaybookServer } from "../gen/skillengine/v1/playbook.js";
+import {
+  type Lesson,
+  LessonScope as LessonScopeMessage,
+  LessonState as LessonStateMessage,
+  type PlaybookServer,
+} from "../gen/skillengine/v1/playbook.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";
 import type { LessonScope, LessonView, PlaybookService } from "../playbook/index.js";
 import { fromVisibilityMessage } from "./messages.js";

@@ -24,13 +24,21 @@ export interface CreatePlaybookOptions {
 /** The playbook's SQLite tables (`lessons`, `lesson_retrievals`, `playbook_meta`, `lesson_keywords*`), mirror and service; call `init()` next. */
 export function createPlaybook(options: CreatePlaybookOptions): PlaybookService {
   const store = new LessonStore(options.db);
-  const mirror = new LessonsMirrorWriter(options.mirrorDirectory, () => store.list(undefined, ["active", "archived", "deleted"]), options.logger);
+  const mirror = new LessonsMirrorWriter(
+    options.mirrorDirectory,
+    () => store.list(undefined, ["active", "archived", "deleted"]),
+    options.logger,
+  );
   return new PlaybookService({
     store,
     embedder: options.embedder,
     vectors: options.vectors,
     // The trigger and patterns are the text; lesson ids carry no words worth matching.
-    keywords: new KeywordIndex(options.db, { table: "lesson_keywords", weights: { name: 0, description: 1, evidence: 1 }, logger: options.logger }),
+    keywords: new KeywordIndex(options.db, {
+      table: "lesson_keywords",
+      weights: { name: 0, description: 1, evidence: 1 },
+      logger: options.logger,
+    }),
     mirror,
     mirrorDirectory: options.mirrorDirectory,
     policy: options.policy,

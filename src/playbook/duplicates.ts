@@ -7,7 +7,12 @@
 export const NEAR_DUPLICATE_JACCARD = 0.9;
 
 function words(text: string): string[] {
-  return text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
+  return (
+    text
+      .normalize("NFKC")
+      .toLowerCase()
+      .match(/[\p{L}\p{N}_]+/gu) ?? []
+  );
 }
 
 /** Trigger and correct pattern, case-folded, punctuation and spacing ignored: equal keys are exact duplicates. */
@@ -31,5 +36,7 @@ export function isNearDuplicate(
   b: { readonly trigger: string; readonly correctPattern: string },
 ): boolean {
   if (duplicateKey(a.trigger, a.correctPattern) === duplicateKey(b.trigger, b.correctPattern)) return true;
-  return wordJaccard(a.trigger, b.trigger) >= NEAR_DUPLICATE_JACCARD && wordJaccard(a.correctPattern, b.correctPattern) >= NEAR_DUPLICATE_JACCARD;
+  return (
+    wordJaccard(a.trigger, b.trigger) >= NEAR_DUPLICATE_JACCARD && wordJaccard(a.correctPattern, b.correctPattern) >= NEAR_DUPLICATE_JACCARD
+  );
 }

@@ -5,7 +5,12 @@
 
 /** Words as the guard compares them: runs of letters, digits and `_`, case-folded. Punctuation and spacing never hide a copy. */
 export function guardTokens(text: string): string[] {
-  return (text.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []).slice();
+  return (
+    text
+      .normalize("NFKC")
+      .toLowerCase()
+      .match(/[\p{L}\p{N}_]+/gu) ?? []
+  ).slice();
 }
 
 /**

@@ -126,4 +126,3 @@ export function acceptLesson(draft: LessonDraft, policy: PlaybookPolicy): Accept
 function tooLong(field: string, text: string, max: number): void {
   if (text.length > max) throw new LessonGateError("size limit", field, `is ${text.length} characters long; at most ${max}`);
 }
-

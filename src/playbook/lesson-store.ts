@@ -87,8 +87,7 @@ export class LessonStore {
 
   get(id: string): LessonRecord | undefined {
     const row = withSqlite("playbook", "read a lesson", () => this.db.prepare("SELECT * FROM lessons WHERE id = ?").get(id)) as
-      | LessonRow
-      | undefined;
+      LessonRow | undefined;
     return row ? fromRow(row) : undefined;
   }
 
@@ -126,16 +125,21 @@ export class LessonStore {
     return withSqlite(
       "playbook",
       "count lessons",
-      () => this.db.prepare("SELECT owner, state, count(*) AS n FROM lessons GROUP BY owner, state").all() as Array<{
-        owner: string;
-        state: string;
-        n: number;
-      }>,
+      () =>
+        this.db.prepare("SELECT owner, state, count(*) AS n FROM lessons GROUP BY owner, state").all() as Array<{
+          owner: string;
+          state: string;
+          n: number;
+        }>,
     );
   }
 
   countActive(): number {
-    return withSqlite("playbook", "count lessons", () => (this.db.prepare("SELECT count(*) AS n FROM lessons WHERE state = 'active'").get() as { n: number }).n);
+    return withSqlite(
+      "playbook",
+      "count lessons",
+      () => (this.db.prepare("SELECT count(*) AS n FROM lessons WHERE state = 'active'").get() as { n: number }).n,
+    );
   }
 
   /** Inserts a lesson; the id must be new. */

@@ -60,7 +60,8 @@ export async function readLessonsMirror(directory: string): Promise<LessonsMirro
   const skipped: string[] = [];
   document.lessons.forEach((entry, index) => {
     const parsed = LessonEntrySchema.safeParse(entry);
-    if (parsed.success) lessons.push({ ...parsed.data, lastRetrievedAt: parsed.data.lastRetrievedAt, lastHelpfulAt: parsed.data.lastHelpfulAt });
+    if (parsed.success)
+      lessons.push({ ...parsed.data, lastRetrievedAt: parsed.data.lastRetrievedAt, lastHelpfulAt: parsed.data.lastHelpfulAt });
     else skipped.push(`entry ${index}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   });
   return { lessons, skipped };

@@ -127,8 +127,7 @@ export class PlaybookService {
     await this.vectors.ensure(this.embedder.dimensions);
     const identity = `${this.embedder.modelId}/${this.embedder.dimensions}/layout-${INDEX_LAYOUT}`;
     const active = this.store.countActive();
-    const stale =
-      this.store.meta(META_INDEX) !== identity || (await this.vectors.count()) !== active || this.keywords.count() !== active;
+    const stale = this.store.meta(META_INDEX) !== identity || (await this.vectors.count()) !== active || this.keywords.count() !== active;
     if (stale) {
       this.logger.info({ lessons: active, embedder: identity }, "re-indexing lessons");
       await this.reindexAll();
@@ -346,7 +345,10 @@ export class PlaybookService {
   ): LessonView[] {
     const limit = request.limit === 0 ? PLAYBOOK_LIMITS.defaultListLimit : request.limit;
     if (!Number.isInteger(limit) || limit < 1 || limit > PLAYBOOK_LIMITS.maxListLimit) {
-      throw new InvalidArgumentError("limit", `must be in [1, ${PLAYBOOK_LIMITS.maxListLimit}] (0 means ${PLAYBOOK_LIMITS.defaultListLimit})`);
+      throw new InvalidArgumentError(
+        "limit",
+        `must be in [1, ${PLAYBOOK_LIMITS.maxListLimit}] (0 means ${PLAYBOOK_LIMITS.defaultListLimit})`,
+      );
     }
     if (request.owner !== "" && request.owner !== caller.agentId && !caller.admin) {
       throw new PermissionDeniedError(caller.agentId, "only an admin may list another agent's lessons");

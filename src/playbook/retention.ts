@@ -87,7 +87,10 @@ export function trimToCap(
   if (active.length <= policy.maxLessons) return { keep: [...active], archive: [] };
   const ranked = active
     .map((lesson) => ({ lesson, tier: tier(lesson), utility: utility(lesson, now, policy) }))
-    .sort((a, b) => a.tier - b.tier || b.utility - a.utility || b.lesson.createdAt - a.lesson.createdAt || a.lesson.id.localeCompare(b.lesson.id));
+    .sort(
+      (a, b) =>
+        a.tier - b.tier || b.utility - a.utility || b.lesson.createdAt - a.lesson.createdAt || a.lesson.id.localeCompare(b.lesson.id),
+    );
   return {
     keep: ranked.slice(0, policy.maxLessons).map((r) => r.lesson),
     archive: ranked.slice(policy.maxLessons).map((r) => r.lesson),
