@@ -161,6 +161,7 @@ function lessonScope(scope: LessonScopeMessage): LessonScope {
     case LessonScopeMessage.LESSON_SCOPE_ALL:
     case LessonScopeMessage.LESSON_SCOPE_UNSPECIFIED:
       return "all";
+    case LessonScopeMessage.UNRECOGNIZED:
     default:
       throw new InvalidArgumentError("scope", "must be LESSON_SCOPE_TODAY, LESSON_SCOPE_WEEK or LESSON_SCOPE_ALL");
   }
