@@ -104,6 +104,15 @@ describe("Playbook through gRPC: gates, retrieval by meaning, verification", () 
       expect(again.lesson?.frequency).toBe(2);
       expect(again.lesson?.confidence).toBe(0.7);
       expect(again.lesson?.domains).toEqual(["api", "web"]);
+      // Near-exact: one word more in ten (word sets ≥ 0.9 alike).
+      const near = await playbook.add({
+        trigger: "When an HTTP API answers 429 Too Many Requests status",
+        correctPattern: "Back off exponentially and honour the Retry-After header.",
+        domains: ["api"],
+      });
+      expect(near.merged).toBe(true);
+      expect(near.lesson?.id).toBe(first.lesson?.id);
+      expect(near.lesson?.timesAdded).toBe(3);
       const { lessons } = await playbook.call(playbook.raw.listLessons, {
         scope: LessonScope.LESSON_SCOPE_ALL,
         domain: "api",

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { withSqlite } from "../sqlite/index.js";
+import { duplicateKey } from "./duplicates.js";
 import type { ArchiveReason, LessonRecord, LessonState, LessonVisibility } from "./lesson.js";
 
 /** A row of `lessons` as SQLite returns it. */
@@ -64,9 +65,11 @@ export class LessonStore {
           created_at INTEGER NOT NULL,
           updated_at INTEGER NOT NULL,
           last_retrieved_at INTEGER,
-          last_helpful_at INTEGER
+          last_helpful_at INTEGER,
+          duplicate_key TEXT NOT NULL DEFAULT ''
         ) STRICT;
         CREATE INDEX IF NOT EXISTS lessons_by_owner ON lessons (owner, state);
+        CREATE INDEX IF NOT EXISTS lessons_by_duplicate_key ON lessons (owner, duplicate_key);
         CREATE TABLE IF NOT EXISTS lesson_retrievals (
           id INTEGER PRIMARY KEY,
           retrieval_id TEXT NOT NULL,
@@ -112,6 +115,14 @@ export class LessonStore {
     return rows.map(fromRow);
   }
 
+  /** The active lesson of `owner` with this {@link duplicateKey}, if any. */
+  activeByDuplicateKey(owner: string, key: string): LessonRecord | undefined {
+    const row = withSqlite("playbook", "look up a duplicate lesson", () =>
+      this.db.prepare("SELECT * FROM lessons WHERE owner = ? AND duplicate_key = ? AND state = 'active' LIMIT 1").get(owner, key),
+    ) as LessonRow | undefined;
+    return row ? fromRow(row) : undefined;
+  }
+
   /** Every owner with at least one active lesson. */
   owners(): string[] {
     return withSqlite("playbook", "list playbook owners", () =>
@@ -149,12 +160,12 @@ export class LessonStore {
         .prepare(
           `INSERT INTO lessons (id, owner, trigger, anti_pattern, correct_pattern, domains, confidence, source, source_challenge_hash,
              challenge_text_hash, state, archived_reason, visibility, verified, pinned, retrievals, helpful_retrievals, times_added,
-             created_at, updated_at, last_retrieved_at, last_helpful_at)
+             created_at, updated_at, last_retrieved_at, last_helpful_at, duplicate_key)
            VALUES (@id, @owner, @trigger, @anti_pattern, @correct_pattern, @domains, @confidence, @source, @source_challenge_hash,
              @challenge_text_hash, @state, @archived_reason, @visibility, @verified, @pinned, @retrievals, @helpful_retrievals, @times_added,
-             @created_at, @updated_at, @last_retrieved_at, @last_helpful_at)`,
+             @created_at, @updated_at, @last_retrieved_at, @last_helpful_at, @duplicate_key)`,
         )
-        .run(toRow(lesson)),
+        .run({ ...toRow(lesson), duplicate_key: duplicateKey(lesson.trigger, lesson.correctPattern) }),
     );
   }
 

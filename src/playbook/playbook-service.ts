@@ -13,9 +13,9 @@ import {
   type VectorIndex,
   type VectorSearchFilter,
 } from "../routing/index/index.js";
-import { isNearDuplicate } from "./duplicates.js";
+import { duplicateKey, isNearDuplicate } from "./duplicates.js";
 import { type Clock, type LessonRecord, type LessonState, PLAYBOOK_HEADER, type PlaybookPolicy, systemClock } from "./lesson.js";
-import { acceptLesson, type LessonDraft } from "./lesson-gates.js";
+import { type AcceptedLesson, acceptLesson, type LessonDraft } from "./lesson-gates.js";
 import type { LessonStore } from "./lesson-store.js";
 import { readLessonsMirror, type LessonsMirrorWriter } from "./lessons-mirror.js";
 import { frequency, hitRate, pruneSelection, trimToCap, utility, type VerificationRun, verificationOutcome } from "./retention.js";
@@ -79,6 +79,9 @@ const VECTOR_FETCH = 100;
 /** The keyword hits consulted by the re-rank. */
 const KEYWORD_FETCH = 200;
 const META_INDEX = "index-identity";
+/** Neighbours checked for a near-exact duplicate, and how alike their vectors must be to be checked at all. */
+const NEAR_DUPLICATE_NEIGHBOURS = 5;
+const NEAR_DUPLICATE_MIN_SIMILARITY = 0.8;
 /** Bumped when what the lesson indexes hold changes meaning, so the next start re-indexes. */
 const INDEX_LAYOUT = 1;
 const DAY_MS = 86_400_000;
@@ -151,10 +154,9 @@ export class PlaybookService {
   async add(draft: LessonDraft, caller: Caller): Promise<{ lesson: LessonView; merged: boolean; archived: string[] }> {
     const accepted = acceptLesson(draft, this.policy);
     const owner = caller.agentId;
-    const merged = this.mergeDuplicate(owner, accepted);
-    if (merged) return { lesson: merged, merged: true, archived: [] };
-    // Embed before the write, so a failing embedder stores nothing.
+    // Embed before any write, so a failing embedder stores nothing; the vector also finds near-duplicates.
     const [vector] = await this.embedder.embed([accepted.trigger]);
+    const neighbours = vector ? await this.nearDuplicateCandidates(owner, vector) : [];
     const now = this.clock();
     const lesson: LessonRecord = {
       id: newLessonId(),
@@ -172,14 +174,19 @@ export class PlaybookService {
       lastRetrievedAt: undefined,
       lastHelpfulAt: undefined,
     };
-    // A duplicate may have been added while the embedder worked: check again inside the write.
+    // One transaction: a duplicate added while the embedder worked is found here, not stored twice.
     const outcome = this.store.transaction("add a lesson", () => {
-      const again = this.mergeDuplicate(owner, accepted);
-      if (again) return { merged: again, archived: [] as LessonRecord[] };
+      const duplicate = this.findDuplicate(owner, accepted, neighbours);
+      if (duplicate) return { merged: this.merge(duplicate, accepted), archived: [] as LessonRecord[] };
       this.store.insert(lesson);
       return { merged: undefined, archived: this.applyCap(owner, now) };
     });
-    if (outcome.merged) return { lesson: outcome.merged, merged: true, archived: [] };
+    if (outcome.merged) {
+      // The domains may have grown: the keyword text follows (the trigger's vector is unchanged, and cached).
+      await this.index([this.mustGet(outcome.merged.id)]);
+      await this.mirror.flush();
+      return { lesson: outcome.merged, merged: true, archived: [] };
+    }
     const archivedIds = outcome.archived.map((l) => l.id);
     if (!archivedIds.includes(lesson.id)) await this.index([lesson], vector ? [vector] : undefined);
     await this.unindex(archivedIds.filter((id) => id !== lesson.id));
@@ -415,10 +422,27 @@ export class PlaybookService {
     await this.mirror.close();
   }
 
-  /** An existing active lesson of `owner` that this one duplicates, merged (frequency + 1); undefined when none. */
-  private mergeDuplicate(owner: string, accepted: ReturnType<typeof acceptLesson>): LessonView | undefined {
-    const duplicate = this.store.list(owner, ["active"]).find((l) => isNearDuplicate(l, accepted));
-    if (!duplicate) return undefined;
+  /**
+   * Ids of the owner's active lessons whose trigger is nearly the same vector: the only ones that
+   * can be near-exact duplicates (equal words give equal vectors), so a large playbook is never scanned.
+   */
+  private async nearDuplicateCandidates(owner: string, vector: Float32Array): Promise<string[]> {
+    const hits = await this.vectors.search(vector, {
+      limit: NEAR_DUPLICATE_NEIGHBOURS,
+      filter: { statuses: ["active"], owners: [owner] },
+    });
+    return hits.filter((hit) => hit.score >= NEAR_DUPLICATE_MIN_SIMILARITY).map((hit) => hit.id);
+  }
+
+  /** The owner's active lesson that `accepted` duplicates: the same duplicate key, or a near-exact neighbour. */
+  private findDuplicate(owner: string, accepted: AcceptedLesson, neighbours: readonly string[]): LessonRecord | undefined {
+    const exact = this.store.activeByDuplicateKey(owner, duplicateKey(accepted.trigger, accepted.correctPattern));
+    if (exact) return exact;
+    return this.store.getMany(neighbours).find((l) => l.owner === owner && l.state === "active" && isNearDuplicate(l, accepted));
+  }
+
+  /** Merges a duplicate into the lesson it repeats: frequency + 1, the higher confidence, the union of domains. */
+  private merge(duplicate: LessonRecord, accepted: AcceptedLesson): LessonView {
     const merged: LessonRecord = {
       ...duplicate,
       timesAdded: duplicate.timesAdded + 1,
@@ -427,8 +451,7 @@ export class PlaybookService {
       updatedAt: this.clock(),
     };
     this.store.update(merged);
-    this.mirror.schedule();
-    this.logger.info({ lesson: duplicate.id, agent: owner, timesAdded: merged.timesAdded }, "duplicate lesson merged");
+    this.logger.info({ lesson: duplicate.id, agent: duplicate.owner, timesAdded: merged.timesAdded }, "duplicate lesson merged");
     return this.viewOf(merged);
   }
 
