@@ -69,8 +69,10 @@ export async function readLessonsMirror(directory: string): Promise<LessonsMirro
 
 /**
  * Keeps `lessons.json` in step with the lessons table, so the canonical directory alone can
- * rebuild the playbook. Changes of content or state flush at once; counter updates (retrievals,
- * credit) are coalesced so the retrieval path pays no fsync. Each write replaces the file atomically.
+ * rebuild the playbook. Every change is coalesced (one rewrite per `coalesceMs`, and one at close):
+ * registry.db is the durable source of truth, acknowledged before the answer; the mirror is for
+ * losing registry.db, and rewriting the whole file on every add would make a large playbook's
+ * writes quadratic. Each write replaces the file atomically (temp file, fsync, rename).
  */
 export class LessonsMirrorWriter {
   private pending: NodeJS.Timeout | undefined;

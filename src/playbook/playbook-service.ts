@@ -184,13 +184,13 @@ export class PlaybookService {
     if (outcome.merged) {
       // The domains may have grown: the keyword text follows (the trigger's vector is unchanged, and cached).
       await this.index([this.mustGet(outcome.merged.id)]);
-      await this.mirror.flush();
+      this.mirror.schedule();
       return { lesson: outcome.merged, merged: true, archived: [] };
     }
     const archivedIds = outcome.archived.map((l) => l.id);
     if (!archivedIds.includes(lesson.id)) await this.index([lesson], vector ? [vector] : undefined);
     await this.unindex(archivedIds.filter((id) => id !== lesson.id));
-    await this.mirror.flush();
+    this.mirror.schedule();
     this.logger.info({ lesson: lesson.id, agent: owner, source: lesson.source, archived: archivedIds }, "lesson added");
     return { lesson: this.viewOf(this.mustGet(lesson.id)), merged: false, archived: archivedIds };
   }
@@ -212,7 +212,7 @@ export class PlaybookService {
     const verified = lesson.verified || outcome.verified;
     const reason = !outcome.verified && lesson.verified ? `${outcome.reason}; it stays verified from an earlier run` : outcome.reason;
     this.store.update({ ...lesson, verified, updatedAt: this.clock() });
-    await this.mirror.flush();
+    this.mirror.schedule();
     this.logger.info({ lesson: lessonId, verified, reason }, "lesson verification recorded");
     return { lesson: this.viewOf(this.mustGet(lessonId)), reason };
   }
@@ -338,7 +338,7 @@ export class PlaybookService {
         for (const lesson of dropped) this.store.setState(lesson.id, "archived", "pruned", now);
       });
       await this.unindex(dropped.map((l) => l.id));
-      await this.mirror.flush();
+      this.mirror.schedule();
       this.events.pruned?.(dropped.length);
       this.logger.info({ dropped: dropped.map((l) => l.id), agent: caller.agentId }, "pruned lessons");
     }
@@ -382,7 +382,7 @@ export class PlaybookService {
     const lesson = this.changeable(lessonId, caller);
     if (lesson.pinned !== pinned) {
       this.store.update({ ...lesson, pinned, updatedAt: this.clock() });
-      await this.mirror.flush();
+      this.mirror.schedule();
     }
     return this.viewOf(this.mustGet(lessonId));
   }
@@ -393,7 +393,7 @@ export class PlaybookService {
     if (lesson.state === "deleted") throw new FailedPreconditionError(`lesson "${lessonId}" is already deleted`);
     this.store.setState(lessonId, "deleted", "", this.clock());
     await this.unindex([lessonId]);
-    await this.mirror.flush();
+    this.mirror.schedule();
     return this.viewOf(this.mustGet(lessonId));
   }
 
@@ -409,7 +409,7 @@ export class PlaybookService {
     });
     if (!archived.includes(lessonId)) await this.index([this.mustGet(lessonId)], vector ? [vector] : undefined);
     await this.unindex(archived.filter((id) => id !== lessonId));
-    await this.mirror.flush();
+    this.mirror.schedule();
     return { lesson: this.viewOf(this.mustGet(lessonId)), archived };
   }
 
