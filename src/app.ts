@@ -21,7 +21,7 @@ import {
 import { DockerSandboxRunner } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
-import { ServiceMetrics, startMetricsServer } from "./observability/index.js";
+import { PlaybookMetrics, ServiceMetrics, startMetricsServer } from "./observability/index.js";
 import { openRegistryDatabase } from "./sqlite/index.js";
 import {
   CachedEmbedder,
@@ -37,7 +37,7 @@ import {
   type Embedder,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
-import { type Clock, createPlaybook, type PlaybookService } from "./playbook/index.js";
+import { type Clock, createPlaybook, type PlaybookEvents, type PlaybookService } from "./playbook/index.js";
 
 /** A running service, as the entry point and the tests see it. */
 export interface SkillEngineApp {
@@ -121,7 +121,12 @@ export async function startSkillEngine(
     },
   });
   const routing = await startRouting(config, logger.child({ component: "routing" }), registry);
-  const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, overrides.clock);
+  const playbookMetrics = new PlaybookMetrics(metrics.registry);
+  const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, {
+    events: playbookMetrics,
+    ...(overrides.clock ? { clock: overrides.clock } : {}),
+  });
+  playbookMetrics.attach(() => playbook.service.countsByOwnerAndState());
   const service = new SkillService({
     registry,
     store,
@@ -340,7 +345,7 @@ export async function startPlaybook(
   logger: Logger,
   embedder: Embedder,
   canonicalDirectory: string,
-  clock?: Clock,
+  hooks: { readonly clock?: Clock; readonly events?: PlaybookEvents } = {},
 ): Promise<{ service: PlaybookService; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
   const embedded = new SqliteVecIndex(db, { table: "lesson_vectors", logger });
@@ -364,7 +369,7 @@ export async function startPlaybook(
     mirrorDirectory: canonicalDirectory,
     policy: config.playbook,
     logger,
-    ...(clock ? { clock } : {}),
+    ...hooks,
   });
   const report = await service.init();
   if (report.restored > 0 || report.reindexed) logger.info(report, "playbook ready");

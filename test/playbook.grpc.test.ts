@@ -209,4 +209,17 @@ describe("Playbook through gRPC: gates, retrieval by meaning, verification", () 
       expect(missing.code).toBe(status.NOT_FOUND);
     });
   });
+
+  it("exports lessons by agent and state, retrievals, helpful credits and prunes on /metrics", async () => {
+    const { lessons } = await playbook.call(playbook.raw.getPlaybookContext, { query: "reading a CSV file with quoted commas", limit: 1 });
+    expect(lessons).toHaveLength(1);
+    await playbook.call(playbook.raw.creditRecentRetrievals, { windowSeconds: 0 });
+    const text = await (await fetch(`http://127.0.0.1:${engine.app.metricsPort}/metrics`)).text();
+    const value = (pattern: RegExp): number => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+    const listed = await playbook.call(playbook.raw.listLessons, { scope: 0, domain: "", limit: 0, includeInactive: false, owner: "" });
+    expect(value(/^skill_engine_lessons\{agent="local",state="active"\} (\d+)$/m)).toBe(listed.lessons.length);
+    expect(value(/^skill_engine_lesson_retrievals_total (\d+)$/m)).toBeGreaterThanOrEqual(2);
+    expect(value(/^skill_engine_lesson_helpful_credits_total (\d+)$/m)).toBeGreaterThanOrEqual(1);
+    expect(value(/^skill_engine_lessons_pruned_total (\d+)$/m)).toBe(0);
+  });
 });
