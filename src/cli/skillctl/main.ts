@@ -3,6 +3,7 @@ import { connect, describeRpcError, isServiceError, rpcErrorHint } from "./clien
 import * as commands from "./commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
 import type { Io } from "./format.js";
+import { lessons, playbook } from "./lesson-commands.js";
 import { test } from "./test-command.js";
 
 const HANDLERS: Record<string, commands.Command> = {
@@ -26,6 +27,8 @@ const HANDLERS: Record<string, commands.Command> = {
   "wipe-sandbox": commands.wipeSandbox,
   rebuild: commands.rebuild,
   test,
+  lessons,
+  playbook,
 };
 
 /** skillctl without the process: argv after the script name, the environment, where output goes. Returns the exit code. */
