@@ -92,6 +92,7 @@ function lessonAt(i: number): { trigger: string; correctPattern: string; domains
   };
 }
 
+/** Query i: unique text (the embedding cache never answers for it), three in four about a lesson's subject. */
 function queryAt(i: number): string {
   const verb = VERBS[(i * 7) % VERBS.length] as string;
   const object = OBJECTS[(i * 11) % OBJECTS.length] as string;
@@ -119,13 +120,16 @@ try {
       if (response.merged) throw new Error(`lesson ${added} was merged as a duplicate; the generator must make distinct lessons`);
     }
     const addMs = (performance.now() - addStarted) / Math.max(1, added - before);
-    for (let i = 0; i < WARMUP; i++) await playbook.call(playbook.raw.getPlaybookContext, { query: queryAt(i), limit: 5 });
+    // Each size gets queries of its own, so no query embedding is cached from an earlier round.
+    const offset = size * 1_000;
+    for (let i = 0; i < WARMUP; i++)
+      await playbook.call(playbook.raw.getPlaybookContext, { query: queryAt(offset + QUERIES + i), limit: 5 });
     const times: number[] = [];
     let withContext = 0;
     let returned = 0;
     for (let i = 0; i < QUERIES; i++) {
       const started = performance.now();
-      const found = await playbook.call(playbook.raw.getPlaybookContext, { query: queryAt(i), limit: 5 });
+      const found = await playbook.call(playbook.raw.getPlaybookContext, { query: queryAt(offset + i), limit: 5 });
       times.push(performance.now() - started);
       if (found.context !== "") withContext++;
       returned += found.lessons.length;

@@ -145,6 +145,15 @@ export class LessonStore {
     );
   }
 
+  /** Active lessons of one owner. */
+  countActiveOf(owner: string): number {
+    return withSqlite(
+      "playbook",
+      "count lessons",
+      () => (this.db.prepare("SELECT count(*) AS n FROM lessons WHERE owner = ? AND state = 'active'").get(owner) as { n: number }).n,
+    );
+  }
+
   countActive(): number {
     return withSqlite(
       "playbook",

@@ -457,6 +457,8 @@ export class PlaybookService {
 
   /** Archives what the cap does not keep of `owner`'s active lessons (call inside a transaction). */
   private applyCap(owner: string, now: number): LessonRecord[] {
+    // The common case (under the cap) costs one indexed count, not a read of the whole playbook.
+    if (this.store.countActiveOf(owner) <= this.policy.maxLessons) return [];
     const { archive } = trimToCap(this.store.list(owner, ["active"]), now, this.policy);
     for (const lesson of archive) this.store.setState(lesson.id, "archived", "cap", now);
     if (archive.length > 0) this.logger.info({ agent: owner, archived: archive.map((l) => l.id) }, "playbook over its cap: archived");
