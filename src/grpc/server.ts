@@ -162,8 +162,9 @@ function messageOf(error: unknown): string {
 function reflectionPackages(): PackageDefinition {
   const loaderOptions = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
   return {
-    ...loadSync(SKILL_ENGINE_PROTO, { ...loaderOptions, includeDirs: [PROTO_ROOT] }),
-    ...loadSync(PLAYBOOK_PROTO, { ...loaderOptions, includeDirs: [PROTO_ROOT] }),
+    // One load for every file of the package: proto-loader describes a package as one file, and
+    // reflection keeps the first description of a file name it sees.
+    ...loadSync([SKILL_ENGINE_PROTO, PLAYBOOK_PROTO], { ...loaderOptions, includeDirs: [PROTO_ROOT] }),
     ...loadSync(healthProtoPath, loaderOptions),
   };
 }
