@@ -15,7 +15,8 @@ const LESSON = {
   domains: ["web"],
   confidence: 0.7,
 };
-const QUERY = "scrape a page whose content is rendered by JavaScript";
+// Close to the trigger on purpose: this file is about persistence, not about how well an encoder paraphrases.
+const QUERY = "web page content loaded by JavaScript after the first response";
 
 const listAll = (client: TestPlaybookClient) =>
   client
