@@ -79,6 +79,7 @@ export class LessonStore {
           credited INTEGER NOT NULL DEFAULT 0
         ) STRICT;
         CREATE INDEX IF NOT EXISTS lesson_retrievals_by_agent ON lesson_retrievals (agent, at);
+        CREATE INDEX IF NOT EXISTS lesson_retrievals_by_time ON lesson_retrievals (at);
         CREATE TABLE IF NOT EXISTS playbook_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;`),
     );
   }

@@ -85,6 +85,8 @@ const NEAR_DUPLICATE_MIN_SIMILARITY = 0.8;
 /** Bumped when what the lesson indexes hold changes meaning, so the next start re-indexes. */
 const INDEX_LAYOUT = 1;
 const DAY_MS = 86_400_000;
+/** Showings past every credit window are forgotten at most this often. */
+const FORGET_EVERY_MS = 60_000;
 
 /** No lesson with that id, or one the caller may not see: the same answer on purpose. */
 export class LessonNotFoundError extends NotFoundError {
@@ -108,6 +110,8 @@ export class PlaybookService {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly events: PlaybookEvents;
+  /** When showings past every credit window were last forgotten. */
+  private lastForget = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: PlaybookServiceOptions) {
     this.store = options.store;
@@ -259,7 +263,10 @@ export class PlaybookService {
     const now = this.clock();
     const ids = chosen.map((c) => c.id);
     this.store.recordRetrievals(retrievalId, caller.agentId, ids, now);
-    this.store.forgetRetrievalsBefore(now - PLAYBOOK_LIMITS.maxCreditWindowSeconds * 1000);
+    if (now - this.lastForget >= FORGET_EVERY_MS) {
+      this.lastForget = now;
+      this.store.forgetRetrievalsBefore(now - PLAYBOOK_LIMITS.maxCreditWindowSeconds * 1000);
+    }
     this.mirror.schedule();
     this.events.retrieved?.(ids.length);
     const lessons = ids.map((id) => this.viewOf(this.mustGet(id), now));
