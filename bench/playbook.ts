@@ -15,7 +15,7 @@ import { startTestEngine } from "../test/support/test-engine.js";
 
 const SIZES = [50, 5_000] as const;
 const QUERIES = 200;
-const WARMUP = 10;
+const WARMUP = 30;
 
 const VERBS = [
   "parsing",
