@@ -1,19 +1,24 @@
 /**
- * npm run bench:routing [-- datasetDir]: routing quality and cost.
+ * npm run bench:routing [-- datasetDir]: routing quality and cost (docs/routing.md#measuring-it).
  *
- * Quality, through the real service: starts it (warm pool on), registers every tool of a
- * tool-retrieval dataset (`tools.jsonl`, `queries.jsonl`; default `../shared/bench`) as a skill —
- * each one through RegisterSkill, so each passes the real TDD gate in a container — then routes
- * every query with RouteSkills in three modes (keywords, vectors, fused) and scores recall@1,
- * recall@5, nDCG@5 and MRR, overall and per subset, beside plain BM25 computed in the same run.
- * "Fused after feedback" credits the relevant tools that a TRAIN half of the queries routed to
- * (RecordRouteFeedback) and scores fused routing on the unseen TEST half, before and after.
+ * Quality, through the real service: starts it, registers every tool of a tool-retrieval dataset
+ * (`tools.jsonl`, `queries.jsonl`; default `../shared/bench`) as a skill through RegisterSkill (the
+ * real TDD gate in a container), routes every query with RouteSkills and scores recall@1,
+ * recall@5, nDCG@5 and MRR, overall and per subset (a query's `subset` field, else its id
+ * without a trailing number; a dataset without either gets one "ALL" row), beside plain BM25
+ * computed in the same run. Services started, one after another:
  *
- * Cost: RouteSkills latency through gRPC on the registered set, and — because registering 10k or
- * 100k skills through the TDD gate is not a benchmark anyone can wait for, and no path that skips
- * the gate may exist in the service — the routing layer in process (SkillRouter over KeywordIndex
- * and SqliteVecIndex in a temp SQLite file) at 10,000 and 100,000 synthetic skills, with a
- * deterministic stand-in embedder; the real model's per-query embedding cost is measured apart.
+ *   1. the default (MiniLM, normalised score fusion, clause splitting): keywords, vectors, fused,
+ *      RRF; fusion weights by 5-fold cross-validation on the per-source scores; the out-of-catalog
+ *      curve (a fifth of the tools deleted, their queries routed, relevance thresholds swept); fused
+ *      after feedback (credit a TRAIN half, score the unseen TEST half); latency at 200 skills;
+ *   2. the default without clause splitting (the multi-intent figure's baseline);
+ *   3. the old default (USE-lite), the same modes and cross-validation;
+ *   4. the default with example queries at registration (the TRAIN half's queries as examples).
+ *
+ * Cost: RouteSkills latency through gRPC, and the routing layer in process (SkillRouter over
+ * KeywordIndex and SqliteVecIndex in a temp SQLite file) at 10,000 and 100,000 synthetic skills
+ * with a deterministic stand-in embedder; each real model's load, per-query cost and memory apart.
  *
  * Prints one table and writes the figures to bench/results/routing-latest.json.
  */
@@ -34,13 +39,15 @@ import {
   documentText,
   type Embedder,
   KeywordIndex,
+  MiniLmEmbedder,
+  normalizedScoreFusion,
   type RouteMode as RouterMode,
   SkillRouter,
   SqliteVecIndex,
   UseLiteEmbedder,
 } from "../src/routing/index.js";
 import { bm25Baseline } from "../test/support/bm25-baseline.js";
-import { startTestEngine, type TestClient, type TestEngine } from "../test/support/test-engine.js";
+import { startTestEngine, type TestClient } from "../test/support/test-engine.js";
 import { errorMessage } from "../src/errors/index.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -67,9 +74,20 @@ const INSERT_BATCH = 2_000;
 const STAND_IN_DIMENSIONS = 512;
 const SKILL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 const SKILL_CODE = "import json, sys\nprint(json.dumps(json.loads(sys.argv[1])))\n";
-const SUBSETS = ["apibank", "restbench-spotify", "restbench-tmdb"] as const;
-const GROUPS = [...SUBSETS, "ALL"] as const;
-type Group = (typeof GROUPS)[number];
+/** Source depth for the cross-validated fusion: what the service asks each source for (docs/routing.md#hybrid-ranking). */
+const SOURCE_DEPTH = 50;
+const CV_FOLDS = 5;
+const WEIGHT_GRID = Array.from({ length: 21 }, (_, i) => i / 20);
+/** Share of the tools deleted for the out-of-catalog curve, chosen by a hash of the name. */
+const HELD_OUT_SHARE = 0.2;
+const RELEVANCE_THRESHOLDS = [0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
+/** The default min_relevance is the largest threshold that costs in-catalog recall@5 at most this much. */
+const MAX_RECALL_LOSS = 0.02;
+const LATENCY_SKILLS = 200;
+const MAX_EXAMPLES = 20;
+/** Subsets of the dataset, found in main(); "ALL" is always the last group. */
+let GROUPS: string[] = ["ALL"];
+type Group = string;
 
 const benchStarted = performance.now();
 function progress(message: string): void {
@@ -88,6 +106,7 @@ interface Query {
   id: string;
   query: string;
   relevant: string[];
+  subset?: string;
 }
 
 function readJsonl<T>(file: string): T[] {
@@ -99,10 +118,19 @@ function readJsonl<T>(file: string): T[] {
     .map((line) => JSON.parse(line) as T);
 }
 
-/** The README's subsets, by query id prefix. */
-function subsetOf(id: string): (typeof SUBSETS)[number] {
-  for (const subset of SUBSETS) if (id.startsWith(`${subset}-`)) return subset;
-  throw new Error(`query id ${id} belongs to no known subset (${SUBSETS.join(", ")})`);
+/**
+ * A query's subset: its `subset` field, else the id's leading all-lowercase words joined by "-"
+ * ("restbench-tmdb-12" → "restbench-tmdb", "apibank-AddAlarm-level-1-1-s2" → "apibank"); an id
+ * with no such prefix ("q17") has none.
+ */
+function subsetOf(query: Query): string | undefined {
+  if (query.subset !== undefined && query.subset.trim() !== "") return query.subset.trim();
+  const words: string[] = [];
+  for (const word of query.id.split("-")) {
+    if (!/^[a-z]+$/.test(word)) break;
+    words.push(word);
+  }
+  return words.length > 0 && words.length < query.id.split("-").length ? words.join("-") : undefined;
 }
 
 /**
@@ -225,8 +253,9 @@ function aggregate(queries: readonly Query[], scored: ReadonlyMap<string, QueryS
   for (const query of queries) {
     const score = scored.get(query.id);
     if (!score) continue;
-    for (const group of [subsetOf(query.id), "ALL"] as const) {
-      const row = sums[group];
+    const subset = subsetOf(query);
+    for (const group of subset === undefined || GROUPS.length === 1 ? ["ALL"] : [subset, "ALL"]) {
+      const row = sums[group] as Scores;
       row.n += 1;
       row.recallAt1 += score.recallAt1;
       row.recallAt5 += score.recallAt5;
@@ -288,23 +317,31 @@ async function fileMb(...files: string[]): Promise<number> {
 // ---------------------------------------------------------------------------------------------
 // Part 1 and 2: quality through the real service
 
-type ModeName = "keywords" | "vectors" | "fused";
+type ModeName = "keywords" | "vectors" | "fused" | "rrf";
 const GRPC_MODES: Record<ModeName, RouteMode> = {
   keywords: RouteMode.ROUTE_MODE_KEYWORDS,
   vectors: RouteMode.ROUTE_MODE_VECTORS,
   fused: RouteMode.ROUTE_MODE_FUSED,
+  rrf: RouteMode.ROUTE_MODE_RRF,
 };
 
+/** Every route asks for min_relevance 0 (all hits, each with its relevance); thresholds are swept here. */
 function route(client: TestClient, query: string, limit: number, mode: ModeName): Promise<RouteSkillsResponse> {
   return client.call<RouteSkillsRequest, RouteSkillsResponse>(client.raw.routeSkills, {
     query,
     limit,
     format: ToolFormat.TOOL_FORMAT_OPENAI,
     mode: GRPC_MODES[mode],
+    minRelevance: 0,
   });
 }
 
-async function registerAll(client: TestClient, tools: readonly Tool[], toSkill: ReadonlyMap<string, string>): Promise<number[]> {
+async function registerAll(
+  client: TestClient,
+  tools: readonly Tool[],
+  toSkill: ReadonlyMap<string, string>,
+  examples: ReadonlyMap<string, string[]> = new Map(),
+): Promise<number[]> {
   const durations: number[] = [];
   let next = 0;
   let done = 0;
@@ -321,7 +358,7 @@ async function registerAll(client: TestClient, tools: readonly Tool[], toSkill: 
               code: SKILL_CODE,
               parametersSchema: '{"type":"object"}',
               testPayload: "{}",
-              exampleQueries: [],
+              exampleQueries: examples.get(tool.name) ?? [],
             },
             180_000,
           )
@@ -331,11 +368,26 @@ async function registerAll(client: TestClient, tools: readonly Tool[], toSkill: 
         if (!response.test?.success) throw new Error(`registering ${tool.name}: the TDD run did not succeed`);
         durations.push(performance.now() - started);
         done += 1;
-        if (done % 25 === 0 || done === tools.length) progress(`registered ${done}/${tools.length} tools`);
+        if (done % 50 === 0 || done === tools.length) progress(`registered ${done}/${tools.length} tools`);
       }
     }),
   );
   return durations;
+}
+
+/** One routed skill as the bench keeps it: the dataset's name, the raw source scores, the relevance. */
+interface Hit {
+  tool: string;
+  keywordScore: number;
+  vectorScore: number;
+  relevance: number | undefined;
+}
+
+interface Routed {
+  scored: Map<string, QueryScore>;
+  latencies: number[];
+  degraded: Set<string>;
+  hits: Map<string, Hit[]>;
 }
 
 /** Routes every query once in `mode`, one at a time (so latencies are not queued behind each other). */
@@ -344,21 +396,142 @@ async function routeAll(
   queries: readonly Query[],
   mode: ModeName,
   toTool: ReadonlyMap<string, string>,
-): Promise<{ scored: Map<string, QueryScore>; latencies: number[]; degraded: Set<string>; rankings: Record<string, string[]> }> {
+  limit = ROUTE_LIMIT,
+): Promise<Routed> {
   const scored = new Map<string, QueryScore>();
-  const rankings: Record<string, string[]> = {};
+  const hits = new Map<string, Hit[]>();
   const latencies: number[] = [];
   const degraded = new Set<string>();
   for (const query of queries) {
     const started = performance.now();
-    const response = await route(client, query.query, ROUTE_LIMIT, mode);
+    const response = await route(client, query.query, limit, mode);
     latencies.push(performance.now() - started);
     for (const d of response.degraded) degraded.add(d);
-    const ranked = response.skills.map((s) => toTool.get(s.name) ?? s.name);
-    scored.set(query.id, scoreQuery(ranked, query.relevant));
-    rankings[query.id] = ranked;
+    const list = response.skills.map((s) => ({
+      tool: toTool.get(s.name) ?? s.name,
+      keywordScore: s.keywordScore,
+      vectorScore: s.vectorScore,
+      relevance: s.hasRelevance ? s.relevance : undefined,
+    }));
+    hits.set(query.id, list);
+    scored.set(
+      query.id,
+      scoreQuery(
+        list.slice(0, ROUTE_LIMIT).map((h) => h.tool),
+        query.relevant,
+      ),
+    );
   }
-  return { scored, latencies, degraded, rankings };
+  return { scored, latencies, degraded, hits };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cross-validated fusion weights, the out-of-catalog curve, multi-intent queries
+
+function foldOf(id: string): number {
+  return (createHash("sha256").update(id).digest()[0] as number) % CV_FOLDS;
+}
+
+/** The service's fusion (normalizedScoreFusion) over the per-source lists the bench fetched. */
+function fuseAt(keywords: readonly Hit[], vectors: readonly Hit[], vectorWeight: number): string[] {
+  return normalizedScoreFusion([
+    { source: "keywords", weight: 1 - vectorWeight, items: keywords.map((h) => ({ id: h.tool, score: h.keywordScore })) },
+    { source: "vectors", weight: vectorWeight, items: vectors.map((h) => ({ id: h.tool, score: h.vectorScore })) },
+  ]).map((f) => f.id);
+}
+
+interface CrossValidation {
+  weights: number[];
+  chosen: number;
+  recallAt1: number;
+  recallAt5: number;
+}
+
+/**
+ * k-fold cross-validation of the vector weight: for each fold, the weight that maximises
+ * recall@1 + recall@5 on the other folds is scored on that fold; the figures are the pooled
+ * held-out scores, and `chosen` (the weight picked on all folds together, the one a default
+ * would take) is reported beside them. Clause splitting and the quality filter are left out: this
+ * measures the fusion itself.
+ */
+function crossValidate(queries: readonly Query[], keywords: Routed, vectors: Routed): CrossValidation {
+  const ranked = (query: Query, w: number): string[] => fuseAt(keywords.hits.get(query.id) ?? [], vectors.hits.get(query.id) ?? [], w);
+  const gain = (subset: readonly Query[], w: number): number =>
+    subset.reduce((sum, q) => {
+      const score = scoreQuery(ranked(q, w).slice(0, ROUTE_LIMIT), q.relevant);
+      return sum + score.recallAt1 + score.recallAt5;
+    }, 0);
+  const best = (subset: readonly Query[]): number =>
+    WEIGHT_GRID.reduce((top, w) => (gain(subset, w) > gain(subset, top) ? w : top), WEIGHT_GRID[0] as number);
+  const weights: number[] = [];
+  let r1 = 0;
+  let r5 = 0;
+  for (let fold = 0; fold < CV_FOLDS; fold++) {
+    const train = queries.filter((q) => foldOf(q.id) !== fold);
+    const test = queries.filter((q) => foldOf(q.id) === fold);
+    const w = best(train);
+    weights.push(w);
+    for (const q of test) {
+      const score = scoreQuery(ranked(q, w).slice(0, ROUTE_LIMIT), q.relevant);
+      r1 += score.recallAt1;
+      r5 += score.recallAt5;
+    }
+  }
+  return { weights, chosen: best(queries), recallAt1: r1 / queries.length, recallAt5: r5 / queries.length };
+}
+
+interface CurvePoint {
+  threshold: number;
+  outOfCatalogEmpty: number;
+  inCatalogRecallAt5: number;
+}
+
+/**
+ * Sweeps min_relevance over the answers of a service that lacks the held-out tools: the share of
+ * out-of-catalog queries (every relevant tool held out) answered with an empty list, against the
+ * recall@5 of in-catalog queries (no relevant tool held out) once hits below the threshold go.
+ */
+function outOfCatalogCurve(outOfCatalog: readonly Query[], inCatalog: readonly Query[], routed: Routed): CurvePoint[] {
+  return RELEVANCE_THRESHOLDS.map((threshold) => {
+    const kept = (q: Query): Hit[] => (routed.hits.get(q.id) ?? []).filter((h) => (h.relevance ?? 1) >= threshold);
+    const empty = outOfCatalog.filter((q) => kept(q).length === 0).length;
+    const found = inCatalog.filter((q) =>
+      kept(q)
+        .slice(0, 5)
+        .some((h) => q.relevant.includes(h.tool)),
+    ).length;
+    return {
+      threshold,
+      outOfCatalogEmpty: empty / Math.max(1, outOfCatalog.length),
+      inCatalogRecallAt5: found / Math.max(1, inCatalog.length),
+    };
+  });
+}
+
+function pickMinRelevance(curve: readonly CurvePoint[]): CurvePoint {
+  const base = curve[0] as CurvePoint;
+  return curve.filter((p) => p.inCatalogRecallAt5 >= base.inCatalogRecallAt5 - MAX_RECALL_LOSS).at(-1) ?? base;
+}
+
+interface MultiIntent {
+  queries: number;
+  bothInTop5: number;
+  allInTop5: number;
+}
+
+/** Multi-tool queries: the share with at least two relevant tools in the top 5, and with all of them. */
+function multiIntent(queries: readonly Query[], routed: Routed): MultiIntent {
+  const multi = queries.filter((q) => new Set(q.relevant).size > 1);
+  let both = 0;
+  let all = 0;
+  for (const q of multi) {
+    const top = new Set((routed.hits.get(q.id) ?? []).slice(0, 5).map((h) => h.tool));
+    const relevant = [...new Set(q.relevant)];
+    const found = relevant.filter((name) => top.has(name)).length;
+    if (found >= 2) both += 1;
+    if (found === relevant.length) all += 1;
+  }
+  return { queries: multi.length, bothInTop5: both / Math.max(1, multi.length), allInTop5: all / Math.max(1, multi.length) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -519,7 +692,7 @@ async function benchScale(size: number, words: readonly string[], queries: reado
     const keywords = new KeywordIndex(db, { logger });
     const vectors = new SqliteVecIndex(db, { logger });
     const router = new SkillRouter({ db, embedder, vectors, keywords, logger });
-    const timings: Record<RouterMode, number[]> = { fused: [], keywords: [], vectors: [] };
+    const timings: Record<Exclude<RouterMode, "rrf">, number[]> = { fused: [], keywords: [], vectors: [] };
     for (const mode of ["fused", "keywords", "vectors"] as const) {
       for (const query of queries.slice(0, 5)) await router.route(query, { limit: ROUTE_LIMIT, mode, scope: AGENT_SCOPE }); // warm-up
       for (const query of queries) {
@@ -561,12 +734,17 @@ async function benchScale(size: number, words: readonly string[], queries: reado
   }
 }
 
-/** The real model's cost per query, one query per call as RouteSkills embeds it. */
-async function realEmbedderCost(
-  queries: readonly string[],
-): Promise<{ modelId: string; loadMs: number; perQuery: Latency; rssGrowthMb: number }> {
+interface ModelCost {
+  modelId: string;
+  loadMs: number;
+  perQuery: Latency;
+  /** Process RSS growth from before the load to after the queries (the model runs in a worker thread of this process). */
+  rssGrowthMb: number;
+}
+
+/** A real model's cost, one query per call as RouteSkills embeds it. */
+async function realEmbedderCost(embedder: Embedder & { close(): Promise<void> }, queries: readonly string[]): Promise<ModelCost> {
   const rssBefore = rssMb();
-  const embedder = new UseLiteEmbedder();
   try {
     const t0 = performance.now();
     await embedder.embed(["load and warm up"]);
@@ -595,7 +773,7 @@ function qualityLines(title: string, table: Record<Group, Scores>): string[] {
     `  ${"subset".padEnd(18)} ${"n".padStart(4)} ${"recall@1".padStart(9)} ${"recall@5".padStart(9)} ${"nDCG@5".padStart(7)} ${"MRR".padStart(6)} ${"multi".padStart(6)} ${"all-rel@10".padStart(11)}`,
   );
   for (const group of GROUPS) {
-    const row = table[group];
+    const row = table[group] as Scores;
     lines.push(
       `  ${group.padEnd(18)} ${String(row.n).padStart(4)} ${f3(row.recallAt1).padStart(9)} ${f3(row.recallAt5).padStart(9)} ` +
         `${f3(row.ndcgAt5).padStart(7)} ${f3(row.mrr).padStart(6)} ${String(row.multi).padStart(6)} ${f3(row.allRelAt10).padStart(11)}`,
@@ -607,113 +785,161 @@ function qualityLines(title: string, table: Record<Group, Scores>): string[] {
 // ---------------------------------------------------------------------------------------------
 // Main
 
+interface ServiceRun {
+  label: string;
+  registerLatency: Latency;
+  registerSeconds: number;
+  quality: Partial<Record<ModeName, Record<Group, Scores>>>;
+  grpcLatency: Partial<Record<ModeName, Latency>>;
+  routed: Partial<Record<ModeName, Routed>>;
+  crossValidation?: CrossValidation;
+}
+
+/** Starts a service with `env`, registers the tools, routes every query in `modes`; `more` runs before it stops. */
+async function serviceRun(
+  label: string,
+  env: Record<string, string>,
+  data: { tools: Tool[]; queries: Query[]; toSkill: Map<string, string>; toTool: Map<string, string>; examples?: Map<string, string[]> },
+  modes: readonly ModeName[],
+  more?: (client: TestClient, run: ServiceRun) => Promise<void>,
+): Promise<ServiceRun> {
+  progress(`[${label}] starting the service`);
+  const engine = await startTestEngine({
+    env: { SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "4", SKILL_ENGINE_MAX_CONCURRENT_RUNS: "4", ...env },
+  });
+  try {
+    const client = engine.client;
+    const started = performance.now();
+    const registerLatency = latency(await registerAll(client, data.tools, data.toSkill, data.examples));
+    const run: ServiceRun = {
+      label,
+      registerLatency,
+      registerSeconds: Math.round((performance.now() - started) / 100) / 10,
+      quality: {},
+      grpcLatency: {},
+      routed: {},
+    };
+    const listed = await client.list();
+    if (listed.skills.length !== data.tools.length) throw new Error(`${listed.skills.length} skills listed, expected ${data.tools.length}`);
+    for (const mode of modes) {
+      // Single sources at the service's source depth: the top 10 score the mode, the whole lists feed cross-validation.
+      const limit = mode === "keywords" || mode === "vectors" ? SOURCE_DEPTH : ROUTE_LIMIT;
+      const t0 = performance.now();
+      const routed = await routeAll(client, data.queries, mode, data.toTool, limit);
+      run.routed[mode] = routed;
+      run.quality[mode] = aggregate(data.queries, routed.scored);
+      run.grpcLatency[mode] = latency(routed.latencies);
+      const all = run.quality[mode].ALL as Scores;
+      progress(
+        `[${label}] routed ${data.queries.length} queries (${mode}) in ${((performance.now() - t0) / 1000).toFixed(1)} s: recall@1 ${f3(all.recallAt1)}, recall@5 ${f3(all.recallAt5)}`,
+      );
+    }
+    if (run.routed.keywords && run.routed.vectors)
+      run.crossValidation = crossValidate(data.queries, run.routed.keywords, run.routed.vectors);
+    await more?.(client, run);
+    return run;
+  } finally {
+    progress(`[${label}] stopping the service`);
+    await engine.dispose();
+  }
+}
+
 async function main(): Promise<void> {
   const tools = readJsonl<Tool>("tools.jsonl");
   const queries = readJsonl<Query>("queries.jsonl");
   const { toSkill, toTool, renamed } = nameMapping(tools);
+  const subsets = new Set<string>();
   for (const query of queries) {
-    subsetOf(query.id);
+    const subset = subsetOf(query);
+    if (subset !== undefined) subsets.add(subset);
     for (const name of query.relevant)
       if (!toSkill.has(name)) throw new Error(`query ${query.id}: relevant tool ${name} is not in tools.jsonl`);
   }
+  // Subsets only when every query has one; otherwise the table has the ALL row alone.
+  if (subsets.size > 1 && queries.every((q) => subsetOf(q) !== undefined)) GROUPS = [...[...subsets].sort(), "ALL"];
   const baseline = bm25BaselineScores(tools, queries);
-  progress(`dataset ${datasetDir}: ${tools.length} tools (${renamed} renamed to valid skill names), ${queries.length} queries`);
+  progress(
+    `dataset ${datasetDir}: ${tools.length} tools (${renamed} renamed to valid skill names), ${queries.length} queries, subsets: ${GROUPS.join(", ")}`,
+  );
+  const data = { tools, queries, toSkill, toTool };
+  const { train, test, mergedQueries } = feedbackSplit(queries);
 
-  // --- Through the real service -------------------------------------------------------------
-  let engine: TestEngine | undefined;
-  const quality = {} as Record<ModeName, Record<Group, Scores>>;
-  const grpcLatency = {} as Record<ModeName, Latency>;
+  // --- 1. The default ---------------------------------------------------------------------
+  const heldOut = new Set(
+    tools
+      .filter((t) => (createHash("sha256").update(`held-out:${t.name}`).digest()[0] as number) < 256 * HELD_OUT_SHARE)
+      .map((t) => t.name),
+  );
+  const outOfCatalog = queries.filter((q) => q.relevant.every((name) => heldOut.has(name)));
+  const inCatalog = queries.filter((q) => q.relevant.every((name) => !heldOut.has(name)));
+  let curve: CurvePoint[] = [];
+  const feedback = { credits: 0, credited: 0, relevantNotReturned: 0, seconds: 0 };
+  let beforeTest = {} as Record<Group, Scores>;
+  let afterTest = {} as Record<Group, Scores>;
+  let latencyAt200: Latency | undefined;
   const degraded = new Set<string>();
-  const rankings = {} as Record<ModeName | "fusedAfterFeedback", Record<string, string[]>>;
-  let registerLatency: Latency;
-  let registerSeconds: number;
-  let feedback: {
-    train: number;
-    test: number;
-    nearDuplicatesGrouped: number;
-    credits: number;
-    credited: number;
-    relevantNotReturned: number;
-    seconds: number;
-  };
-  let beforeTest: Record<Group, Scores>;
-  let afterTest: Record<Group, Scores>;
-  let afterLatency: Latency;
-  try {
-    progress("starting the service (warm pool of 4)");
-    engine = await startTestEngine({
-      env: { SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "4", SKILL_ENGINE_MAX_CONCURRENT_RUNS: "4" },
-    });
-    const client = engine.client;
+  const primary = await serviceRun("MiniLM, default", {}, data, ["keywords", "vectors", "fused", "rrf"], async (client, run) => {
+    beforeTest = aggregate(test, (run.routed.fused as Routed).scored);
+    // Out of catalog: delete the held-out fifth, sweep thresholds, bring them back.
+    for (const name of heldOut) await client.call(client.raw.deleteSkill, { name: toSkill.get(name) as string });
+    const withoutHeldOut = await routeAll(client, [...outOfCatalog, ...inCatalog], "fused", toTool);
+    curve = outOfCatalogCurve(outOfCatalog, inCatalog, withoutHeldOut);
+    for (const name of heldOut) await client.call(client.raw.restoreSkill, { name: toSkill.get(name) as string });
+    progress(
+      `[${run.label}] out-of-catalog curve: ${heldOut.size} tools held out, ${outOfCatalog.length} out-of-catalog and ${inCatalog.length} in-catalog queries`,
+    );
 
-    const registerStarted = performance.now();
-    registerLatency = latency(await registerAll(client, tools, toSkill));
-    registerSeconds = Math.round((performance.now() - registerStarted) / 100) / 10;
-    const listed = await client.list();
-    if (listed.skills.length !== tools.length) throw new Error(`${listed.skills.length} skills listed, expected ${tools.length}`);
-
-    // Fused before vectors: fused then pays the query embedding as a new query would (the
-    // service caches embeddings by text), and vectors reuses it.
-    const scoredByMode = {} as Record<ModeName, Map<string, QueryScore>>;
-    for (const mode of ["keywords", "fused", "vectors"] as const) {
-      const started = performance.now();
-      const result = await routeAll(client, queries, mode, toTool);
-      scoredByMode[mode] = result.scored;
-      rankings[mode] = result.rankings;
-      quality[mode] = aggregate(queries, result.scored);
-      grpcLatency[mode] = latency(result.latencies);
-      for (const d of result.degraded) degraded.add(d);
-      progress(
-        `routed ${queries.length} queries (${mode}) in ${((performance.now() - started) / 1000).toFixed(1)} s: ` +
-          `recall@1 ${f3(quality[mode].ALL.recallAt1)}, recall@5 ${f3(quality[mode].ALL.recallAt5)}`,
-      );
-    }
-
-    // --- Feedback: credit the TRAIN half, score the TEST half ---------------------------------
-    const { train, test, mergedQueries } = feedbackSplit(queries);
-    beforeTest = aggregate(test, scoredByMode.fused);
-    const feedbackStarted = performance.now();
-    let credits = 0;
-    let credited = 0;
-    let relevantNotReturned = 0;
+    // Feedback: credit the TRAIN half, score the TEST half.
+    const t0 = performance.now();
     for (const [i, query] of train.entries()) {
       const response = await route(client, query.query, TRAIN_ROUTE_LIMIT, "fused");
       const returned = new Set(response.skills.map((s) => s.name));
       for (const name of query.relevant) {
         const skill = toSkill.get(name) as string;
         if (!returned.has(skill)) {
-          relevantNotReturned += 1;
+          feedback.relevantNotReturned += 1;
           continue;
         }
-        credits += 1;
+        feedback.credits += 1;
         const answer = await client.call(client.raw.recordRouteFeedback, { routeId: response.routeId, name: skill, success: true });
-        if (answer.credited) credited += 1;
+        if (answer.credited) feedback.credited += 1;
       }
-      if ((i + 1) % 50 === 0 || i + 1 === train.length) progress(`feedback: ${i + 1}/${train.length} training queries routed and credited`);
+      if ((i + 1) % 100 === 0 || i + 1 === train.length)
+        progress(`[${run.label}] feedback: ${i + 1}/${train.length} training queries routed and credited`);
     }
-    feedback = {
-      train: train.length,
-      test: test.length,
-      nearDuplicatesGrouped: mergedQueries,
-      credits,
-      credited,
-      relevantNotReturned,
-      seconds: Math.round((performance.now() - feedbackStarted) / 100) / 10,
-    };
+    feedback.seconds = Math.round((performance.now() - t0) / 100) / 10;
     const after = await routeAll(client, test, "fused", toTool);
     afterTest = aggregate(test, after.scored);
-    rankings.fusedAfterFeedback = after.rankings;
-    afterLatency = latency(after.latencies);
     for (const d of after.degraded) degraded.add(d);
-    progress(
-      `fused after feedback on ${test.length} test queries: recall@1 ${f3(beforeTest.ALL.recallAt1)} → ${f3(afterTest.ALL.recallAt1)}`,
-    );
-  } finally {
-    progress("stopping the service");
-    await engine?.dispose();
-  }
 
-  // --- In process at scale -------------------------------------------------------------------
+    // Latency at 200 skills: filler skills from the dataset's vocabulary up to 200.
+    const filler = fillerTools(tools, LATENCY_SKILLS - tools.length);
+    await registerAll(client, filler, new Map(filler.map((t) => [t.name, t.name])));
+    const sample = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / SCALE_QUERIES)) === 0).slice(0, SCALE_QUERIES);
+    latencyAt200 = latency((await routeAll(client, sample, "fused", toTool)).latencies);
+  });
+  for (const routed of Object.values(primary.routed)) for (const d of routed.degraded) degraded.add(d);
+  const chosen = pickMinRelevance(curve);
+
+  // --- 2. Without clause splitting; 3. the old default; 4. example queries ---------------------
+  const unsplit = await serviceRun("MiniLM, no clause splitting", { SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: "off" }, data, ["fused"]);
+  const useLite = await serviceRun("USE-lite, old default", { SKILL_ENGINE_EMBEDDER: "use-lite" }, data, [
+    "keywords",
+    "vectors",
+    "fused",
+    "rrf",
+  ]);
+  const examples = new Map<string, string[]>();
+  for (const query of train) {
+    for (const name of new Set(query.relevant)) {
+      const list = examples.get(name) ?? [];
+      if (list.length < MAX_EXAMPLES) list.push(query.query.slice(0, 500));
+      examples.set(name, list);
+    }
+  }
+  const withExamples = await serviceRun("MiniLM, example queries", {}, { tools, queries: test, toSkill, toTool, examples }, ["fused"]);
+
+  // --- In process at scale, and each model's cost -----------------------------------------------
   const words = wordList(tools);
   const scaleQueries = queries
     .filter((_, i) => i % Math.max(1, Math.floor(queries.length / SCALE_QUERIES)) === 0)
@@ -724,62 +950,98 @@ async function main(): Promise<void> {
     progress(`in process: building ${size} synthetic skills (stand-in embedder, ${STAND_IN_DIMENSIONS} dims)`);
     scales.push(await benchScale(size, words, scaleQueries));
   }
-  progress(`measuring the real model's per-query embedding cost (${scaleQueries.length} queries)`);
-  const model = await realEmbedderCost(scaleQueries);
+  progress(`measuring each real model's load, per-query cost and memory (${scaleQueries.length} queries)`);
+  const models = [await realEmbedderCost(new MiniLmEmbedder(), scaleQueries), await realEmbedderCost(new UseLiteEmbedder(), scaleQueries)];
 
   // --- Table ---------------------------------------------------------------------------------
+  const multiSplit = multiIntent(queries, primary.routed.fused as Routed);
+  const multiUnsplit = multiIntent(queries, unsplit.routed.fused as Routed);
   const lines: string[] = [];
   lines.push(
-    `routing benchmark: ${tools.length} tools, ${queries.length} queries from ${path.relative(repoRoot, datasetDir) || datasetDir}; RouteSkills limit ${ROUTE_LIMIT} over gRPC`,
+    `routing benchmark: ${tools.length} tools, ${queries.length} queries from ${path.relative(repoRoot, datasetDir) || datasetDir}; RouteSkills limit ${ROUTE_LIMIT} over gRPC, min_relevance 0 unless said`,
   );
   lines.push(
-    `registration: ${tools.length} skills through RegisterSkill (TDD in a container, concurrency ${REGISTER_CONCURRENCY}) in ${registerSeconds.toFixed(1)} s; p50 ${fms(registerLatency.p50)} ms, p95 ${fms(registerLatency.p95)} ms`,
+    `registration (default service): ${tools.length} skills through RegisterSkill (TDD in a container, concurrency ${REGISTER_CONCURRENCY}) in ${primary.registerSeconds.toFixed(1)} s; p50 ${fms(primary.registerLatency.p50)} ms, p95 ${fms(primary.registerLatency.p95)} ms`,
   );
   lines.push("");
-  for (const mode of ["keywords", "vectors", "fused"] as const) lines.push(...qualityLines(`[${mode}] all queries`, quality[mode]), "");
-  lines.push(
-    `[fused after feedback] ${feedback.train} train queries routed (limit ${TRAIN_ROUTE_LIMIT}) and their returned relevant tools credited ` +
-      `(${feedback.credited}/${feedback.credits} credited; ${feedback.relevantNotReturned} relevant tools not returned), ${feedback.seconds.toFixed(1)} s;`,
-    `  split by id hash, ${feedback.nearDuplicatesGrouped} queries in near-duplicate groups (word Jaccard >= ${NEAR_DUPLICATE_JACCARD}) kept on one side`,
-  );
-  lines.push(...qualityLines(`  fused BEFORE feedback, test split (${feedback.test} queries)`, beforeTest));
-  lines.push(...qualityLines(`  fused AFTER feedback, test split (${feedback.test} queries)`, afterTest));
-  lines.push("");
-  lines.push(...qualityLines("plain BM25 baseline, this run (k1=1.2, b=0.75; name split on _ and - plus description)", baseline));
-  lines.push("");
-  lines.push("summary, ALL queries            recall@1  recall@5  nDCG@5    MRR");
-  const summary = (label: string, row: Pick<Scores, "recallAt1" | "recallAt5" | "ndcgAt5" | "mrr"> | undefined, ndcg = true): void => {
+  for (const mode of ["keywords", "vectors", "fused", "rrf"] as const) {
+    const table = primary.quality[mode];
+    if (table) lines.push(...qualityLines(`[MiniLM (default), ${mode}] all queries`, table), "");
+  }
+  lines.push(...qualityLines(`[USE-lite (old default), fused] all queries`, useLite.quality.fused as Record<Group, Scores>), "");
+  lines.push(...qualityLines("plain BM25 baseline, this run (k1=1.2, b=0.75; name split on _ and - plus description)", baseline), "");
+
+  lines.push("summary, ALL queries                                   recall@1  recall@5  nDCG@5    MRR");
+  const summary = (label: string, row: Pick<Scores, "recallAt1" | "recallAt5" | "ndcgAt5" | "mrr"> | undefined): void => {
     if (!row) return;
     lines.push(
-      `  ${label.padEnd(30)} ${f3(row.recallAt1).padStart(8)} ${f3(row.recallAt5).padStart(9)} ${(ndcg ? f3(row.ndcgAt5) : "-").padStart(7)} ${f3(row.mrr).padStart(6)}`,
+      `  ${label.padEnd(52)} ${f3(row.recallAt1).padStart(8)} ${f3(row.recallAt5).padStart(9)} ${f3(row.ndcgAt5).padStart(7)} ${f3(row.mrr).padStart(6)}`,
+    );
+  };
+  const cvLine = (label: string, cv: CrossValidation | undefined): void => {
+    if (!cv) return;
+    lines.push(
+      `  ${label.padEnd(52)} ${f3(cv.recallAt1).padStart(8)} ${f3(cv.recallAt5).padStart(9)}       -      -   (fold weights ${cv.weights.join(", ")}; on all folds ${cv.chosen})`,
     );
   };
   summary("plain BM25 baseline", baseline.ALL);
-  summary("keywords", quality.keywords.ALL);
-  summary("vectors", quality.vectors.ALL);
-  summary("fused", quality.fused.ALL);
-  summary(`fused, test split (n=${feedback.test})`, beforeTest.ALL);
-  summary("fused after feedback, test", afterTest.ALL);
+  summary("keywords", primary.quality.keywords?.ALL);
+  summary("vectors, MiniLM (new default encoder)", primary.quality.vectors?.ALL);
+  summary("vectors, USE-lite (old default encoder)", useLite.quality.vectors?.ALL);
+  summary("fused, MiniLM (new default: score fusion + clauses)", primary.quality.fused?.ALL);
+  summary("fused, MiniLM, no clause splitting", unsplit.quality.fused?.ALL);
+  summary("RRF (k=60), MiniLM", primary.quality.rrf?.ALL);
+  summary("fused, USE-lite (old encoder, new fusion)", useLite.quality.fused?.ALL);
+  summary("RRF, USE-lite (the old default)", useLite.quality.rrf?.ALL);
+  cvLine(`score fusion, ${CV_FOLDS}-fold CV, MiniLM (held-out folds)`, primary.crossValidation);
+  cvLine(`score fusion, ${CV_FOLDS}-fold CV, USE-lite (held-out folds)`, useLite.crossValidation);
+  summary(`fused, test split (n=${test.length}), before feedback`, beforeTest.ALL);
+  summary("fused, test split, after feedback on the train split", afterTest.ALL);
+  summary("fused, test split, train queries as example queries", withExamples.quality.fused?.ALL);
+  lines.push(
+    `  (feedback: ${train.length} train queries routed at limit ${TRAIN_ROUTE_LIMIT}, ${feedback.credited}/${feedback.credits} relevant tools credited, ` +
+      `${feedback.relevantNotReturned} not returned, ${feedback.seconds.toFixed(1)} s; split by id hash with ${mergedQueries} queries in near-duplicate groups kept on one side)`,
+  );
   lines.push("");
-  lines.push(`${"latency (ms)".padEnd(58)} ${"p50".padStart(7)} ${"p95".padStart(8)} ${"mean".padStart(8)}`);
-  const lat = (label: string, l: Latency): void => {
-    lines.push(`  ${label.padEnd(56)} ${fms(l.p50).padStart(7)} ${fms(l.p95).padStart(8)} ${fms(l.mean).padStart(8)}`);
+  lines.push(
+    `multi-intent: ${multiSplit.queries} multi-tool queries            >= 2 relevant in top 5   all relevant in top 5`,
+    `  fused, clause splitting (default)      ${f3(multiSplit.bothInTop5).padStart(24)} ${f3(multiSplit.allInTop5).padStart(23)}`,
+    `  fused, no clause splitting             ${f3(multiUnsplit.bothInTop5).padStart(24)} ${f3(multiUnsplit.allInTop5).padStart(23)}`,
+  );
+  lines.push("");
+  lines.push(
+    `out of catalog: ${heldOut.size} of ${tools.length} tools deleted; ${outOfCatalog.length} queries need only those, ${inCatalog.length} need none of them`,
+    "  min_relevance   out-of-catalog answered empty   in-catalog recall@5",
+  );
+  for (const point of curve) {
+    lines.push(
+      `  ${point.threshold.toFixed(3).padStart(13)}   ${f3(point.outOfCatalogEmpty).padStart(29)}   ${f3(point.inCatalogRecallAt5).padStart(19)}${point === chosen ? "   <- default (largest losing <= " + MAX_RECALL_LOSS + " recall@5)" : ""}`,
+    );
+  }
+  lines.push("");
+  lines.push(`${"latency (ms)".padEnd(64)} ${"p50".padStart(7)} ${"p95".padStart(8)} ${"mean".padStart(8)}`);
+  const lat = (label: string, l: Latency | undefined): void => {
+    if (!l) return;
+    lines.push(`  ${label.padEnd(62)} ${fms(l.p50).padStart(7)} ${fms(l.p95).padStart(8)} ${fms(l.mean).padStart(8)}`);
   };
-  lat(`gRPC, ${tools.length} skills, keywords`, grpcLatency.keywords);
-  lat(`gRPC, ${tools.length} skills, fused (new query: real model embeds)`, grpcLatency.fused);
-  lat(`gRPC, ${tools.length} skills, vectors (query embedding cached)`, grpcLatency.vectors);
-  lat(`gRPC, ${tools.length} skills, fused after feedback (emb. cached)`, afterLatency);
+  lat(`gRPC, ${tools.length} skills, keywords (limit ${SOURCE_DEPTH})`, primary.grpcLatency.keywords);
+  lat(`gRPC, ${tools.length} skills, vectors (limit ${SOURCE_DEPTH}; new query: model embeds)`, primary.grpcLatency.vectors);
+  lat(`gRPC, ${tools.length} skills, fused, MiniLM (query embedding cached)`, primary.grpcLatency.fused);
+  lat(`gRPC, ${tools.length} skills, vectors, USE-lite (new query: model embeds)`, useLite.grpcLatency.vectors);
+  lat(`gRPC, ${LATENCY_SKILLS} skills, fused, MiniLM (query embedding cached)`, latencyAt200);
   for (const s of scales) {
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as an agent (stand-in emb.)`, s.fused);
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as admin (baseline)`, s.fusedAdmin);
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, keywords`, s.keywords);
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, vectors (stand-in embedder)`, s.vectors);
   }
-  lat(`real model ${model.modelId}, embed 1 query`, model.perQuery);
+  for (const model of models) lat(`real model ${model.modelId}, embed 1 query`, model.perQuery);
   for (const s of scales) {
-    lines.push(
-      `  ${`est. fused at ${s.skills.toLocaleString("en-US")} + real model (sum)`.padEnd(56)} ${fms(s.fused.p50 + model.perQuery.p50).padStart(7)} ${fms(s.fused.p95 + model.perQuery.p95).padStart(8)}`,
-    );
+    for (const model of models) {
+      lines.push(
+        `  ${`est. fused at ${s.skills.toLocaleString("en-US")} + ${model.modelId.split("@")[0]} (sum)`.padEnd(62)} ${fms(s.fused.p50 + model.perQuery.p50).padStart(7)} ${fms(s.fused.p95 + model.perQuery.p95).padStart(8)}`,
+      );
+    }
   }
   lines.push("");
   lines.push("index at scale   insert s (kw + vec)   db file MB   RSS growth MB: build / serve   RSS after serve MB");
@@ -789,9 +1051,11 @@ async function main(): Promise<void> {
         `${s.dbFileMb.toFixed(1).padStart(12)}   ${`${(s.rssAfterBuildMb - s.rssBeforeMb).toFixed(1)} / ${s.rssServeGrowthMb.toFixed(1)}`.padStart(28)}   ${s.rssAfterServeMb.toFixed(1).padStart(18)}`,
     );
   }
-  lines.push("  (serve = a fresh connection routing 300 queries; SQLite reads the index through its 16 MB page cache");
-  lines.push("   and the OS file cache, so the process RSS barely grows: the file size is the memory a hot index needs)");
-  lines.push(`  real model: load + warm-up ${model.loadMs} ms, RSS growth ${model.rssGrowthMb} MB (the model runs in a worker thread)`);
+  for (const model of models) {
+    lines.push(
+      `  real model ${model.modelId}: load + warm-up ${model.loadMs} ms, process RSS growth ${model.rssGrowthMb} MB (the model runs in a worker thread)`,
+    );
+  }
   if (degraded.size > 0) lines.push(`degraded answers seen: ${[...degraded].join("; ")}`);
   const totalSeconds = Math.round((performance.now() - benchStarted) / 100) / 10;
   lines.push(`total benchmark time ${totalSeconds.toFixed(1)} s on ${os.cpus().length} CPUs`);
@@ -800,33 +1064,39 @@ async function main(): Promise<void> {
 
   const out = path.join(repoRoot, "bench", "results");
   await mkdir(out, { recursive: true });
+  const strip = (run: ServiceRun) => ({ ...run, routed: undefined });
   const results = {
     at: new Date().toISOString(),
-    dataset: { dir: datasetDir, tools: tools.length, queries: queries.length, renamedTools: renamed },
+    dataset: { dir: datasetDir, tools: tools.length, queries: queries.length, renamedTools: renamed, groups: GROUPS },
     host: { cpus: os.cpus().length, node: process.version },
     settings: {
       routeLimit: ROUTE_LIMIT,
-      trainRouteLimit: TRAIN_ROUTE_LIMIT,
-      registerConcurrency: REGISTER_CONCURRENCY,
-      scaleQueries: scaleQueries.length,
+      sourceDepth: SOURCE_DEPTH,
+      folds: CV_FOLDS,
+      heldOutShare: HELD_OUT_SHARE,
+      maxRecallLoss: MAX_RECALL_LOSS,
     },
-    registration: { seconds: registerSeconds, latencyMs: registerLatency },
-    quality,
-    feedback: { ...feedback, beforeTest, afterTest },
     baseline,
-    latencyMs: {
-      grpc: { skills: tools.length, ...grpcLatency, fusedAfterFeedback: afterLatency },
-      inProcess: scales,
-      realModelEmbedPerQuery: model.perQuery,
-    },
-    realModel: model,
+    runs: [strip(primary), strip(unsplit), strip(useLite), strip(withExamples)],
+    feedback: { ...feedback, train: train.length, test: test.length, beforeTest, afterTest },
+    multiIntent: { split: multiSplit, unsplit: multiUnsplit },
+    outOfCatalog: { heldOut: heldOut.size, outOfCatalog: outOfCatalog.length, inCatalog: inCatalog.length, curve, chosen },
+    latencyMs: { grpcAt200: latencyAt200, inProcess: scales },
+    models,
     degraded: [...degraded],
     totalSeconds,
-    /** Routed tool names (top 10) per query id, for diagnosis. */
-    rankings,
   };
   await writeFile(path.join(out, "routing-latest.json"), `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nwrote ${path.relative(process.cwd(), path.join(out, "routing-latest.json"))}`);
+}
+
+/** Filler skills for the latency figure: names and descriptions drawn from the dataset's words. */
+function fillerTools(tools: readonly Tool[], count: number): Tool[] {
+  const pick = zipfPicker(wordList(tools), 7);
+  return Array.from({ length: Math.max(0, count) }, (_, i) => ({
+    name: `filler_${Array.from({ length: 2 }, pick).join("_")}_${i}`.slice(0, 64),
+    description: `${Array.from({ length: 16 }, pick).join(" ")}.`,
+  }));
 }
 
 main().catch((error: unknown) => {

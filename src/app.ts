@@ -35,6 +35,7 @@ import {
   SqliteVecIndex,
   UseLiteEmbedder,
   type Embedder,
+  MiniLmEmbedder,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
 import { type Clock, createPlaybook, type PlaybookEvents, type PlaybookService } from "./playbook/index.js";
@@ -307,7 +308,9 @@ export async function startRouting(
           ...(config.embedder.apiKey ? { apiKey: config.embedder.apiKey } : {}),
           ...(config.embedder.dimensions ? { dimensions: config.embedder.dimensions } : {}),
         })
-      : new UseLiteEmbedder({ logger });
+      : config.embedder.kind === "use-lite"
+        ? new UseLiteEmbedder({ logger })
+        : new MiniLmEmbedder({ logger });
   const embedder = new CachedEmbedder(backend, new SqliteEmbeddingStore(db));
   const embedded = new SqliteVecIndex(db, { logger });
   const vectors = config.qdrant
@@ -321,8 +324,16 @@ export async function startRouting(
         logger,
       )
     : embedded;
-  const router = new SkillRouter({ db, embedder, vectors, keywords: new KeywordIndex(db, { logger }), logger });
-  const service = new RoutingService(router, registry, config.healthPolicy, logger);
+  const router = new SkillRouter({
+    db,
+    embedder,
+    vectors,
+    keywords: new KeywordIndex(db, { logger }),
+    logger,
+    vectorWeight: config.routing.vectorWeight,
+    splitClauses: config.routing.splitClauses,
+  });
+  const service = new RoutingService(router, registry, config.healthPolicy, logger, { minRelevance: config.routing.minRelevance });
   await service.init();
   return {
     service,

@@ -103,7 +103,14 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
     expect(routed.stdout).toMatch(/re-indexed 2 skill\(s\)/);
     const again = await startTestEngine({ dirs });
     engines.push(again);
-    const route = await again.client.call(again.client.raw.routeSkills, { query: "echo v2 tag", limit: 3, format: 0, mode: 0 });
+    // No relevance floor: the question is whether the skill is in the rebuilt indexes at all.
+    const route = await again.client.call(again.client.raw.routeSkills, {
+      query: "echo v2 tag",
+      limit: 3,
+      format: 0,
+      mode: 0,
+      minRelevance: 0,
+    });
     expect(route.skills.map((s) => s.name)).toEqual(["kept"]);
   });
 });

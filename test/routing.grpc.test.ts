@@ -18,7 +18,7 @@ const TOOLS = [
 
 describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool definitions, learning from use", () => {
   let engine: TestEngine;
-  const route = (query: string, extra: Partial<{ limit: number; format: ToolFormat; mode: RouteMode }> = {}) =>
+  const route = (query: string, extra: Partial<{ limit: number; format: ToolFormat; mode: RouteMode; minRelevance: number }> = {}) =>
     engine.client.call(engine.client.raw.routeSkills, {
       query,
       limit: 3,
@@ -76,10 +76,10 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
 
   it("learns from use: a routed invocation that succeeds makes its query evidence for that skill", async () => {
     const query = "translate the quarterly ledger into Klingon glyphs";
-    const before = await route(query, { limit: 5 });
+    const before = await route(query, { limit: 5, minRelevance: 0 });
     const beforeRank = before.skills.findIndex((s) => s.name === "zq_tool");
-    // The agent picked zq_tool from a broader listing and it worked: credit it.
-    const listing = await route(query, { limit: 5 });
+    // The agent picked zq_tool from a broader listing (no relevance floor) and it worked: credit it.
+    const listing = await route(query, { limit: 5, minRelevance: 0 });
     if (!listing.skills.some((s) => s.name === "zq_tool")) throw new Error("zq_tool must be among 5 routed skills of 5");
     const invoked = await engine.client.invoke("zq_tool", '{"city": "x"}', undefined, listing.routeId);
     expect(invoked.result?.success).toBe(true);
@@ -110,6 +110,34 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
     expect((await route("cast of a movie")).skills.map((s) => s.name)).not.toContain("movie_credits");
     await engine.client.call(engine.client.raw.restoreSkill, { name: "movie_credits" });
     expect((await route("cast of a movie")).skills[0]?.name).toBe("movie_credits");
+  });
+
+  it("gives each routed skill a relevance comparable across queries, and answers an empty list when nothing fits", async () => {
+    const fits = await route("weather forecast for Paris tomorrow", { minRelevance: 0 });
+    const fitsNot = await route("compose a sonnet about autumn leaves in iambic pentameter", { minRelevance: 0 });
+    const best = fits.skills[0];
+    const bestOfNothing = fitsNot.skills[0];
+    expect(best?.name).toBe("weather_forecast");
+    expect(best?.hasRelevance).toBe(true);
+    expect(bestOfNothing?.hasRelevance).toBe(true);
+    for (const skill of [...fits.skills, ...fitsNot.skills]) {
+      expect(skill.relevance).toBeGreaterThanOrEqual(0);
+      expect(skill.relevance).toBeLessThanOrEqual(1);
+    }
+    // Relevance is absolute, not relative to the query's other candidates: the best skill for a query
+    // that no skill serves is less relevant than the best one for a query that one serves.
+    expect(bestOfNothing?.relevance ?? 1).toBeLessThan(best?.relevance ?? 0);
+    const floor = ((best?.relevance ?? 0) + (bestOfNothing?.relevance ?? 0)) / 2;
+    expect((await route("compose a sonnet about autumn leaves in iambic pentameter", { minRelevance: floor })).skills).toEqual([]);
+    expect((await route("weather forecast for Paris tomorrow", { minRelevance: floor })).skills[0]?.name).toBe("weather_forecast");
+    // Reciprocal rank fusion stays a mode; keyword-only routes have no relevance to filter on.
+    expect((await route("weather forecast for Paris tomorrow", { mode: RouteMode.ROUTE_MODE_RRF })).skills[0]?.name).toBe(
+      "weather_forecast",
+    );
+    const keywordsOnly = await route("weather forecast", { mode: RouteMode.ROUTE_MODE_KEYWORDS, minRelevance: 1 });
+    expect(keywordsOnly.skills[0]?.name).toBe("weather_forecast");
+    expect(keywordsOnly.skills[0]?.hasRelevance).toBe(false);
+    expect((await rpcError(route("weather", { minRelevance: 1.5 }))).details).toMatch(/^min_relevance: must be between 0 and 1/);
   });
 
   it("rejects bad requests with the field and the reason", async () => {

@@ -49,6 +49,23 @@ describe("loadConfig", () => {
     expect(dockerConnection("unix:///run/docker.sock")).toEqual({ socketPath: "/run/docker.sock" });
   });
 
+  it("routes with MiniLM, score fusion, a small relevance floor and clause splitting unless told otherwise", () => {
+    const config = loadConfig({ HOME: "/home/agent" });
+    expect(config.embedder).toEqual({ kind: "minilm" });
+    expect(config.routing).toEqual({ vectorWeight: 0.7, minRelevance: 0.01, splitClauses: true });
+    const tuned = loadConfig({
+      SKILL_ENGINE_EMBEDDER: "use-lite",
+      SKILL_ENGINE_ROUTE_VECTOR_WEIGHT: "0.5",
+      SKILL_ENGINE_ROUTE_MIN_RELEVANCE: "0.2",
+      SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: "off",
+    });
+    expect(tuned.embedder).toEqual({ kind: "use-lite" });
+    expect(tuned.routing).toEqual({ vectorWeight: 0.5, minRelevance: 0.2, splitClauses: false });
+    expect(() => loadConfig({ SKILL_ENGINE_ROUTE_VECTOR_WEIGHT: "1.5", SKILL_ENGINE_EMBEDDER: "bert" })).toThrow(
+      /SKILL_ENGINE_ROUTE_VECTOR_WEIGHT[\s\S]*SKILL_ENGINE_EMBEDDER|SKILL_ENGINE_EMBEDDER[\s\S]*SKILL_ENGINE_ROUTE_VECTOR_WEIGHT/,
+    );
+  });
+
   it("lists every bad value at once, naming the variable", () => {
     try {
       loadConfig({ SKILL_ENGINE_PORT: "http", SKILL_ENGINE_MEMORY_MB: "-1", DOCKER_HOST: "ssh://x" });

@@ -51,12 +51,13 @@ export interface SkillEngineConfig {
   /** Minutes between automatic RetireDegradedSkills sweeps; 0 turns the sweep off. @default 0 (SKILL_ENGINE_RETIRE_SWEEP_MINUTES) */
   readonly retireSweepMinutes: number;
   /**
-   * Routing embeddings: the in-process Universal Sentence Encoder lite (offline, the default) or an
-   * OpenAI-compatible `/v1/embeddings` endpoint. @default "use-lite" (SKILL_ENGINE_EMBEDDER =
-   * "use-lite" | "openai"; with "openai": EMBEDDING_BASE_URL, EMBEDDING_MODEL, EMBEDDING_API_KEY,
-   * EMBEDDING_DIMENSIONS)
+   * Routing embeddings: in-process all-MiniLM-L6-v2 (offline, the default), the in-process Universal
+   * Sentence Encoder lite, or an OpenAI-compatible `/v1/embeddings` endpoint
+   * (docs/routing.md#embedders). @default "minilm" (SKILL_ENGINE_EMBEDDER = "minilm" | "use-lite" |
+   * "openai"; with "openai": EMBEDDING_BASE_URL, EMBEDDING_MODEL, EMBEDDING_API_KEY, EMBEDDING_DIMENSIONS)
    */
   readonly embedder:
+    | { readonly kind: "minilm" }
     | { readonly kind: "use-lite" }
     | {
         readonly kind: "openai";
@@ -65,6 +66,15 @@ export interface SkillEngineConfig {
         readonly apiKey: string | undefined;
         readonly dimensions: number | undefined;
       };
+  /**
+   * How routing fuses and filters (docs/routing.md#fusion, #relevance, #multi-intent-queries):
+   * the vector source's weight in fused mode (keywords get the rest), the default minimum relevance
+   * of a routed skill (a request's `min_relevance` overrides it), and whether the clauses of a
+   * multi-intent query are ranked apart.
+   * @default { vectorWeight: 0.7, minRelevance: 0.01, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
+   * SKILL_ENGINE_ROUTE_MIN_RELEVANCE, SKILL_ENGINE_ROUTE_SPLIT_CLAUSES = on | off)
+   */
+  readonly routing: { readonly vectorWeight: number; readonly minRelevance: number; readonly splitClauses: boolean };
   /** Qdrant for the vector index (scale-out); the embedded sqlite-vec index is kept alongside as the fallback. @default none (QDRANT_URL, QDRANT_API_KEY) */
   readonly qdrant: { readonly url: string; readonly apiKey: string | undefined } | undefined;
   /** Prometheus scrape port (GET /metrics, on `host`); undefined when metrics are off; 0 picks a free port. @default 9464 (SKILL_ENGINE_METRICS_PORT; SKILL_ENGINE_METRICS=off turns it off) */
@@ -148,9 +158,12 @@ const schema = z.object({
   SKILL_ENGINE_CONTENT_GUARD: z.enum(["enforce", "warn"]).default("enforce"),
   SKILL_ENGINE_RETIRE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
   SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
+  SKILL_ENGINE_ROUTE_VECTOR_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
+  SKILL_ENGINE_ROUTE_MIN_RELEVANCE: z.coerce.number().min(0).max(1).default(0.01),
+  SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
-  SKILL_ENGINE_EMBEDDER: z.enum(["use-lite", "openai"]).default("use-lite"),
+  SKILL_ENGINE_EMBEDDER: z.enum(["minilm", "use-lite", "openai"]).default("minilm"),
   EMBEDDING_BASE_URL: z.url().optional(),
   EMBEDDING_MODEL: z.string().min(1).optional(),
   EMBEDDING_API_KEY: z.string().min(1).optional(),
@@ -233,7 +246,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
             apiKey: v.EMBEDDING_API_KEY,
             dimensions: v.EMBEDDING_DIMENSIONS,
           }
-        : { kind: "use-lite" },
+        : { kind: v.SKILL_ENGINE_EMBEDDER },
     qdrant: v.QDRANT_URL ? { url: v.QDRANT_URL, apiKey: v.QDRANT_API_KEY } : undefined,
     host: v.SKILL_ENGINE_HOST,
     port: v.SKILL_ENGINE_PORT,
@@ -268,6 +281,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     },
     contentGuard: v.SKILL_ENGINE_CONTENT_GUARD,
     retireSweepMinutes: v.SKILL_ENGINE_RETIRE_SWEEP_MINUTES,
+    routing: {
+      vectorWeight: v.SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
+      minRelevance: v.SKILL_ENGINE_ROUTE_MIN_RELEVANCE,
+      splitClauses: v.SKILL_ENGINE_ROUTE_SPLIT_CLAUSES === "on",
+    },
     metricsPort: v.SKILL_ENGINE_METRICS === "on" ? v.SKILL_ENGINE_METRICS_PORT : undefined,
     auth: {
       tokensFile: v.SKILL_ENGINE_TOKENS_FILE === undefined ? undefined : path.resolve(v.SKILL_ENGINE_TOKENS_FILE),

@@ -133,5 +133,9 @@ export function toRoutedSkillMessage(routed: DomainRoutedSkill): RoutedSkill {
     toolDefinition: routed.toolDefinition,
     keywordRank: routed.keywordRank,
     vectorRank: routed.vectorRank,
+    relevance: routed.relevance ?? 0,
+    hasRelevance: routed.relevance !== undefined,
+    keywordScore: routed.keywordScore,
+    vectorScore: routed.vectorScore,
   };
 }

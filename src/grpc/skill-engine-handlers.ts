@@ -124,8 +124,17 @@ export function skillEngineHandlers(
     routeSkills: unary(logger, "RouteSkills", async (request, context) => {
       const format = request.format === ToolFormat.TOOL_FORMAT_ANTHROPIC ? "anthropic" : "openai";
       const mode =
-        request.mode === RouteMode.ROUTE_MODE_KEYWORDS ? "keywords" : request.mode === RouteMode.ROUTE_MODE_VECTORS ? "vectors" : "fused";
-      const routed = await routing.route({ query: request.query, limit: request.limit, mode, format }, context.caller);
+        request.mode === RouteMode.ROUTE_MODE_KEYWORDS
+          ? "keywords"
+          : request.mode === RouteMode.ROUTE_MODE_VECTORS
+            ? "vectors"
+            : request.mode === RouteMode.ROUTE_MODE_RRF
+              ? "rrf"
+              : "fused";
+      const routed = await routing.route(
+        { query: request.query, limit: request.limit, mode, format, minRelevance: request.minRelevance },
+        context.caller,
+      );
       return { routeId: routed.routeId, skills: routed.skills.map(toRoutedSkillMessage), degraded: routed.degraded };
     }),
 

