@@ -22,7 +22,7 @@ import {
 import { DockerSandboxRunner } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
-import { ServiceMetrics, startMetricsServer } from "./observability/index.js";
+import { PlaybookMetrics, ServiceMetrics, startMetricsServer } from "./observability/index.js";
 import { openRegistryDatabase } from "./sqlite/index.js";
 import {
   CachedEmbedder,
@@ -36,9 +36,11 @@ import {
   SqliteEmbeddingStore,
   SqliteVecIndex,
   UseLiteEmbedder,
+  type Embedder,
   MiniLmEmbedder,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
+import { type Clock, createPlaybook, type PlaybookEvents, type PlaybookService } from "./playbook/index.js";
 
 /** A running service, as the entry point and the tests see it. */
 export interface SkillEngineApp {
@@ -59,6 +61,12 @@ export interface SkillEngineApp {
   endGrace(): void;
 }
 
+/** What tests may replace when they start the service in-process. */
+export interface SkillEngineOverrides {
+  /** The playbook's clock (credit windows, scopes, staleness), so tests move time instead of sleeping. @default Date.now */
+  readonly clock?: Clock;
+}
+
 /** After the runs are stopped, how long their calls may take to deliver UNAVAILABLE before the connections are dropped. */
 const CUT_OFF_DELIVERY_MS = 2_000;
 
@@ -66,7 +74,11 @@ const CUT_OFF_DELIVERY_MS = 2_000;
  * The composition root: config → stores → planes → server. Nothing else wires components or
  * decides start-up order.
  */
-export async function startSkillEngine(config: SkillEngineConfig, logger: Logger): Promise<SkillEngineApp> {
+export async function startSkillEngine(
+  config: SkillEngineConfig,
+  logger: Logger,
+  overrides: SkillEngineOverrides = {},
+): Promise<SkillEngineApp> {
   // Unreadable TLS files stop the start before anything is opened.
   const credentials = config.tls ? await loadServerCredentials(config.tls) : undefined;
   await mkdir(config.home, { recursive: true, mode: 0o700 });
@@ -127,6 +139,12 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     },
   });
   const routing = await startRouting(config, logger.child({ component: "routing" }), registry, metrics);
+  const playbookMetrics = new PlaybookMetrics(metrics.registry);
+  const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, {
+    events: playbookMetrics,
+    ...(overrides.clock ? { clock: overrides.clock } : {}),
+  });
+  playbookMetrics.attach(() => playbook.service.countsByOwnerAndState());
   const service = new SkillService({
     composition,
     registry,
@@ -143,6 +161,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     port: config.port,
     service,
     routing: routing.service,
+    playbook: playbook.service,
     authenticator,
     logger,
     metrics,
@@ -199,6 +218,15 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         }, config.retireSweepMinutes * 60_000)
       : undefined;
   sweep?.unref();
+  const lessonSweep =
+    config.playbook.pruneSweepMinutes > 0
+      ? setInterval(() => {
+          playbook.service
+            .prune({ minRetrievals: 0, maxDropFraction: undefined, dryRun: false }, serviceCaller("lesson-prune-sweep"))
+            .catch((error: unknown) => logger.error({ err: error }, "lesson prune sweep failed"));
+        }, config.playbook.pruneSweepMinutes * 60_000)
+      : undefined;
+  lessonSweep?.unref();
 
   const tls = config.tls !== undefined;
   logger.info(
@@ -232,6 +260,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
       closing ??= (async () => {
         clearInterval(probe);
         if (sweep) clearInterval(sweep);
+        if (lessonSweep) clearInterval(lessonSweep);
         server.setServing(false);
         engineReady = false; // /readyz: 503 from now on, like grpc.health.v1
         const graceMs = config.shutdownGraceMs;
@@ -268,6 +297,7 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
         await metricsServer?.close();
         await mirror.close();
         await intake.close();
+        await playbook.close();
         await routing.close();
         if (compositionDb.open) compositionDb.close();
         registry.close();
@@ -287,7 +317,7 @@ export async function startRouting(
   logger: Logger,
   registry: SkillRegistry,
   metrics?: ServiceMetrics,
-): Promise<{ service: RoutingService; close(): Promise<void> }> {
+): Promise<{ service: RoutingService; embedder: Embedder; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false });
   const backend =
     config.embedder.kind === "openai"
@@ -328,8 +358,58 @@ export async function startRouting(
   await service.init();
   return {
     service,
+    embedder,
     async close() {
       await (backend as { close?: () => Promise<void> }).close?.();
+      await vectors.close();
+      if (db.open) db.close();
+    },
+  };
+}
+
+/**
+ * The playbook beside the registry: its own durable connection to registry.db (lessons are
+ * acknowledged only once on disk), the routing embedder, a vector index of its own (sqlite-vec
+ * table `lesson_vectors`; with Qdrant, a `skill_engine_lessons_<model>_<dimensions>` collection in
+ * front of it, filled from the embedded table as the skills' collection is).
+ */
+export async function startPlaybook(
+  config: SkillEngineConfig,
+  logger: Logger,
+  embedder: Embedder,
+  canonicalDirectory: string,
+  hooks: { readonly clock?: Clock; readonly events?: PlaybookEvents } = {},
+): Promise<{ service: PlaybookService; close(): Promise<void> }> {
+  const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const embedded = new SqliteVecIndex(db, { table: "lesson_vectors", logger });
+  const vectors = config.qdrant
+    ? new FallbackVectorIndex(
+        new QdrantVectorIndex({
+          url: config.qdrant.url,
+          // Named per embedder, like the skills' collection (docs/routing.md#qdrant).
+          collection: qdrantCollectionName(embedder.modelId, embedder.dimensions, "skill_engine_lessons"),
+          logger,
+          ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}),
+        }),
+        embedded,
+        { logger },
+      )
+    : embedded;
+  const service = createPlaybook({
+    db,
+    embedder,
+    vectors,
+    mirrorDirectory: canonicalDirectory,
+    policy: config.playbook,
+    logger,
+    ...hooks,
+  });
+  const report = await service.init();
+  if (report.restored > 0 || report.reindexed) logger.info(report, "playbook ready");
+  return {
+    service,
+    async close() {
+      await service.close();
       await vectors.close();
       if (db.open) db.close();
     },

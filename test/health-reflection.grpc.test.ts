@@ -39,6 +39,7 @@ describe("generic clients can discover and probe the service, without a token ev
       );
     expect((await check("")).status).toBe("SERVING");
     expect((await check("skillengine.v1.SkillEngine")).status).toBe("SERVING");
+    expect((await check("skillengine.v1.Playbook")).status).toBe("SERVING");
     client.close();
   });
 
@@ -68,7 +69,7 @@ describe("generic clients can discover and probe the service, without a token ev
 
     const listed = await ask({ list_services: "" });
     const names = (listed.list_services_response as { service: Array<{ name: string }> }).service.map((s) => s.name);
-    expect(names).toEqual(expect.arrayContaining(["skillengine.v1.SkillEngine", "grpc.health.v1.Health"]));
+    expect(names).toEqual(expect.arrayContaining(["skillengine.v1.SkillEngine", "skillengine.v1.Playbook", "grpc.health.v1.Health"]));
 
     const described = await ask({ file_containing_symbol: "skillengine.v1.SkillEngine" });
     const files = (described.file_descriptor_response as { file_descriptor_proto: Buffer[] }).file_descriptor_proto;

@@ -1,5 +1,6 @@
 import pino from "pino";
-import { rebuildRegistry } from "../control/index.js";
+import { CanonicalStore, rebuildRegistry } from "../control/index.js";
+import { LESSONS_MIRROR_FILE, readLessonsMirror } from "../playbook/index.js";
 import { runOperatorCommand } from "./operator-command.js";
 
 const USAGE = `usage: npm run rebuild-registry -- [--force]
@@ -33,6 +34,10 @@ runOperatorCommand({
     if (report.warnings.length > 0) {
       lines.push(`${report.warnings.length} warning(s):`);
       for (const warning of report.warnings) lines.push(`  - ${warning}`);
+    }
+    const lessons = await readLessonsMirror(new CanonicalStore(config.home).directory).catch(() => undefined);
+    if (lessons && lessons.lessons.length > 0) {
+      lines.push(`${LESSONS_MIRROR_FILE} holds ${lessons.lessons.length} lesson(s): the service restores them when it starts.`);
     }
     lines.push(
       "Invocation history is not kept in the canonical store and starts empty. Start the service to finish (it reconciles the files).",

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { HealthPolicy } from "../control/index.js";
 import type { SandboxLimits } from "../execution/index.js";
+import { DEFAULT_LESSON_DOMAINS, type PlaybookPolicy } from "../playbook/index.js";
 
 /** The service's whole configuration, read once at start-up by the composition root. */
 export interface SkillEngineConfig {
@@ -104,6 +105,16 @@ export interface SkillEngineConfig {
    * (docs/composition.md#mandatory-skills). @default none (SKILL_ENGINE_MANDATORY_SKILLS: comma-separated names)
    */
   readonly mandatorySkills: readonly string[];
+  /**
+   * The playbook's rules (docs/playbook.md). @default guard 6-grams (SKILL_ENGINE_LESSON_MIN_NGRAM); the
+   * taxonomy in docs/playbook.md#gates (SKILL_ENGINE_LESSON_DOMAINS, comma-separated); cosine distance below 0.45
+   * (SKILL_ENGINE_PLAYBOOK_MAX_DISTANCE); 5 lessons a context (SKILL_ENGINE_PLAYBOOK_LIMIT); credit window 300 s
+   * (SKILL_ENGINE_PLAYBOOK_CREDIT_WINDOW_SECONDS); prune at ≥ 5 retrievals (SKILL_ENGINE_LESSON_PRUNE_MIN_RETRIEVALS),
+   * at most 0.25 of a playbook per call (SKILL_ENGINE_LESSON_PRUNE_MAX_DROP); 50 lessons per agent
+   * (SKILL_ENGINE_PLAYBOOK_MAX_LESSONS); stale penalty 0.01 a day (SKILL_ENGINE_LESSON_STALE_PER_DAY) up to 0.3
+   * (SKILL_ENGINE_LESSON_MAX_STALE_PENALTY); prune sweep every N minutes, 0 = off (SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES = 0)
+   */
+  readonly playbook: PlaybookPolicy & { readonly pruneSweepMinutes: number };
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -184,6 +195,20 @@ const schema = z.object({
     .string()
     .regex(/^\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*(,\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*)*,?\s*$/, "must be comma-separated skill names")
     .optional(),
+  SKILL_ENGINE_LESSON_MIN_NGRAM: integer(2, 100).default(6),
+  SKILL_ENGINE_LESSON_DOMAINS: z
+    .string()
+    .regex(/^\s*[a-z0-9][a-z0-9_-]*(\s*,\s*[a-z0-9][a-z0-9_-]*)*\s*$/, "must be comma-separated lowercase domain names")
+    .optional(),
+  SKILL_ENGINE_PLAYBOOK_MAX_DISTANCE: z.coerce.number().gt(0).max(2).default(0.45),
+  SKILL_ENGINE_PLAYBOOK_LIMIT: integer(1, 50).default(5),
+  SKILL_ENGINE_PLAYBOOK_CREDIT_WINDOW_SECONDS: integer(1, 86_400).default(300),
+  SKILL_ENGINE_LESSON_PRUNE_MIN_RETRIEVALS: integer(1, 1_000_000).default(5),
+  SKILL_ENGINE_LESSON_PRUNE_MAX_DROP: z.coerce.number().gt(0).max(1).default(0.25),
+  SKILL_ENGINE_PLAYBOOK_MAX_LESSONS: integer(1, 10_000).default(50),
+  SKILL_ENGINE_LESSON_STALE_PER_DAY: z.coerce.number().min(0).max(1).default(0.01),
+  SKILL_ENGINE_LESSON_MAX_STALE_PENALTY: z.coerce.number().min(0).max(10).default(0.3),
+  SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -294,6 +319,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       .split(",")
       .map((name) => name.trim())
       .filter((name) => name !== ""),
+    playbook: {
+      minCopiedNgram: v.SKILL_ENGINE_LESSON_MIN_NGRAM,
+      domains: v.SKILL_ENGINE_LESSON_DOMAINS
+        ? [...new Set(v.SKILL_ENGINE_LESSON_DOMAINS.split(",").map((d) => d.trim()))]
+        : DEFAULT_LESSON_DOMAINS,
+      maxDistance: v.SKILL_ENGINE_PLAYBOOK_MAX_DISTANCE,
+      contextLimit: v.SKILL_ENGINE_PLAYBOOK_LIMIT,
+      creditWindowSeconds: v.SKILL_ENGINE_PLAYBOOK_CREDIT_WINDOW_SECONDS,
+      pruneMinRetrievals: v.SKILL_ENGINE_LESSON_PRUNE_MIN_RETRIEVALS,
+      pruneMaxDropFraction: v.SKILL_ENGINE_LESSON_PRUNE_MAX_DROP,
+      maxLessons: v.SKILL_ENGINE_PLAYBOOK_MAX_LESSONS,
+      stalePenaltyPerDay: v.SKILL_ENGINE_LESSON_STALE_PER_DAY,
+      maxStalePenalty: v.SKILL_ENGINE_LESSON_MAX_STALE_PENALTY,
+      pruneSweepMinutes: v.SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES,
+    },
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };
 }

@@ -7,3 +7,4 @@ export {
   type GrpcServerOptions,
   type RunningGrpcServer,
 } from "./server.js";
+export { PLAYBOOK_SERVICE_NAME } from "./playbook-handlers.js";

@@ -10,8 +10,11 @@ import type { SkillService } from "../control/index.js";
 import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
+import type { PlaybookService } from "../playbook/index.js";
+import { PlaybookService as PlaybookServiceDefinition } from "../gen/skillengine/v1/playbook.js";
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
 import { CallTracker } from "./call-tracker.js";
+import { PLAYBOOK_SERVICE_NAME, playbookHandlers } from "./playbook-handlers.js";
 import { skillEngineHandlers } from "./skill-engine-handlers.js";
 import { errorMessage } from "../errors/index.js";
 
@@ -19,6 +22,7 @@ export const SKILL_ENGINE_SERVICE_NAME = "skillengine.v1.SkillEngine";
 
 const PROTO_ROOT = fileURLToPath(new URL("../../proto", import.meta.url));
 const SKILL_ENGINE_PROTO = "skillengine/v1/skill_engine.proto";
+const PLAYBOOK_PROTO = "skillengine/v1/playbook.proto";
 /** A health Watch never ends by itself; shutdown ends it instead of waiting for it. */
 const HEALTH_WATCH_METHOD = "/grpc.health.v1.Health/Watch";
 
@@ -28,6 +32,8 @@ export interface GrpcServerOptions {
   readonly port: number;
   readonly service: SkillService;
   readonly routing: RoutingService;
+  /** The Playbook service (lessons); not served when absent. */
+  readonly playbook?: PlaybookService;
   /** Turns each call's `authorization` metadata into the calling agent. */
   readonly authenticator: Authenticator;
   readonly logger: Logger;
@@ -66,7 +72,16 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics),
   );
 
-  const health = new HealthImplementation({ "": "NOT_SERVING", [SKILL_ENGINE_SERVICE_NAME]: "NOT_SERVING" });
+  if (options.playbook) {
+    const deps = { authenticator: options.authenticator, logger: options.logger, ...(options.metrics ? { metrics: options.metrics } : {}) };
+    server.addService(PlaybookServiceDefinition, playbookHandlers(options.playbook, deps));
+  }
+
+  const health = new HealthImplementation({
+    "": "NOT_SERVING",
+    [SKILL_ENGINE_SERVICE_NAME]: "NOT_SERVING",
+    ...(options.playbook ? { [PLAYBOOK_SERVICE_NAME]: "NOT_SERVING" } : {}),
+  });
   health.addToServer(server);
   new ReflectionService(reflectionPackages()).addToServer(server);
 
@@ -91,6 +106,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       const state: ServingStatus = serving ? "SERVING" : "NOT_SERVING";
       health.setStatus("", state);
       health.setStatus(SKILL_ENGINE_SERVICE_NAME, state);
+      if (options.playbook) health.setStatus(PLAYBOOK_SERVICE_NAME, state);
     },
     calls,
     drain,
@@ -146,7 +162,9 @@ function messageOf(error: unknown): string {
 function reflectionPackages(): PackageDefinition {
   const loaderOptions = { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true };
   return {
-    ...loadSync(SKILL_ENGINE_PROTO, { ...loaderOptions, includeDirs: [PROTO_ROOT] }),
+    // One load for every file of the package: proto-loader describes a package as one file, and
+    // reflection keeps the first description of a file name it sees.
+    ...loadSync([SKILL_ENGINE_PROTO, PLAYBOOK_PROTO], { ...loaderOptions, includeDirs: [PROTO_ROOT] }),
     ...loadSync(healthProtoPath, loaderOptions),
   };
 }

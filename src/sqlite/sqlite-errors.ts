@@ -1,7 +1,7 @@
 import { ConflictError, errorMessage, InternalError, ResourceExhaustedError, SkillEngineError, UnavailableError } from "../errors/index.js";
 
 /** Which store of registry.db failed, as the caller's message names it ("the registry", "the routing index"). */
-export type SqliteStoreName = "registry" | "routing index";
+export type SqliteStoreName = "registry" | "routing index" | "playbook";
 
 /**
  * The one place where SQLite failures become domain errors: busy or locked → unavailable (retry),

@@ -45,6 +45,8 @@ export interface TestEngineOptions {
   env?: Record<string, string>;
   /** Reuse directories of an earlier engine (restart tests). */
   dirs?: { root: string; home: string; sandboxDir: string };
+  /** The playbook's clock (credit windows), so tests move time instead of sleeping. */
+  clock?: () => number;
   /** Receives the service's JSON log lines (at SKILL_ENGINE_LOG_LEVEL, which then defaults to info). */
   logs?: { write(line: string): void };
 }
@@ -68,7 +70,7 @@ export async function startTestEngine(options: TestEngineOptions = {}): Promise<
     ...options.env,
   });
   const logger = options.logs ? pino({ level: config.logLevel }, options.logs) : pino({ level: config.logLevel });
-  const app = await startSkillEngine(config, logger);
+  const app = await startSkillEngine(config, logger, options.clock ? { clock: options.clock } : {});
   const client = connect(app.port);
   const stop = async (): Promise<void> => {
     client.close();

@@ -44,6 +44,19 @@ const OPTIONS = {
   "replace-file": { type: "string" },
   "depends-on": { type: "string", multiple: true },
   force: { type: "boolean" },
+  trigger: { type: "string" },
+  do: { type: "string" },
+  avoid: { type: "string" },
+  domain: { type: "string", multiple: true },
+  confidence: { type: "string" },
+  source: { type: "string" },
+  "challenge-hash": { type: "string" },
+  "challenge-file": { type: "string" },
+  scope: { type: "string" },
+  original: { type: "string" },
+  "with-lesson": { type: "string" },
+  "min-retrievals": { type: "string" },
+  "max-drop": { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -190,6 +203,47 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "      through InvokeSkill: each run counts as an invocation in the skill's telemetry and health.\n" +
       "      Reports pass/fail with the one-line cause and 'N passed, M failed'; exit code 1 on any failure.\n" +
       "      --junit writes a JUnit XML report for CI. Progress goes to stderr.",
+  },
+  lessons: {
+    positionals: [1, 2],
+    options: [
+      "trigger",
+      "do",
+      "avoid",
+      "domain",
+      "confidence",
+      "source",
+      "challenge-hash",
+      "challenge-file",
+      "public",
+      "private",
+      "scope",
+      "limit",
+      "all",
+      "owner",
+      "original",
+      "with-lesson",
+      "dry-run",
+      "min-retrievals",
+      "max-drop",
+    ],
+    usage:
+      "lessons add --trigger T --do D [--avoid A] --domain X [--domain Y]... [--confidence 0.5] [--source S]\n" +
+      "              [--challenge-hash H] [--challenge-file F] [--public]\n" +
+      "      Adds a lesson to this caller's playbook; the challenge file's text feeds the generalization guard.\n" +
+      "lessons list [--scope today|week|all] [--domain D] [--limit n] [--all] [--owner AGENT]\n" +
+      "      The playbook by utility, with every counter (--all: archived and deleted lessons too).\n" +
+      "lessons show <id>\n" +
+      "lessons verify <id> --original pass[:attempts]|fail --with-lesson pass[:attempts]|fail\n" +
+      "      Records a verification run; verified only when the outcome strictly improves.\n" +
+      "lessons prune [--dry-run] [--min-retrievals n] [--max-drop fraction]\n" +
+      "lessons pin <id> | unpin <id> | delete <id> | restore <id>",
+  },
+  playbook: {
+    positionals: [1, Infinity],
+    options: ["limit"],
+    usage:
+      'playbook <query...> [--limit n]\n      Prints the "### SKILL PLAYBOOK:" block the playbook injects for a query (nothing when no lesson qualifies).',
   },
 };
 

@@ -1,4 +1,5 @@
 import { type CallOptions, type ChannelCredentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { PlaybookClient } from "../../gen/skillengine/v1/playbook.js";
 import { SkillEngineClient } from "../../gen/skillengine/v1/skill_engine.js";
 
 export type UnaryMethod<Req, Res> = (
@@ -12,6 +13,9 @@ export type UnaryMethod<Req, Res> = (
 export interface Rpc {
   readonly raw: SkillEngineClient;
   call<Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res>;
+  /** The Playbook service on the same channel, token and deadline. */
+  readonly playbook: PlaybookClient;
+  callPlaybook<Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res>;
   close(): void;
 }
 
@@ -29,15 +33,24 @@ export function connect(address: string, options: ConnectOptions): Rpc {
     if (options.token !== undefined) m.set("authorization", `Bearer ${options.token}`);
     return m;
   };
-  return {
-    raw,
-    call: <Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res> =>
+  const playbook = new PlaybookClient(address, options.channel, { channelOverride: raw.getChannel() });
+  const invoke =
+    (client: SkillEngineClient | PlaybookClient) =>
+    <Req, Res>(method: UnaryMethod<Req, Res>, request: Req): Promise<Res> =>
       new Promise<Res>((resolve, reject) => {
-        method.call(raw, request, metadata(), { deadline: Date.now() + options.timeoutMs }, (error, response) =>
+        method.call(client, request, metadata(), { deadline: Date.now() + options.timeoutMs }, (error, response) =>
           error ? reject(error) : resolve(response),
         );
-      }),
-    close: () => raw.close(),
+      });
+  return {
+    raw,
+    call: invoke(raw),
+    playbook,
+    callPlaybook: invoke(playbook),
+    close: () => {
+      playbook.close();
+      raw.close();
+    },
   };
 }
 

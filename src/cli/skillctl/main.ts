@@ -4,6 +4,7 @@ import * as commands from "./commands.js";
 import * as compositionCommands from "./composition-commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
 import type { Io } from "./format.js";
+import { lessons, playbook } from "./lesson-commands.js";
 import { test } from "./test-command.js";
 
 const HANDLERS: Record<string, commands.Command> = {
@@ -30,6 +31,8 @@ const HANDLERS: Record<string, commands.Command> = {
   compose: compositionCommands.compose,
   deps: compositionCommands.deps,
   catalog: compositionCommands.catalog,
+  lessons,
+  playbook,
 };
 
 /** skillctl without the process: argv after the script name, the environment, where output goes. Returns the exit code. */

@@ -1,0 +1,83 @@
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { CallContext } from "../control/index.js";
+import { RunCancelledError } from "../errors/index.js";
+import type { Authenticator, Caller } from "../identity/index.js";
+import type { ServiceMetrics } from "../observability/index.js";
+import { signalOf } from "./call-context.js";
+import { toCallerError } from "./error-status.js";
+
+const REQUEST_ID_HEADER = "x-request-id";
+
+export interface UnaryDependencies {
+  readonly authenticator: Authenticator;
+  readonly logger: Logger;
+  readonly metrics?: ServiceMetrics;
+}
+
+/**
+ * Wraps a handler of a service beside SkillEngine (the Playbook) the way SkillEngine's own are
+ * wrapped: the caller is authenticated first (UNAUTHENTICATED before any work); the call context's
+ * signal fires on cancellation or deadline; a domain error becomes its status and message
+ * (error-status.ts); anything else is logged and answered INTERNAL without details; one `rpc`
+ * log line and one metric sample per call, with the x-request-id echoed back.
+ */
+export function unaryHandler<Req, Res>(
+  deps: UnaryDependencies,
+  method: string,
+  handler: (request: Req, context: CallContext) => Promise<Res>,
+): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
+  const { authenticator, logger, metrics } = deps;
+  return (call, callback) => {
+    const { signal, dispose } = signalOf(call);
+    const started = performance.now();
+    const requestId = requestIdOf(call.metadata);
+    const reply = new Metadata();
+    reply.set(REQUEST_ID_HEADER, requestId);
+    call.sendMetadata(reply);
+    let caller: Caller | undefined;
+    const done = (code: status): void => {
+      const seconds = (performance.now() - started) / 1000;
+      metrics?.recordRpc(method, status[code] ?? String(code), seconds);
+      // Ids only: lesson texts, queries and tokens never reach the log above debug.
+      const line = { requestId, method, code: status[code], ms: Math.round(seconds * 1000), agent: caller?.agentId };
+      if (code === status.UNAUTHENTICATED) logger.warn({ ...line, peer: call.getPeer() }, "rpc refused: no valid token");
+      else logger.info(line, "rpc");
+    };
+    Promise.resolve()
+      .then(() => {
+        const value = call.metadata.get("authorization")[0];
+        caller = authenticator.authenticate(typeof value === "string" ? value : undefined);
+        return handler(call.request, { caller, requestId, signal });
+      })
+      .then(
+        (response) => {
+          done(status.OK);
+          callback(null, response);
+        },
+        (error: unknown) => {
+          const serviceError = toServiceError(logger, method, error);
+          done(serviceError.code ?? status.UNKNOWN);
+          callback(serviceError);
+        },
+      )
+      .finally(dispose);
+  };
+}
+
+/** The caller's x-request-id when it sent a sane one, else a new id. */
+function requestIdOf(metadata: Metadata): string {
+  const sent = metadata.get(REQUEST_ID_HEADER)[0];
+  return typeof sent === "string" && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
+}
+
+function toServiceError(logger: Logger, method: string, error: unknown): ServerErrorResponse {
+  const { response, unexpected } = toCallerError(error);
+  if (unexpected) logger.error({ err: error, method }, "unexpected error");
+  else if (!(error instanceof RunCancelledError) && (response.code === status.INTERNAL || response.code === status.UNAVAILABLE)) {
+    logger.error({ err: error, method }, "request failed");
+  }
+  return response;
+}

@@ -1,0 +1,28 @@
+/** The playbook: lessons agents learn (seed Path B), their gates, retrieval, credit and retention. The only way in. */
+export {
+  type ArchiveReason,
+  type Clock,
+  DEFAULT_LESSON_DOMAINS,
+  DEFAULT_PLAYBOOK_POLICY,
+  type LessonRecord,
+  type LessonState,
+  type LessonVisibility,
+  PLAYBOOK_HEADER,
+  type PlaybookPolicy,
+  systemClock,
+} from "./lesson.js";
+export { LESSON_LIMITS, LessonGateError, type LessonDraft, type LessonGate } from "./lesson-gates.js";
+export { LessonStore } from "./lesson-store.js";
+export { LESSONS_MIRROR_FILE, LessonsMirrorWriter, readLessonsMirror } from "./lessons-mirror.js";
+export {
+  formatContext,
+  LessonNotFoundError,
+  type LessonScope,
+  type LessonView,
+  PLAYBOOK_LIMITS,
+  type PlaybookContext,
+  type PlaybookEvents,
+  PlaybookService,
+  type PlaybookServiceOptions,
+} from "./playbook-service.js";
+export { createPlaybook, type CreatePlaybookOptions } from "./create-playbook.js";
