@@ -9,7 +9,16 @@ import { CatalogStatus, type ComposedStep, OnFailure, type RegisterComposedSkill
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { eventually } from "./support/poll.js";
-import { connect, containersOf, makeDirs, rpcError, runsByPath, startTestEngine, type TestEngine, warmIdle } from "./support/test-engine.js";
+import {
+  connect,
+  containersOf,
+  makeDirs,
+  rpcError,
+  runsByPath,
+  startTestEngine,
+  type TestEngine,
+  warmIdle,
+} from "./support/test-engine.js";
 
 /** Looks a city up: {"city": "Oslo"} → {"lat": 59.9, "city": "Oslo"}; exits 1 for an unknown city. */
 const GEO = `import json, sys
