@@ -1,5 +1,5 @@
 import { SandboxUnavailableError } from "../errors/index.js";
-import { finishRun } from "./finish-run.js";
+import { handOver } from "./hand-over.js";
 import { asRunFailure, type RunStrategyContext, runLogger } from "./run-context.js";
 import { cancellationOf } from "./run-queue.js";
 import { RunDirectoryVanishedError } from "./sandbox-container.js";
@@ -9,7 +9,8 @@ import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
 const PREPARE_ATTEMPTS = 5;
 
 /**
- * Starts a fresh container for the job and waits for it. Wiping the sandbox directory is allowed
+ * Starts a fresh container for the job (its skill file already in its run directory), hands it
+ * the payload on stdin as a warm container gets it, and waits. Wiping the sandbox directory is allowed
  * at any time: a wipe before the skill started is invisible to the caller (the run is prepared
  * again); one that cuts a run off mid-way is a clear UNAVAILABLE, never a failure blamed on the skill.
  */
@@ -22,6 +23,7 @@ export async function runCold(request: SandboxRunRequest, signal: AbortSignal, c
       if (attempt >= PREPARE_ATTEMPTS) {
         throw new SandboxUnavailableError(
           "the sandbox directory kept disappearing while the run was being prepared; retry once the wipe is over",
+          "sandbox-wiped",
         );
       }
       context.logger.warn({ skill: request.skillName, attempt }, "run directory vanished before start; preparing again");
@@ -34,10 +36,7 @@ async function runColdOnce(request: SandboxRunRequest, signal: AbortSignal, cont
   const member = await context.prepareCold(request);
   const logger = runLogger(context.logger, member.runId, request, "cold");
   try {
-    return await finishRun(member, { exit: member.exited, startedAt: member.startedAt, outputComplete: () => false }, signal, {
-      ...context,
-      logger,
-    });
+    return await handOver(member, request.payload, signal, { ...context, logger });
   } catch (error) {
     throw asRunFailure(error, context.image, "run a sandbox container");
   } finally {

@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { SandboxUnavailableError } from "../errors/index.js";
 import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
+import { type FaultProbe, infrastructureFault } from "./infrastructure-fault.js";
 import type { RunDirectories } from "./run-directories.js";
 import { cancellationOf } from "./run-queue.js";
 import type { SandboxContainer } from "./sandbox-container.js";
@@ -28,13 +28,18 @@ export interface FinishContext {
   readonly limits: SandboxLimits;
   readonly runDirectories: RunDirectories;
   readonly logger: Logger;
+  /** Tells the engine's and operators' kills and outages apart from the skill's own failures. */
+  readonly faults: FaultProbe;
 }
 
 /**
  * The one way a run finishes: wait for the exit (killing the container on timeout or when the
  * caller gives up), collect the output, ask the engine about an OOM kill, and judge the result.
- * A failure whose run directory was wiped meanwhile is the infrastructure's, not the skill's.
- * Throws `RunCancelledError` when `signal` aborted the run.
+ * A failure that the infrastructure caused (the engine went away or cut the run short, the
+ * container was killed or removed from outside, the run directory was wiped) is thrown as a
+ * `SandboxUnavailableError` naming the fault: it is never the skill's result
+ * (docs/skill-lifecycle.md#what-counts-against-a-skill). Throws `RunCancelledError` when `signal`
+ * aborted the run.
  */
 export async function finishRun(
   member: SandboxContainer,
@@ -50,8 +55,17 @@ export async function finishRun(
   member.attached.destroy();
   // The engine flags an OOM kill of any process in the container, a child's included: it is
   // reported, but the run's success stays the success rule (exit 0 and something printed).
-  const oomKilled = !timedOut && (await wasOomKilled(member, exitCode));
+  const state = timedOut ? { gone: false, oomKilled: false } : await containerState(member, exitCode, context.faults);
+  const oomKilled = state.oomKilled;
   const stdoutText = member.stdout.text();
+  const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
+  if (!success && !timedOut) {
+    const fault = await infrastructureFault(member, exitCode, state, context);
+    if (fault) {
+      logger.warn({ exitCode, durationMs, fault: fault.fault, reason: fault.message }, "run cut short by the infrastructure");
+      throw fault;
+    }
+  }
   const errorSummary = summarizeRun({
     exitCode,
     stdout: stdoutText,
@@ -61,12 +75,6 @@ export async function finishRun(
     timeoutMs: limits.timeoutMs,
     memoryBytes: limits.memoryBytes,
   });
-  const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
-  if (!success && !(await context.runDirectories.exists(member.runId))) {
-    throw new SandboxUnavailableError(
-      "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
-    );
-  }
   logger.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
   return {
     exitCode,
@@ -113,12 +121,15 @@ async function awaitExit(
 /**
  * The engine learns of OOM kills through an event that can arrive after the exit: when the
  * process died of SIGKILL that we did not send, ask again for a short while before saying no.
+ * The watch's own `oom` events count too, so a child killed by the OOM killer is reported even
+ * when the skill itself went on and exited 0 before the engine's flag was set.
  */
-async function wasOomKilled(member: SandboxContainer, exitCode: number): Promise<boolean> {
+async function containerState(member: SandboxContainer, exitCode: number, faults: FaultProbe): Promise<{ gone: boolean; oomKilled: boolean }> {
   const attempts = exitCode === SIGKILL_EXIT_CODE ? OOM_FLAG_ATTEMPTS : 1;
   for (let attempt = 1; ; attempt++) {
-    const oomKilled = await member.container.oomKilled();
-    if (oomKilled || attempt >= attempts) return oomKilled;
+    const state = await member.container.state();
+    const oomKilled = state.oomKilled || faults.watch.oomSeen(member.container.id);
+    if (state.gone || oomKilled || attempt >= attempts) return { gone: state.gone, oomKilled };
     await delay(OOM_FLAG_RETRY_MS);
   }
 }

@@ -5,11 +5,12 @@ import type { Logger } from "pino";
 import { CappedOutput } from "./capped-output.js";
 import { type ContainerCommand, sandboxContainerSpec } from "./container-spec.js";
 import type { DockerEngineClient, EngineContainer } from "./docker-engine-client.js";
+import type { EngineWatch, WatchMark } from "./engine-watch.js";
 import { ExitMarkerFilter } from "./exit-marker-filter.js";
 import type { RunDirectories } from "./run-directories.js";
 import type { SandboxLimits } from "./sandbox-runner.js";
 
-/** A container that is created, attached and started; cold ones run their skill, warm ones wait for a job. */
+/** A container that is created, attached and started, its runner waiting on stdin for its one job. */
 export interface SandboxContainer {
   readonly runId: string;
   readonly container: EngineContainer;
@@ -22,9 +23,11 @@ export interface SandboxContainer {
   readonly exited: Promise<number>;
   /** performance.now() at start. */
   readonly startedAt: number;
-  /** Warm containers only: the job's nonce, and the exit code from the runner's exit marker. */
-  readonly nonce?: string;
-  readonly markerExit?: Promise<number>;
+  /** What the engine watch knew before the container was created (engine-watch.ts). */
+  readonly engineMark: WatchMark;
+  /** The job's nonce, and the exit code from the runner's exit marker. */
+  readonly nonce: string;
+  readonly markerExit: Promise<number>;
 }
 
 /** The run directory vanished before the skill started (a sandbox wipe); safe to prepare again. */
@@ -39,6 +42,7 @@ export interface ContainerFactory {
   readonly limits: SandboxLimits;
   readonly instanceTag: string;
   readonly bootId: string;
+  readonly watch: EngineWatch;
   readonly logger: Logger;
 }
 
@@ -54,6 +58,7 @@ export async function prepareContainer(
   code?: string,
 ): Promise<SandboxContainer> {
   const { engine, runDirectories, limits } = factory;
+  const engineMark = factory.watch.mark();
   await runDirectories.create(runId, code).catch((error: unknown) => {
     throw (error as NodeJS.ErrnoException).code === "ENOENT" ? new RunDirectoryVanishedError() : error;
   });
@@ -74,13 +79,11 @@ export async function prepareContainer(
       command,
     });
     container = await engine.createContainer(spec, runId).catch(vanishedOr);
-    const warm = command.kind === "warm";
-    const attached = await container.attach({ stdin: warm });
+    const attached = await container.attach({ stdin: true });
     const stdout = new CappedOutput(limits.outputLimitBytes);
     const stderr = new CappedOutput(limits.outputLimitBytes);
-    const nonce = warm ? randomUUID() : undefined;
-    const markerExit = nonce ? demultiplexUntilMarker(container, attached, nonce, stdout, stderr) : undefined;
-    if (!nonce) container.demultiplex(attached, stdout.writable, stderr.writable);
+    const nonce = randomUUID();
+    const markerExit = demultiplexUntilMarker(container, attached, nonce, stdout, stderr);
     const outputDone = new Promise<void>((resolve) => {
       attached.once("end", resolve);
       attached.once("close", resolve);
@@ -104,7 +107,9 @@ export async function prepareContainer(
       outputDone,
       exited,
       startedAt,
-      ...(nonce && markerExit ? { nonce, markerExit } : {}),
+      engineMark,
+      nonce,
+      markerExit,
     };
   } catch (error) {
     await container?.remove();
@@ -114,7 +119,7 @@ export async function prepareContainer(
 }
 
 /**
- * A warm container's run is over when the runner's marker came through both streams: everything
+ * A run is over when the runner's marker came through both streams: everything
  * the skill wrote before it has then arrived, whatever the engine's exit bookkeeping still takes.
  * Resolves with the exit code the marker carries.
  */
