@@ -53,6 +53,7 @@ export async function finishRun(
   if (cancelled) throw cancellationOf(signal);
   if (!ending.outputComplete()) await Promise.race([member.outputDone, delay(OUTPUT_DRAIN_MS)]);
   member.attached.destroy();
+  member.flushOutput();
   // The engine flags an OOM kill of any process in the container, a child's included: it is
   // reported, but the run's success stays the success rule (exit 0 and something printed).
   const state = timedOut ? { gone: false, oomKilled: false } : await containerState(member, exitCode, context.faults);

@@ -28,6 +28,8 @@ export interface SandboxContainer {
   /** The job's nonce, and the exit code from the runner's exit marker. */
   readonly nonce: string;
   readonly markerExit: Promise<number>;
+  /** Releases output held back while it could have been the start of the marker; call once the run is over. */
+  readonly flushOutput: () => void;
 }
 
 /** The run directory vanished before the skill started (a sandbox wipe); safe to prepare again. */
@@ -83,7 +85,7 @@ export async function prepareContainer(
     const stdout = new CappedOutput(limits.outputLimitBytes);
     const stderr = new CappedOutput(limits.outputLimitBytes);
     const nonce = randomUUID();
-    const markerExit = demultiplexUntilMarker(container, attached, nonce, stdout, stderr);
+    const { markerExit, flushOutput } = demultiplexUntilMarker(container, attached, nonce, stdout, stderr);
     const outputDone = new Promise<void>((resolve) => {
       attached.once("end", resolve);
       attached.once("close", resolve);
@@ -110,6 +112,7 @@ export async function prepareContainer(
       engineMark,
       nonce,
       markerExit,
+      flushOutput,
     };
   } catch (error) {
     await container?.remove();
@@ -129,17 +132,20 @@ function demultiplexUntilMarker(
   nonce: string,
   stdout: CappedOutput,
   stderr: CappedOutput,
-): Promise<number> {
+): { markerExit: Promise<number>; flushOutput: () => void } {
   let stdoutCode: ((code: number) => void) | undefined;
   let stderrSeen: (() => void) | undefined;
   const onStdout = new Promise<number>((resolve) => (stdoutCode = resolve));
   const onStderr = new Promise<void>((resolve) => (stderrSeen = resolve));
-  container.demultiplex(
-    attached,
+  const filters = [
     new ExitMarkerFilter(nonce, stdout.writable, (code) => stdoutCode?.(code)),
     new ExitMarkerFilter(nonce, stderr.writable, () => stderrSeen?.()),
-  );
-  return Promise.all([onStdout, onStderr]).then(([code]) => code);
+  ] as const;
+  container.demultiplex(attached, filters[0], filters[1]);
+  return {
+    markerExit: Promise.all([onStdout, onStderr]).then(([code]) => code),
+    flushOutput: () => filters.forEach((filter) => filter.flush()),
+  };
 }
 
 /** Container first: once it is gone nothing can touch the run directory; then the directory. */
