@@ -6,6 +6,7 @@ import {
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,
+  SkillEngineError,
   SkillNotFoundError,
   SkillTestFailedError,
   SkillVersionNotFoundError,
@@ -37,7 +38,7 @@ import {
   windowRate,
 } from "./registry/index.js";
 import type { SkillIndexer } from "./skill-indexer.js";
-import { type CanonicalStore, contentHash, locationOf, type MirrorWriter } from "./store/index.js";
+import { type CanonicalStore, contentHash, fromStoreError, locationOf, type MirrorWriter, type PreparedFile } from "./store/index.js";
 
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
@@ -245,9 +246,20 @@ export class SkillService {
       if (code === undefined || contentHash(code) !== target.contentHash) {
         throw new InternalError(`the history file of "${name}" v${version} is missing or altered`);
       }
-      const rolledBack = this.registry.activateVersion(name, version, this.now());
-      await this.store.writeActive(name, code);
-      await this.mirror.flush();
+      // Everything that can run out of space is written before the registry commits; a failure
+      // at any step leaves the skill as it was (docs/operations.md#full-disks-and-a-locked-registry).
+      const active = await this.store.prepareActive(name, code).catch((error: unknown) => {
+        throw fromStoreError(error, `roll "${name}" back to v${version}`);
+      });
+      let rolledBack: SkillRecord;
+      try {
+        rolledBack = this.registry.activateVersion(name, version, this.now());
+      } catch (error) {
+        await active.discard();
+        throw error;
+      }
+      await this.commitPrepared(active, name);
+      await this.mirror.flushOrLater();
       await this.reindex(rolledBack);
       this.logger.info(
         { skill: name, from: skill.version, to: version, agent: context.caller.agentId, requestId: context.requestId },
@@ -264,7 +276,7 @@ export class SkillService {
       if (skill.status === "deleted") throw new FailedPreconditionError(`"${name}" is already deleted`);
       const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(deleted);
       this.logger.info({ skill: name, agent: context.caller.agentId, requestId: context.requestId }, "skill deleted (soft)");
       return deleted;
@@ -280,7 +292,7 @@ export class SkillService {
       }
       const restored = this.registry.restore(name, `restored by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "active", this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(restored);
       this.logger.info({ skill: name, from: skill.status, agent: context.caller.agentId, requestId: context.requestId }, "skill restored");
       return restored;
@@ -292,7 +304,7 @@ export class SkillService {
     return this.perName.run(name, async () => {
       this.manageableSkill(name, context.caller, pinned ? "protect" : "unprotect");
       const updated = this.registry.setProtected(name, pinned, this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
       return updated;
     });
@@ -305,7 +317,7 @@ export class SkillService {
       const skill = this.manageableSkill(name, context.caller, "change the visibility of");
       if (skill.visibility === visibility) return skill;
       const updated = this.registry.setAccess(name, { owner: skill.owner, visibility }, this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
       this.logger.info(
         { skill: name, from: skill.visibility, to: visibility, agent: context.caller.agentId, requestId: context.requestId },
@@ -325,7 +337,7 @@ export class SkillService {
       const skill = this.existingSkill(name);
       if (skill.owner === newOwner) return skill;
       const updated = this.registry.setAccess(name, { owner: newOwner, visibility: skill.visibility }, this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
       this.logger.warn(
         { skill: name, from: skill.owner, to: newOwner, agent: context.caller.agentId, requestId: context.requestId },
@@ -355,7 +367,7 @@ export class SkillService {
         }
       });
     }
-    await this.mirror.flush();
+    await this.mirror.flushOrLater();
     const skillsIndexed = this.indexer ? await this.indexer.reindexAll() : 0;
     this.logger.warn({ skillsIndexed, repairs, agent: context.caller.agentId, requestId: context.requestId }, "indexes rebuilt by request");
     return { skillsIndexed, repairs };
@@ -381,7 +393,7 @@ export class SkillService {
       });
       if (outcome) retired.push(outcome);
     }
-    if (retired.length > 0 && !dryRun) await this.mirror.flush();
+    if (retired.length > 0 && !dryRun) await this.mirror.flushOrLater();
     return retired;
   }
 
@@ -389,7 +401,7 @@ export class SkillService {
     const skill = this.liveSkill(this.visibleSkill(name, context.caller), "invoke");
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
     const result = await this.run("invoke", name, await this.activeCode(skill), payload, context);
-    const updated = this.registry.recordInvocation({
+    const updated = this.recordInvocation({
       name,
       version: skill.version,
       at: this.now(),
@@ -403,13 +415,28 @@ export class SkillService {
     });
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
     } else {
       this.mirror.schedule();
     }
     if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
     return { result, version: skill.version };
+  }
+
+  /**
+   * Records an invocation's result. A registry that cannot be written now (a full disk, a lock
+   * held elsewhere, a read-only file system) loses this one record, logged, and the caller still
+   * gets the result it waited for: invocations keep working while the disk is full.
+   */
+  private recordInvocation(record: Parameters<SkillRegistry["recordInvocation"]>[0]): SkillRecord | undefined {
+    try {
+      return this.registry.recordInvocation(record);
+    } catch (error) {
+      if (!(error instanceof SkillEngineError) || (error.kind !== "resource-exhausted" && error.kind !== "unavailable")) throw error;
+      this.logger.error({ err: error, skill: record.name, success: record.success }, "could not record the invocation; its result was returned");
+      return undefined;
+    }
   }
 
   /** Explicit routing feedback (RecordRouteFeedback); only for the caller's own routes. */
@@ -529,23 +556,54 @@ export class SkillService {
       await this.store.moveSkill(name, locationOf(existing.status), "active", this.now());
     }
     const version = this.registry.nextVersion(name);
-    await this.store.writeVersion(name, version, code);
-    const committed = this.registry.commitVersion(
-      {
-        name,
-        version,
-        description,
-        parametersSchema,
-        testPayload,
-        contentHash: contentHash(code),
-        origin,
-        createdAt: this.now(),
-      },
-      { owner: access.owner, visibility: access.visibility },
-    );
-    await this.store.writeActive(name, code);
-    await this.mirror.flush();
+    // History file and new active file are written in full before the registry commits; when any
+    // step fails (a full or read-only disk, a locked registry) what was written is removed and the
+    // skill stays as it was (docs/operations.md#full-disks-and-a-locked-registry).
+    const action = `write version ${version} of "${name}"`;
+    await this.store.writeVersion(name, version, code).catch(async (error: unknown) => {
+      await this.store.discardUncommittedVersion(name, version);
+      throw fromStoreError(error, action);
+    });
+    const active = await this.store.prepareActive(name, code).catch(async (error: unknown) => {
+      await this.store.discardUncommittedVersion(name, version);
+      throw fromStoreError(error, action);
+    });
+    let committed: SkillRecord;
+    try {
+      committed = this.registry.commitVersion(
+        {
+          name,
+          version,
+          description,
+          parametersSchema,
+          testPayload,
+          contentHash: contentHash(code),
+          origin,
+          createdAt: this.now(),
+        },
+        { owner: access.owner, visibility: access.visibility },
+      );
+    } catch (error) {
+      await active.discard();
+      await this.store.discardUncommittedVersion(name, version);
+      throw error;
+    }
+    await this.commitPrepared(active, name);
+    await this.mirror.flushOrLater();
     return committed;
+  }
+
+  /**
+   * Puts a prepared active file in place after the registry committed. A rename needs no new
+   * space, so this fails only if the directory itself went away or read-only; the registry is then
+   * ahead of the file, which the next read restores from the history (readActiveCode).
+   */
+  private async commitPrepared(active: PreparedFile, name: string): Promise<void> {
+    try {
+      await active.commit();
+    } catch (error) {
+      this.logger.error({ err: error, skill: name }, "could not put the active file in place; the next read restores it from history");
+    }
   }
 
   private existingSkill(name: string): SkillRecord {

@@ -19,7 +19,8 @@ export async function runCold(request: SandboxRunRequest, signal: AbortSignal, c
     try {
       return await runColdOnce(request, signal, context);
     } catch (error) {
-      if (!(error instanceof RunDirectoryVanishedError)) throw error;
+      // A full or read-only sandbox disk while preparing is the host's fault (docker-errors.ts).
+      if (!(error instanceof RunDirectoryVanishedError)) throw asRunFailure(error, context.image, "prepare a sandbox run");
       if (attempt >= PREPARE_ATTEMPTS) {
         throw new SandboxUnavailableError(
           "the sandbox directory kept disappearing while the run was being prepared; retry once the wipe is over",

@@ -27,17 +27,19 @@ export function fromDockerError(error: unknown, context: { image: string; action
   if (error instanceof SkillEngineError) return error;
   const e = error as DockerishError;
   const detail = detailOf(e);
+  // The host side of the sandbox (run directories; a write on a descriptor carries no path): a
+  // full or read-only disk is the host's fault, never the skill's
+  // (docs/skill-lifecycle.md#what-counts-against-a-skill). The engine's own errors carry HTTP
+  // statuses, never these codes.
+  if (e?.code && HOST_DISK_CODES.has(e.code)) {
+    return new SandboxUnavailableError(
+      `the sandbox directory's disk cannot take the run (${e.code}) while trying to ${context.action}; ` +
+        "free space under SKILL_ENGINE_SANDBOX_DIR and retry",
+      "host-disk-full",
+      { cause: error },
+    );
+  }
   if (typeof e?.path === "string") {
-    // The host side of the sandbox (run directories): a full or read-only disk is the host's
-    // fault, never the skill's (docs/skill-lifecycle.md#what-counts-against-a-skill).
-    if (e.code && HOST_DISK_CODES.has(e.code)) {
-      return new SandboxUnavailableError(
-        `the sandbox directory's disk cannot take the run (${e.code}) while trying to ${context.action}; ` +
-          "free space under SKILL_ENGINE_SANDBOX_DIR and retry",
-        "host-disk-full",
-        { cause: error },
-      );
-    }
     return new InternalError(`could not ${context.action}: ${detail}`, { cause: error });
   }
   if (e?.code && CONNECTION_CODES.has(e.code)) {

@@ -61,8 +61,11 @@ export async function prepareContainer(
 ): Promise<SandboxContainer> {
   const { engine, runDirectories, limits } = factory;
   const engineMark = factory.watch.mark();
-  await runDirectories.create(runId, code).catch((error: unknown) => {
-    throw (error as NodeJS.ErrnoException).code === "ENOENT" ? new RunDirectoryVanishedError() : error;
+  await runDirectories.create(runId, code).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new RunDirectoryVanishedError();
+    // A directory made before the skill file failed (a full disk) must not stay behind.
+    await runDirectories.remove(runId).catch(() => undefined);
+    throw error;
   });
   /** A failed create or start is a wipe when the run directory is gone, else the engine's error. */
   const vanishedOr = async (error: unknown): Promise<never> => {
