@@ -197,7 +197,7 @@ export class SkillService {
       },
       "skill registered",
     );
-    return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
+    return { skill, test, normalizations: [...valid.normalizations, ...prepared.normalizations], warnings: prepared.warnings };
   }
 
   async patch(input: PatchInput, context: CallContext): Promise<RegistrationResult> {
