@@ -110,7 +110,9 @@ async function agent(id: number, client: TestClient, recorder: Recorder, until: 
     const roll = Math.random();
     if (roll < 0.6) {
       const fail = Math.random() < 0.1;
-      const response = await recorder.time("InvokeSkill", () => client.invoke(name, JSON.stringify({ x: 3, ...(fail ? { fail: true } : {}) })));
+      const response = await recorder.time("InvokeSkill", () =>
+        client.invoke(name, JSON.stringify({ x: 3, ...(fail ? { fail: true } : {}) })),
+      );
       if (response && !response.result?.success) failedRuns++;
     } else if (roll < 0.8) {
       const query = QUERIES[Math.floor(Math.random() * QUERIES.length)] ?? "";
@@ -207,7 +209,9 @@ async function main(): Promise<void> {
     containersLeft,
   };
 
-  console.log(`\n${total} calls in ${elapsed.toFixed(0)} s: ${figures.callsPerSecond.toFixed(1)} calls/s (${AGENTS} agents, ${figures.cpus} CPUs)`);
+  console.log(
+    `\n${total} calls in ${elapsed.toFixed(0)} s: ${figures.callsPerSecond.toFixed(1)} calls/s (${AGENTS} agents, ${figures.cpus} CPUs)`,
+  );
   console.log("RPC              calls   per s     p50 ms    p95 ms    p99 ms");
   for (const row of perRpc) {
     console.log(
@@ -216,7 +220,9 @@ async function main(): Promise<void> {
   }
   console.log(`errors by RPC and code: ${recorder.errors.size === 0 ? "none" : JSON.stringify(figures.errors)}`);
   console.log(`in-band failed runs (the one call in ten that fails on purpose): ${figures.inBandFailedRuns}`);
-  console.log("samples (t s, RSS MB, open fds): " + samples.map((s) => `${s.atSeconds.toFixed(0)}/${s.rssMb.toFixed(1)}/${s.openFds}`).join("  "));
+  console.log(
+    "samples (t s, RSS MB, open fds): " + samples.map((s) => `${s.atSeconds.toFixed(0)}/${s.rssMb.toFixed(1)}/${s.openFds}`).join("  "),
+  );
   console.log(
     `after warm-up (${steady.length} samples from t=${steady[0]?.atSeconds.toFixed(0) ?? "?"} s): RSS slope ${rssSlope.toFixed(2)} MB/min, open fds slope ${fdSlope.toFixed(2)}/min`,
   );

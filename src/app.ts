@@ -167,7 +167,8 @@ export async function startSkillEngine(config: SkillEngineConfig, logger: Logger
     if (cameBack || sweepDue) {
       lastSweep = Date.now();
       const reaped = await runner.reapOrphans();
-      if (reaped.containers + reaped.runDirectories > 0) logger.warn(reaped, "removed sandbox containers and run directories no run tracks");
+      if (reaped.containers + reaped.runDirectories > 0)
+        logger.warn(reaped, "removed sandbox containers and run directories no run tracks");
     }
     if (!started) {
       started = true;

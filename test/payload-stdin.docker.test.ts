@@ -55,7 +55,12 @@ describe.each([
 
     const { result } = await call;
     expect(result?.success).toBe(true);
-    expect(JSON.parse(result?.stdout ?? "")).toEqual({ argv: ["/sandbox/skill.py", payload], name: "__main__", path0: "/sandbox", stdin: "" });
+    expect(JSON.parse(result?.stdout ?? "")).toEqual({
+      argv: ["/sandbox/skill.py", payload],
+      name: "__main__",
+      path0: "/sandbox",
+      stdin: "",
+    });
   }, 60_000);
 });
 

@@ -149,8 +149,20 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     await writeFile(needsText, "import json, sys\nprint(json.loads(sys.argv[1])['text'].upper())\n");
     const defaulted = await skillctl(port, "register", needsText, "--name", "shout", "--description", "Upper-cases the text it is given.");
     expect(defaulted.code).toBe(2);
-    expect(defaulted.stderr).toMatch(/^skillctl: FAILED_PRECONDITION: KeyError: 'text' \(the test run used the payload \{\}, the default: no --test-payload was given\)\n/);
-    const given = await skillctl(port, "register", needsText, "--name", "shout", "--description", "Upper-cases the text.", "--test-payload", '{"txt": "a"}');
+    expect(defaulted.stderr).toMatch(
+      /^skillctl: FAILED_PRECONDITION: KeyError: 'text' \(the test run used the payload \{\}, the default: no --test-payload was given\)\n/,
+    );
+    const given = await skillctl(
+      port,
+      "register",
+      needsText,
+      "--name",
+      "shout",
+      "--description",
+      "Upper-cases the text.",
+      "--test-payload",
+      '{"txt": "a"}',
+    );
     expect(given.stderr).toMatch(/^skillctl: FAILED_PRECONDITION: KeyError: 'text' \(the test run used the payload \{"txt": "a"\}\)\n/);
   });
 

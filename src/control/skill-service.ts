@@ -434,7 +434,10 @@ export class SkillService {
       return this.registry.recordInvocation(record);
     } catch (error) {
       if (!(error instanceof SkillEngineError) || (error.kind !== "resource-exhausted" && error.kind !== "unavailable")) throw error;
-      this.logger.error({ err: error, skill: record.name, success: record.success }, "could not record the invocation; its result was returned");
+      this.logger.error(
+        { err: error, skill: record.name, success: record.success },
+        "could not record the invocation; its result was returned",
+      );
       return undefined;
     }
   }

@@ -87,8 +87,7 @@ export class DockerSandboxRunner implements SandboxRunner {
       runDirectories: this.runDirectories,
       logger,
       faults: { engine: this.engine, watch: this.watch },
-      prepareCold: (request) =>
-        this.prepare({ kind: "cold", skillName: request.skillName, purpose: request.purpose }, request.code),
+      prepareCold: (request) => this.prepare({ kind: "cold", skillName: request.skillName, purpose: request.purpose }, request.code),
       destroy: (member) => this.destroy(member),
       destroyLater: (member) => {
         // Tracked so that shutdown still waits for it.
@@ -165,7 +164,11 @@ export class DockerSandboxRunner implements SandboxRunner {
       const untracked = !this.tracked.has(runId);
       if (!untracked && found.createdAt.getTime() >= oldest) continue;
       if (untracked) logger.info({ containerId: found.id, labels: found.labels }, "removing an untracked sandbox container");
-      else logger.error({ containerId: found.id, runId, createdAt: found.createdAt }, "removing a sandbox container that outlived every limit");
+      else
+        logger.error(
+          { containerId: found.id, runId, createdAt: found.createdAt },
+          "removing a sandbox container that outlived every limit",
+        );
       await this.engine.removeContainer(found.id);
       containers++;
     }

@@ -105,7 +105,8 @@ export class EngineWatch {
       this.stream = undefined;
       this.connected = false;
       this.generation++;
-      if (!this.closed) this.logger.warn("lost the engine's event stream (the engine went away?); runs in flight are not the skills' fault");
+      if (!this.closed)
+        this.logger.warn("lost the engine's event stream (the engine went away?); runs in flight are not the skills' fault");
       this.scheduleRetry();
     };
     stream.on("end", lost);

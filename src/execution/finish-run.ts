@@ -125,7 +125,11 @@ async function awaitExit(
  * The watch's own `oom` events count too, so a child killed by the OOM killer is reported even
  * when the skill itself went on and exited 0 before the engine's flag was set.
  */
-async function containerState(member: SandboxContainer, exitCode: number, faults: FaultProbe): Promise<{ gone: boolean; oomKilled: boolean }> {
+async function containerState(
+  member: SandboxContainer,
+  exitCode: number,
+  faults: FaultProbe,
+): Promise<{ gone: boolean; oomKilled: boolean }> {
   const attempts = exitCode === SIGKILL_EXIT_CODE ? OOM_FLAG_ATTEMPTS : 1;
   for (let attempt = 1; ; attempt++) {
     const state = await member.container.state();

@@ -39,7 +39,10 @@ export async function infrastructureFault(
 ): Promise<SandboxUnavailableError | undefined> {
   const { engine, watch } = context.faults;
   if (state.gone) {
-    return new SandboxUnavailableError("the run's container was removed from outside while it ran; the result is not the skill's; retry", "container-lost");
+    return new SandboxUnavailableError(
+      "the run's container was removed from outside while it ran; the result is not the skill's; retry",
+      "container-lost",
+    );
   }
   if (watch.outageSince(member.engineMark)) {
     return new SandboxUnavailableError(

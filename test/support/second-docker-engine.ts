@@ -73,7 +73,11 @@ export async function startSecondDockerEngine(image: string): Promise<SecondDock
     start,
     async dispose() {
       const leftovers = await docker.listContainers({ all: true }).catch(() => []);
-      for (const info of leftovers) await docker.getContainer(info.Id).remove({ force: true }).catch(() => undefined);
+      for (const info of leftovers)
+        await docker
+          .getContainer(info.Id)
+          .remove({ force: true })
+          .catch(() => undefined);
       await stop();
       await rm(root, { recursive: true, force: true }).catch(() => undefined);
     },

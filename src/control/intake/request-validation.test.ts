@@ -41,7 +41,9 @@ describe("validateRegistration", () => {
     for (const schema of ["{}", "", "  { }\n"]) {
       const result = validateRegistration({ ...valid, parametersSchema: schema, testPayload: "{}" });
       expect(result.parametersSchema).toBe('{"type":"object"}');
-      expect(result.normalizations).toEqual([expect.stringMatching(/^read parameters_schema .* as \{"type":"object"\}: a tool without parameters$/)]);
+      expect(result.normalizations).toEqual([
+        expect.stringMatching(/^read parameters_schema .* as \{"type":"object"\}: a tool without parameters$/),
+      ]);
       expect(result.validatePayload("payload", '{"anything": 1}')).toBe('{"anything": 1}');
     }
     expect(validateRegistration(valid).normalizations).toEqual([]);
