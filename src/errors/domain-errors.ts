@@ -130,7 +130,9 @@ export type InfrastructureFault =
   /** The sandbox directory was wiped while the run was being prepared or in flight. */
   | "sandbox-wiped"
   /** The disk under the sandbox directory is full (or read-only). */
-  | "host-disk-full";
+  | "host-disk-full"
+  /** The service is shutting down (a `RunCancelledError`; counted in the metrics under this name). */
+  | "shutdown";
 
 /**
  * The sandbox engine (Docker) or the sandbox's host cannot run the skill now: an infrastructure

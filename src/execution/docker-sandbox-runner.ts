@@ -133,6 +133,8 @@ export class DockerSandboxRunner implements SandboxRunner {
       return await this.queue.submit(() => this.track(this.execute(request, signal)), signal);
     } catch (error) {
       if (error instanceof SandboxUnavailableError) this.options.onInfrastructureFault?.(error.fault, request.purpose);
+      else if (error instanceof RunCancelledError && error.reason === "shutdown")
+        this.options.onInfrastructureFault?.("shutdown", request.purpose);
       throw error;
     }
   }
