@@ -140,7 +140,7 @@ describe("the periodic sandbox sweep", () => {
     await dockerd?.dispose();
   }, 120_000);
 
-  it("removes a container of this instance that no run tracks, and never one a run is using", async () => {
+  it("removes containers of this instance that no run tracks (running or only created), and never one a run is using", async () => {
     await engine.client.register({ name: "sleeper", code: SLEEPER, testPayload: "{}" });
     // A leak from any path: a container with this instance's labels that no run of the service made.
     const leaked = await dockerd.docker.createContainer({
@@ -150,10 +150,17 @@ describe("the periodic sandbox sweep", () => {
       HostConfig: { NetworkMode: "none" },
     });
     await leaked.start();
+    // And one created but never started, as a create is left when the engine goes away before the start.
+    const created = await dockerd.docker.createContainer({
+      Image: IMAGE,
+      Cmd: ["true"],
+      Labels: { [LABEL_MANAGED]: "true", [LABEL_INSTANCE]: engine.instanceTag },
+      HostConfig: { NetworkMode: "none" },
+    });
     const running = engine.client.invoke("sleeper", '{"s": 3}');
-    await eventually("the leaked container to be swept", async () => {
+    await eventually("the leaked containers to be swept", async () => {
       const ids = (await containersOf(engine.instanceTag, dockerd.docker)).map((c) => c.Id);
-      return ids.includes(leaked.id) ? undefined : true;
+      return ids.includes(leaked.id) || ids.includes(created.id) ? undefined : true;
     });
     // The run that was in flight during the sweeps finished as the skill meant.
     const { result } = await running;

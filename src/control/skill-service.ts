@@ -555,9 +555,31 @@ export class SkillService {
     access: SkillAccess,
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
-    if (existing && !isLive(existing.status)) {
-      await this.store.moveSkill(name, locationOf(existing.status), "active", this.now());
+    const from = existing && !isLive(existing.status) ? locationOf(existing.status) : undefined;
+    if (from === undefined) return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access);
+    await this.store.moveSkill(name, from, "active", this.now()).catch((error: unknown) => {
+      throw fromStoreError(error, `bring the files of "${name}" back from ${from}`);
+    });
+    try {
+      return await this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access);
+    } catch (error) {
+      // Nothing was committed: the files go back where the registry says they are.
+      await this.store.moveSkill(name, "active", from, this.now()).catch((moveError: unknown) => {
+        this.logger.error({ err: moveError, skill: name }, "could not move the files back; the next start's reconciliation does");
+      });
+      throw error;
     }
+  }
+
+  private async writeAndCommit(
+    name: string,
+    code: string,
+    description: string,
+    parametersSchema: string,
+    testPayload: string,
+    origin: VersionOrigin,
+    access: SkillAccess,
+  ): Promise<SkillRecord> {
     const version = this.registry.nextVersion(name);
     // History file and new active file are written in full before the registry commits; when any
     // step fails (a full or read-only disk, a locked registry) what was written is removed and the
