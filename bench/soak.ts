@@ -44,13 +44,20 @@ interface Sample {
   readonly atSeconds: number;
   readonly rssMb: number;
   readonly openFds: number;
+  /** V8's used heap, from the service's own /metrics: tells a JavaScript leak from native caches. */
+  readonly heapUsedMb: number;
 }
 
-async function sampleProcess(pid: number, startedAt: number): Promise<Sample> {
+async function sampleProcess(pid: number, startedAt: number, metricsPort: number | undefined): Promise<Sample> {
   const statusText = await readFile(`/proc/${pid}/status`, "utf8");
   const rssMb = Number(/VmRSS:\s+(\d+)/.exec(statusText)?.[1] ?? 0) / 1024;
   const openFds = (await readdir(`/proc/${pid}/fd`)).length;
-  return { atSeconds: (performance.now() - startedAt) / 1000, rssMb, openFds };
+  let heapUsedMb = 0;
+  if (metricsPort !== undefined) {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    heapUsedMb = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? 0) / 2 ** 20;
+  }
+  return { atSeconds: (performance.now() - startedAt) / 1000, rssMb, openFds, heapUsedMb };
 }
 
 /** Least-squares slope of `y` over `x`, per minute of x in seconds. */
@@ -152,15 +159,19 @@ async function main(): Promise<void> {
     SKILL_ENGINE_POOL: "on",
   });
   const pid = service.child.pid ?? 0;
+  const listening = service.logs.find((entry) => typeof entry.metricsPort === "number");
+  const metricsPort = listening?.metricsPort as number | undefined;
   const clients = Array.from({ length: AGENTS }, () => connect(service.port));
   const recorder = new Recorder();
   const startedAt = performance.now();
-  const samples: Sample[] = [await sampleProcess(pid, startedAt)];
+  const samples: Sample[] = [await sampleProcess(pid, startedAt, metricsPort)];
   const sampler = setInterval(() => {
-    sampleProcess(pid, startedAt)
+    sampleProcess(pid, startedAt, metricsPort)
       .then((sample) => {
         samples.push(sample);
-        console.log(`  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB  fds ${sample.openFds}`);
+        console.log(
+          `  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB  heap ${sample.heapUsedMb.toFixed(1)} MB  fds ${sample.openFds}`,
+        );
       })
       .catch(() => undefined);
   }, SAMPLE_SECONDS * 1000);
@@ -169,7 +180,7 @@ async function main(): Promise<void> {
   const outcomes = await Promise.all(clients.map((client, id) => agent(id, client, recorder, until)));
   const elapsed = (performance.now() - startedAt) / 1000;
   clearInterval(sampler);
-  samples.push(await sampleProcess(pid, startedAt));
+  samples.push(await sampleProcess(pid, startedAt, metricsPort));
   const instance = instanceTagOf(home);
   const filters = { label: [`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${instance}`] };
   const containersBeforeStop = (await docker.listContainers({ all: true, filters })).length;
@@ -192,6 +203,7 @@ async function main(): Promise<void> {
   const steady = samples.slice(Math.floor(samples.length / 3));
   const rssSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.rssMb]));
   const fdSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.openFds]));
+  const heapSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.heapUsedMb]));
   const figures = {
     date: new Date().toISOString(),
     seconds: Math.round(elapsed),
@@ -205,6 +217,7 @@ async function main(): Promise<void> {
     samples,
     rssSlopeMbPerMinute: rssSlope,
     fdSlopePerMinute: fdSlope,
+    heapSlopeMbPerMinute: heapSlope,
     containersBeforeStop,
     containersLeft,
   };
@@ -221,10 +234,12 @@ async function main(): Promise<void> {
   console.log(`errors by RPC and code: ${recorder.errors.size === 0 ? "none" : JSON.stringify(figures.errors)}`);
   console.log(`in-band failed runs (the one call in ten that fails on purpose): ${figures.inBandFailedRuns}`);
   console.log(
-    "samples (t s, RSS MB, open fds): " + samples.map((s) => `${s.atSeconds.toFixed(0)}/${s.rssMb.toFixed(1)}/${s.openFds}`).join("  "),
+    "samples (t s, RSS MB, heap MB, open fds): " +
+      samples.map((s) => `${s.atSeconds.toFixed(0)}/${s.rssMb.toFixed(1)}/${s.heapUsedMb.toFixed(1)}/${s.openFds}`).join("  "),
   );
   console.log(
-    `after warm-up (${steady.length} samples from t=${steady[0]?.atSeconds.toFixed(0) ?? "?"} s): RSS slope ${rssSlope.toFixed(2)} MB/min, open fds slope ${fdSlope.toFixed(2)}/min`,
+    `after warm-up (${steady.length} samples from t=${steady[0]?.atSeconds.toFixed(0) ?? "?"} s): RSS slope ${rssSlope.toFixed(2)} MB/min, ` +
+      `V8 heap slope ${heapSlope.toFixed(2)} MB/min, open fds slope ${fdSlope.toFixed(2)}/min`,
   );
   console.log(`containers of the instance: ${containersBeforeStop} before the stop (the warm pool), ${containersLeft} left after it`);
 

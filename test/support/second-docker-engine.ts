@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import Docker from "dockerode";
+import { processesWhoseArgvContains as processesMentioning } from "./host-probes.js";
 import { eventually } from "./poll.js";
 
 /**
@@ -79,6 +80,15 @@ export async function startSecondDockerEngine(image: string): Promise<SecondDock
           .remove({ force: true })
           .catch(() => undefined);
       await stop();
+      // A container shim can outlive its daemon (shims are made to survive it); ours are the
+      // processes whose command line names this engine's exec root.
+      for (const pid of await processesMentioning(path.join(root, "exec"))) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
       await rm(root, { recursive: true, force: true }).catch(() => undefined);
     },
   };
