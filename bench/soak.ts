@@ -7,7 +7,7 @@
  * left out), and the containers of the service's instance left at the end (after a graceful
  * stop). Writes the figures to bench/results/.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -187,6 +187,8 @@ async function main(): Promise<void> {
   for (const client of clients) client.close();
   await service.kill("SIGTERM");
   const containersLeft = (await docker.listContainers({ all: true, filters })).length;
+  // SQLite's page cache (up to 16 MiB per connection) grows with the database: its size explains part of RSS.
+  const databaseMb = (await stat(path.join(home, "registry.db")).catch(() => ({ size: 0 }))).size / 2 ** 20;
 
   const total = [...recorder.latencies.values()].reduce((n, list) => n + list.length, 0);
   const perRpc = [...recorder.latencies.entries()].map(([rpc, list]) => {
@@ -220,6 +222,7 @@ async function main(): Promise<void> {
     heapSlopeMbPerMinute: heapSlope,
     containersBeforeStop,
     containersLeft,
+    registryDbMb: databaseMb,
   };
 
   console.log(
@@ -241,6 +244,7 @@ async function main(): Promise<void> {
     `after warm-up (${steady.length} samples from t=${steady[0]?.atSeconds.toFixed(0) ?? "?"} s): RSS slope ${rssSlope.toFixed(2)} MB/min, ` +
       `V8 heap slope ${heapSlope.toFixed(2)} MB/min, open fds slope ${fdSlope.toFixed(2)}/min`,
   );
+  console.log(`registry.db at the end: ${databaseMb.toFixed(1)} MB`);
   console.log(`containers of the instance: ${containersBeforeStop} before the stop (the warm pool), ${containersLeft} left after it`);
 
   const resultsDir = path.join(path.dirname(new URL(import.meta.url).pathname), "results");

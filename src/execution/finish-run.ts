@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
+import { SandboxUnavailableError } from "../errors/index.js";
 import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
 import { type FaultProbe, infrastructureFault } from "./infrastructure-fault.js";
 import type { RunDirectories } from "./run-directories.js";
@@ -13,6 +14,8 @@ const OUTPUT_DRAIN_MS = 2_000;
 const SIGKILL_EXIT_CODE = 137;
 const OOM_FLAG_ATTEMPTS = 10;
 const OOM_FLAG_RETRY_MS = 50;
+/** How long the engine has to confirm that a killed container stopped before the run gives up on it. */
+const KILL_CONFIRM_MS = 10_000;
 
 /** How a started run ends, the same for warm and cold containers. */
 export interface RunEnding {
@@ -100,21 +103,42 @@ async function awaitExit(
 ): Promise<{ exitCode: number; timedOut: boolean; cancelled: boolean }> {
   let timedOut = false;
   let cancelled = false;
+  let giveUp: NodeJS.Timeout | undefined;
+  let engineSilent: ((error: Error) => void) | undefined;
+  const silence = new Promise<never>((_, reject) => (engineSilent = reject));
+  // After a kill the engine must confirm the stop; one that never does (gone mid-call, frozen)
+  // must not hold the run, its caller and the service's shutdown forever.
+  const kill = (): void => {
+    member.container.kill();
+    giveUp ??= setTimeout(() => {
+      engineSilent?.(
+        new SandboxUnavailableError(
+          `the Docker engine did not confirm within ${KILL_CONFIRM_MS} ms that the run's container stopped; the result is not the skill's; retry`,
+          "engine-unreachable",
+        ),
+      );
+    }, KILL_CONFIRM_MS);
+  };
   const timer = setTimeout(() => {
     timedOut = true;
-    member.container.kill();
+    kill();
   }, timeoutMs);
   const onAbort = (): void => {
     cancelled = true;
-    member.container.kill();
+    kill();
   };
   signal.addEventListener("abort", onAbort, { once: true });
   if (signal.aborted) onAbort();
   try {
-    const exitCode = await exit;
+    const exitCode = await Promise.race([exit, silence]);
     return { exitCode, timedOut, cancelled };
+  } catch (error) {
+    // A cancelled run stays a cancellation, whatever the engine did meanwhile.
+    if (cancelled) return { exitCode: -1, timedOut, cancelled };
+    throw error;
   } finally {
     clearTimeout(timer);
+    if (giveUp) clearTimeout(giveUp);
     signal.removeEventListener("abort", onAbort);
   }
 }
