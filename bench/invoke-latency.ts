@@ -173,16 +173,22 @@ async function main(): Promise<void> {
     await mkdir(skillDir, { recursive: true });
     await writeFile(path.join(skillDir, "skill.py"), SKILL);
     // Like for like: the service's own spec (hardening, limits, read-only bind of the run dir).
-    const spec = sandboxContainerSpec({
-      image: IMAGE,
-      runtime: undefined,
-      limits: loadConfig({}).limits,
-      runDir: skillDir,
-      instanceTag: "bench-baseline",
-      bootId: "bench",
-      runId: "bench-baseline",
-      command: { kind: "cold", skillName: "baseline", purpose: "invoke", payload: PAYLOAD },
-    });
+    // The baseline runs the skill directly on its payload (the service hands it over on stdin).
+    const spec = {
+      ...sandboxContainerSpec({
+        image: IMAGE,
+        runtime: undefined,
+        limits: loadConfig({}).limits,
+        runDir: skillDir,
+        instanceTag: "bench-baseline",
+        bootId: "bench",
+        runId: "bench-baseline",
+        command: { kind: "cold", skillName: "baseline", purpose: "invoke" },
+      }),
+      Cmd: ["python3", "/sandbox/skill.py", PAYLOAD],
+      AttachStdin: false,
+      OpenStdin: false,
+    };
     const dockerRun: number[] = [];
     for (let i = 0; i < Math.min(ROUNDS, 15); i++) {
       dockerRun.push(await timed(() => execFileSync("docker", dockerRunArgs(spec), { stdio: "ignore" })));

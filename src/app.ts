@@ -137,6 +137,7 @@ export async function startSkillEngine(
       const outcome = result.timedOut ? "timeout" : result.success ? "success" : result.oomKilled ? "oom" : "failure";
       metrics.recordRun(outcome, runPath, purpose, result.durationMs / 1000);
     },
+    onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
   });
   const routing = await startRouting(config, logger.child({ component: "routing" }), registry, metrics);
   const playbookMetrics = new PlaybookMetrics(metrics.registry);
@@ -184,22 +185,31 @@ export async function startSkillEngine(
       ? undefined
       : await startMetricsServer(metrics, config.host, config.metricsPort, { ready: () => engineReady });
 
-  let orphansReaped = false;
+  let started = false;
+  let lastSweep = 0;
   let closing: Promise<void> | undefined;
   const probeEngine = async (): Promise<void> => {
     const health = await runner.health();
     // A probe that was under way when shutdown began must not say SERVING again or start the pool.
     if (closing) return;
+    const cameBack = health.ready && !engineReady;
     engineReady = health.ready;
     server.setServing(health.ready);
     if (!health.ready) {
       logger.warn({ detail: health.detail }, "sandbox engine not ready; runs answer UNAVAILABLE until it is");
       return;
     }
-    if (!orphansReaped) {
+    // What a crashed process left, and what this one could not remove while the engine was away
+    // (docs/security.md#container-lifecycle-and-orphans): on every return of the engine, and periodically.
+    const sweepDue = config.sandboxSweepMs > 0 && Date.now() - lastSweep >= config.sandboxSweepMs;
+    if (cameBack || sweepDue) {
+      lastSweep = Date.now();
       const reaped = await runner.reapOrphans();
-      orphansReaped = true;
-      if (reaped.containers + reaped.runDirectories > 0) logger.warn(reaped, "removed what a previous process left behind");
+      if (reaped.containers + reaped.runDirectories > 0)
+        logger.warn(reaped, "removed sandbox containers and run directories no run tracks");
+    }
+    if (!started) {
+      started = true;
       runner.startPool();
     }
   };

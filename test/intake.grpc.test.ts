@@ -38,6 +38,43 @@ describe("intake through gRPC: normalization and the content guard run before an
     expect((await engine.client.get("greeter_xml")).code).toBe(CLEAN);
   });
 
+  it("a fenced, entity-escaped delivery that still parses as it is comes out decoded and runs as meant", async () => {
+    // The entities sit only in strings and comments, so the escaped code is valid Python.
+    const meant = `import json, sys
+# returns a < b as markup, keeps the entity &lt; and a CDATA closer ]]> literally
+args = json.loads(sys.argv[1])
+print(json.dumps({"markup": "<b>" + args.get("t", "") + "</b>", "entity": "&lt;", "closer": "]]>"}))
+`;
+    const escaped = meant.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+    const registered = await engine.client.register({ name: "markup", code: "```python\n" + escaped + "```\n", testPayload: '{"t": "x"}' });
+    expect(registered.normalizations).toEqual([expect.stringMatching(/markdown fence/), expect.stringMatching(/entity-escaped/)]);
+    expect((await engine.client.get("markup")).code).toBe(meant);
+    expect(JSON.parse(registered.test?.stdout ?? "")).toEqual({ markup: "<b>x</b>", entity: "&lt;", closer: "]]>" });
+  });
+
+  it("a JSON string body delivered with raw quotes is decoded as a whole: doubled backslashes are halved", async () => {
+    const meant = 'import json, sys\nparts = "a\\nb".split("\\n")\nprint(json.dumps({"parts": parts, "tab": "x\\ty"}))\n';
+    const delivered = meant.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+    const registered = await engine.client.register({ name: "splitter", code: delivered });
+    expect(registered.normalizations).toEqual([expect.stringMatching(/JSON string escaping as a whole/)]);
+    expect((await engine.client.get("splitter")).code).toBe(meant);
+    expect(JSON.parse(registered.test?.stdout ?? "")).toEqual({ parts: ["a", "b"], tab: "x\ty" });
+  });
+
+  it("parameters_schema {} or empty is a tool without parameters, said in normalizations; a non-object schema is refused", async () => {
+    for (const [name, parametersSchema] of [
+      ["no_params_braces", "{}"],
+      ["no_params_empty", ""],
+    ] as const) {
+      const registered = await engine.client.register({ name, code: CLEAN, parametersSchema });
+      expect(registered.normalizations).toEqual([expect.stringMatching(/^read parameters_schema .* as \{"type":"object"\}/)]);
+      expect((await engine.client.get(name)).skill?.parametersSchema).toBe('{"type":"object"}');
+    }
+    const refused = await rpcError(engine.client.register({ name: "array_params", code: CLEAN, parametersSchema: '{"type":"array"}' }));
+    expect(refused.code).toBe(status.INVALID_ARGUMENT);
+    expect(refused.details).toMatch(/^parameters_schema: must describe an object/);
+  });
+
   it("code that cannot be recovered gets a specific diagnosis, and nothing is persisted", async () => {
     const truncated = await rpcError(
       engine.client.register({ name: "cut_off", code: 'import json\ndef run():\n    return """unfinished\n' }),

@@ -144,6 +144,28 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect(run.stdout).toBe("");
   });
 
+  it("names the test payload when a registration's test run fails, and says when it was the default", async () => {
+    const needsText = path.join(work, "needs_text.py");
+    await writeFile(needsText, "import json, sys\nprint(json.loads(sys.argv[1])['text'].upper())\n");
+    const defaulted = await skillctl(port, "register", needsText, "--name", "shout", "--description", "Upper-cases the text it is given.");
+    expect(defaulted.code).toBe(2);
+    expect(defaulted.stderr).toMatch(
+      /^skillctl: FAILED_PRECONDITION: KeyError: 'text' \(the test run used the payload \{\}, the default: no --test-payload was given\)\n/,
+    );
+    const given = await skillctl(
+      port,
+      "register",
+      needsText,
+      "--name",
+      "shout",
+      "--description",
+      "Upper-cases the text.",
+      "--test-payload",
+      '{"txt": "a"}',
+    );
+    expect(given.stderr).toMatch(/^skillctl: FAILED_PRECONDITION: KeyError: 'text' \(the test run used the payload \{"txt": "a"\}\)\n/);
+  });
+
   it("invokes: stdout for humans, the whole ExecutionResult with --json, exit 1 when the skill fails", async () => {
     const human = await skillctl(port, "invoke", "add_numbers", '{"a": 40, "b": 2}');
     expect(human).toMatchObject({ code: 0, stdout: '{"sum": 42}\n', stderr: "" });

@@ -92,6 +92,12 @@ export interface SkillEngineConfig {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
   /** How often the Docker engine is probed for the health service. @default 15000 (SKILL_ENGINE_ENGINE_PROBE_MS) */
   readonly engineProbeMs: number;
+  /**
+   * How often the sandbox sweep removes this instance's untracked or leaked containers and run
+   * directories (docs/security.md#container-lifecycle-and-orphans); it also runs whenever the engine
+   * answers again after being away. 0 keeps only the latter. @default 60 s (SKILL_ENGINE_SANDBOX_SWEEP_SECONDS)
+   */
+  readonly sandboxSweepMs: number;
   /** On SIGTERM/SIGINT, how long runs in flight may finish before they are stopped. @default 15 s (SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS) */
   readonly shutdownGraceMs: number;
   /**
@@ -188,6 +194,7 @@ const schema = z.object({
   SKILL_ENGINE_TLS_CERT: z.string().min(1).optional(),
   SKILL_ENGINE_TLS_KEY: z.string().min(1).optional(),
   SKILL_ENGINE_ENGINE_PROBE_MS: integer(100, 3_600_000).default(15_000),
+  SKILL_ENGINE_SANDBOX_SWEEP_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
   SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).max(3600).default(15),
   SKILL_ENGINE_COMPOSITION_MAX_DEPTH: integer(1, 32).default(4),
   SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT: integer(1, 100_000).default(50),
@@ -313,6 +320,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
         ? { certFile: path.resolve(v.SKILL_ENGINE_TLS_CERT), keyFile: path.resolve(v.SKILL_ENGINE_TLS_KEY) }
         : undefined,
     engineProbeMs: v.SKILL_ENGINE_ENGINE_PROBE_MS,
+    sandboxSweepMs: Math.round(v.SKILL_ENGINE_SANDBOX_SWEEP_SECONDS * 1000),
     shutdownGraceMs: Math.round(v.SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS * 1000),
     composition: { maxDepth: v.SKILL_ENGINE_COMPOSITION_MAX_DEPTH, composedSkillsPerAgent: v.SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT },
     mandatorySkills: (v.SKILL_ENGINE_MANDATORY_SKILLS ?? "")

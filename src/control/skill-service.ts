@@ -7,6 +7,7 @@ import {
   InternalError,
   InvalidArgumentError,
   RunCancelledError,
+  SkillEngineError,
   SkillNotFoundError,
   SkillTestFailedError,
   SkillVersionNotFoundError,
@@ -56,7 +57,7 @@ import {
   windowRate,
 } from "./registry/index.js";
 import type { SkillIndexer } from "./skill-indexer.js";
-import { type CanonicalStore, contentHash, locationOf, type MirrorWriter } from "./store/index.js";
+import { type CanonicalStore, contentHash, fromStoreError, locationOf, type MirrorWriter, type PreparedFile } from "./store/index.js";
 
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
@@ -255,7 +256,13 @@ export class SkillService {
       },
       "skill registered",
     );
-    return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings, dependentsRetested };
+    return {
+      skill,
+      test,
+      normalizations: [...valid.normalizations, ...prepared.normalizations],
+      warnings: prepared.warnings,
+      dependentsRetested,
+    };
   }
 
   /**
@@ -331,7 +338,7 @@ export class SkillService {
         );
       });
     }
-    if (evicted.length > 0) await this.mirror.flush();
+    if (evicted.length > 0) await this.mirror.flushOrLater();
     return evicted;
   }
 
@@ -444,9 +451,20 @@ export class SkillService {
       if (code === undefined || contentHash(code) !== target.contentHash) {
         throw new InternalError(`the history file of "${name}" v${version} is missing or altered`);
       }
-      const rolledBack = this.registry.activateVersion(name, version, this.now());
-      await this.store.writeActive(name, code);
-      await this.mirror.flush();
+      // Everything that can run out of space is written before the registry commits; a failure
+      // at any step leaves the skill as it was (docs/operations.md#full-disks-and-a-locked-registry).
+      const active = await this.store.prepareActive(name, code).catch((error: unknown) => {
+        throw fromStoreError(error, `roll "${name}" back to v${version}`);
+      });
+      let rolledBack: SkillRecord;
+      try {
+        rolledBack = this.registry.activateVersion(name, version, this.now());
+      } catch (error) {
+        await active.discard();
+        throw error;
+      }
+      await this.commitPrepared(active, name);
+      await this.mirror.flushOrLater();
       await this.reindex(rolledBack);
       this.logger.info(
         { skill: name, from: skill.version, to: version, agent: context.caller.agentId, requestId: context.requestId },
@@ -464,7 +482,7 @@ export class SkillService {
       this.protectDependents(name, "delete", force, context);
       const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(deleted);
       this.logger.info({ skill: name, agent: context.caller.agentId, requestId: context.requestId }, "skill deleted (soft)");
       return deleted;
@@ -480,7 +498,7 @@ export class SkillService {
       }
       const restored = this.registry.restore(name, `restored by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "active", this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(restored);
       this.logger.info({ skill: name, from: skill.status, agent: context.caller.agentId, requestId: context.requestId }, "skill restored");
       return restored;
@@ -492,7 +510,7 @@ export class SkillService {
     return this.perName.run(name, async () => {
       this.manageableSkill(name, context.caller, pinned ? "protect" : "unprotect");
       const updated = this.registry.setProtected(name, pinned, this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
       return updated;
     });
@@ -505,7 +523,7 @@ export class SkillService {
       const skill = this.manageableSkill(name, context.caller, "change the visibility of");
       if (skill.visibility === visibility) return skill;
       const updated = this.registry.setAccess(name, { owner: skill.owner, visibility }, this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
       this.logger.info(
         { skill: name, from: skill.visibility, to: visibility, agent: context.caller.agentId, requestId: context.requestId },
@@ -525,7 +543,7 @@ export class SkillService {
       const skill = this.existingSkill(name);
       if (skill.owner === newOwner) return skill;
       const updated = this.registry.setAccess(name, { owner: newOwner, visibility: skill.visibility }, this.now());
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
       this.logger.warn(
         { skill: name, from: skill.owner, to: newOwner, agent: context.caller.agentId, requestId: context.requestId },
@@ -555,7 +573,7 @@ export class SkillService {
         }
       });
     }
-    await this.mirror.flush();
+    await this.mirror.flushOrLater();
     const skillsIndexed = this.indexer ? await this.indexer.reindexAll() : 0;
     this.logger.warn({ skillsIndexed, repairs, agent: context.caller.agentId, requestId: context.requestId }, "indexes rebuilt by request");
     return { skillsIndexed, repairs };
@@ -587,7 +605,7 @@ export class SkillService {
       });
       if (outcome) retired.push(outcome);
     }
-    if (retired.length > 0 && !dryRun) await this.mirror.flush();
+    if (retired.length > 0 && !dryRun) await this.mirror.flushOrLater();
     return retired;
   }
 
@@ -599,7 +617,7 @@ export class SkillService {
     const updated = this.recordTelemetry(name, skill.version, result, context);
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
-      await this.mirror.flush();
+      await this.mirror.flushOrLater();
       await this.reindex(updated);
     } else {
       this.mirror.schedule();
@@ -609,7 +627,7 @@ export class SkillService {
   }
 
   private recordTelemetry(name: string, version: number, result: ExecutionResult, context: CallContext): SkillRecord | undefined {
-    return this.registry.recordInvocation({
+    return this.recordInvocation({
       name,
       version,
       at: this.now(),
@@ -692,7 +710,7 @@ export class SkillService {
       if (telemetry) {
         const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context);
         if (updated && updated.status !== step.record.status) {
-          await this.mirror.flush();
+          await this.mirror.flushOrLater();
           await this.reindex(updated);
         } else {
           this.mirror.schedule();
@@ -701,6 +719,24 @@ export class SkillService {
       return { skill: step.record.name, version: step.version, result: ran.result };
     });
     return { ...run, warnings };
+  }
+
+  /**
+   * Records an invocation's result. A registry that cannot be written now (a full disk, a lock
+   * held elsewhere, a read-only file system) loses this one record, logged, and the caller still
+   * gets the result it waited for: invocations keep working while the disk is full.
+   */
+  private recordInvocation(record: Parameters<SkillRegistry["recordInvocation"]>[0]): SkillRecord | undefined {
+    try {
+      return this.registry.recordInvocation(record);
+    } catch (error) {
+      if (!(error instanceof SkillEngineError) || (error.kind !== "resource-exhausted" && error.kind !== "unavailable")) throw error;
+      this.logger.error(
+        { err: error, skill: record.name, success: record.success },
+        "could not record the invocation; its result was returned",
+      );
+      return undefined;
+    }
   }
 
   /** Explicit routing feedback (RecordRouteFeedback); only for the caller's own routes. */
@@ -864,30 +900,84 @@ export class SkillService {
     declared: DeclaredDependencies = { kind: "plain", dependsOn: [] },
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
-    if (existing && !isLive(existing.status)) {
-      await this.store.moveSkill(name, locationOf(existing.status), "active", this.now());
+    const from = existing && !isLive(existing.status) ? locationOf(existing.status) : undefined;
+    if (from === undefined) return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared);
+    await this.store.moveSkill(name, from, "active", this.now()).catch((error: unknown) => {
+      throw fromStoreError(error, `bring the files of "${name}" back from ${from}`);
+    });
+    try {
+      return await this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared);
+    } catch (error) {
+      // Nothing was committed: the files go back where the registry says they are.
+      await this.store.moveSkill(name, "active", from, this.now()).catch((moveError: unknown) => {
+        this.logger.error({ err: moveError, skill: name }, "could not move the files back; the next start's reconciliation does");
+      });
+      throw error;
     }
+  }
+
+  private async writeAndCommit(
+    name: string,
+    code: string,
+    description: string,
+    parametersSchema: string,
+    testPayload: string,
+    origin: VersionOrigin,
+    access: SkillAccess,
+    declared: DeclaredDependencies,
+  ): Promise<SkillRecord> {
     const version = this.registry.nextVersion(name);
-    await this.store.writeVersion(name, version, code);
+    // History file and new active file are written in full before the registry commits; when any
+    // step fails (a full or read-only disk, a locked registry) what was written is removed and the
+    // skill stays as it was (docs/operations.md#full-disks-and-a-locked-registry).
+    const action = `write version ${version} of "${name}"`;
+    await this.store.writeVersion(name, version, code).catch(async (error: unknown) => {
+      await this.store.discardUncommittedVersion(name, version);
+      throw fromStoreError(error, action);
+    });
     // Before the version exists, so an acknowledged version never lacks its declaration.
     await this.composition.record(name, version, declared);
     this.composition.dependencies.clearRetests(name);
-    const committed = this.registry.commitVersion(
-      {
-        name,
-        version,
-        description,
-        parametersSchema,
-        testPayload,
-        contentHash: contentHash(code),
-        origin,
-        createdAt: this.now(),
-      },
-      { owner: access.owner, visibility: access.visibility },
-    );
-    await this.store.writeActive(name, code);
-    await this.mirror.flush();
+    const active = await this.store.prepareActive(name, code).catch(async (error: unknown) => {
+      await this.store.discardUncommittedVersion(name, version);
+      throw fromStoreError(error, action);
+    });
+    let committed: SkillRecord;
+    try {
+      committed = this.registry.commitVersion(
+        {
+          name,
+          version,
+          description,
+          parametersSchema,
+          testPayload,
+          contentHash: contentHash(code),
+          origin,
+          createdAt: this.now(),
+        },
+        { owner: access.owner, visibility: access.visibility },
+      );
+    } catch (error) {
+      await active.discard();
+      await this.store.discardUncommittedVersion(name, version);
+      throw error;
+    }
+    await this.commitPrepared(active, name);
+    await this.mirror.flushOrLater();
     return committed;
+  }
+
+  /**
+   * Puts a prepared active file in place after the registry committed. A rename needs no new
+   * space, so this fails only if the directory itself went away or read-only; the registry is then
+   * ahead of the file, which the next read restores from the history (readActiveCode).
+   */
+  private async commitPrepared(active: PreparedFile, name: string): Promise<void> {
+    try {
+      await active.commit();
+    } catch (error) {
+      this.logger.error({ err: error, skill: name }, "could not put the active file in place; the next read restores it from history");
+    }
   }
 
   private existingSkill(name: string): SkillRecord {

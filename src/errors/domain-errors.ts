@@ -113,8 +113,40 @@ export class UnavailableError extends SkillEngineError {
   }
 }
 
-/** The sandbox engine (Docker) cannot be reached or cannot run the sandbox image. */
-export class SandboxUnavailableError extends UnavailableError {}
+/**
+ * What went wrong with a run when the fault is the infrastructure's, not the skill's
+ * (docs/skill-lifecycle.md#what-counts-against-a-skill): such a run never touches a skill's counts,
+ * window or routing credit.
+ */
+export type InfrastructureFault =
+  /** The engine could not be reached, or it went away (stopped, restarted) during the run. */
+  | "engine-unreachable"
+  /** The engine answered with an error of its own. */
+  | "engine-error"
+  /** The sandbox image is not there. */
+  | "image-missing"
+  /** The run's container was killed or removed from outside (an engine shutdown, `docker kill`/`rm`). */
+  | "container-lost"
+  /** The sandbox directory was wiped while the run was being prepared or in flight. */
+  | "sandbox-wiped"
+  /** The disk under the sandbox directory is full (or read-only). */
+  | "host-disk-full"
+  /** The service is shutting down (a `RunCancelledError`; counted in the metrics under this name). */
+  | "shutdown";
+
+/**
+ * The sandbox engine (Docker) or the sandbox's host cannot run the skill now: an infrastructure
+ * fault, never the skill's. `fault` says which, for the caller's message and the metrics.
+ */
+export class SandboxUnavailableError extends UnavailableError {
+  constructor(
+    message: string,
+    readonly fault: InfrastructureFault = "engine-unreachable",
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
 
 /** A limit of the service or its host is reached (the run queue, the disk). */
 export class ResourceExhaustedError extends SkillEngineError {

@@ -4,6 +4,7 @@ export {
   type CancellationReason,
   ConflictError,
   type ErrorKind,
+  type InfrastructureFault,
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,

@@ -1,5 +1,5 @@
 import { SandboxUnavailableError } from "../errors/index.js";
-import { finishRun } from "./finish-run.js";
+import { handOver } from "./hand-over.js";
 import { asRunFailure, type RunStrategyContext, runLogger } from "./run-context.js";
 import { cancellationOf } from "./run-queue.js";
 import { RunDirectoryVanishedError } from "./sandbox-container.js";
@@ -7,9 +7,12 @@ import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
 
 /** Attempts to prepare a cold run when an operator wipes the sandbox directory under our feet. */
 const PREPARE_ATTEMPTS = 5;
+/** How long a cold run waits, after its answer, for the container to stop before removing it anyway. */
+const EXIT_AFTER_MARKER_MS = 1_000;
 
 /**
- * Starts a fresh container for the job and waits for it. Wiping the sandbox directory is allowed
+ * Starts a fresh container for the job (its skill file already in its run directory), hands it
+ * the payload on stdin as a warm container gets it, and waits. Wiping the sandbox directory is allowed
  * at any time: a wipe before the skill started is invisible to the caller (the run is prepared
  * again); one that cuts a run off mid-way is a clear UNAVAILABLE, never a failure blamed on the skill.
  */
@@ -18,10 +21,12 @@ export async function runCold(request: SandboxRunRequest, signal: AbortSignal, c
     try {
       return await runColdOnce(request, signal, context);
     } catch (error) {
-      if (!(error instanceof RunDirectoryVanishedError)) throw error;
+      // A full or read-only sandbox disk while preparing is the host's fault (docker-errors.ts).
+      if (!(error instanceof RunDirectoryVanishedError)) throw asRunFailure(error, context.image, "prepare a sandbox run");
       if (attempt >= PREPARE_ATTEMPTS) {
         throw new SandboxUnavailableError(
           "the sandbox directory kept disappearing while the run was being prepared; retry once the wipe is over",
+          "sandbox-wiped",
         );
       }
       context.logger.warn({ skill: request.skillName, attempt }, "run directory vanished before start; preparing again");
@@ -34,13 +39,17 @@ async function runColdOnce(request: SandboxRunRequest, signal: AbortSignal, cont
   const member = await context.prepareCold(request);
   const logger = runLogger(context.logger, member.runId, request, "cold");
   try {
-    return await finishRun(member, { exit: member.exited, startedAt: member.startedAt, outputComplete: () => false }, signal, {
-      ...context,
-      logger,
-    });
+    return await handOver(member, request.payload, signal, { ...context, logger });
   } catch (error) {
     throw asRunFailure(error, context.image, "run a sandbox container");
   } finally {
+    // The answer comes with the runner's exit marker, a moment before the process has exited;
+    // removing a container that has stopped is much cheaper than killing one that is stopping.
+    await Promise.race([member.exited.catch(() => undefined), delay(EXIT_AFTER_MARKER_MS)]);
     await context.destroy(member);
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -10,6 +10,7 @@ import {
   sandboxContainerSpec,
 } from "./container-spec.js";
 import type { SandboxLimits } from "./sandbox-runner.js";
+import { WARM_RUNNER_SCRIPT } from "./warm-runner-script.js";
 
 const limits: SandboxLimits = {
   timeoutMs: 10_000,
@@ -32,7 +33,7 @@ const base = {
 } as const;
 
 describe("sandboxContainerSpec: the hardening a security reviewer checks", () => {
-  const cold = sandboxContainerSpec({ ...base, command: { kind: "cold", skillName: "echo", purpose: "invoke", payload: '{"a":1}' } });
+  const cold = sandboxContainerSpec({ ...base, command: { kind: "cold", skillName: "echo", purpose: "invoke" } });
 
   it("gives the container no network, no capabilities, no privileges to gain, no writable root and no root user", () => {
     expect(cold.NetworkDisabled).toBe(true);
@@ -70,7 +71,7 @@ describe("sandboxContainerSpec: the hardening a security reviewer checks", () =>
     expect(cold.Volumes).toBeUndefined();
   });
 
-  it("labels the container so the reaper finds it, and runs the skill on its payload", () => {
+  it("labels the container so the reaper finds it, and keeps the payload off the command line", () => {
     expect(cold.Labels).toEqual({
       [LABEL_MANAGED]: "true",
       [LABEL_INSTANCE]: "se1",
@@ -79,8 +80,10 @@ describe("sandboxContainerSpec: the hardening a security reviewer checks", () =>
       [LABEL_SKILL]: "echo",
       [LABEL_PURPOSE]: "invoke",
     });
-    expect(cold.Cmd).toEqual(["python3", "/sandbox/skill.py", '{"a":1}']);
-    expect(cold.OpenStdin).toBe(false);
+    // The payload arrives on stdin (the runner script's one job), never in argv, where `ps` shows it.
+    expect(cold.Cmd).toEqual(["python3", "-c", WARM_RUNNER_SCRIPT]);
+    expect(cold.OpenStdin).toBe(true);
+    expect(cold.AttachStdin).toBe(true);
     expect(cold.HostConfig?.Runtime).toBeUndefined();
   });
 

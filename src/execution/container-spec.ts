@@ -1,5 +1,5 @@
 import type Docker from "dockerode";
-import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR, SKILL_FILE_NAME } from "./run-directories.js";
+import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR } from "./run-directories.js";
 import type { SandboxLimits } from "./sandbox-runner.js";
 import { WARM_RUNNER_SCRIPT } from "./warm-runner-script.js";
 
@@ -24,11 +24,12 @@ export const SANDBOX_USER = "10001:10001";
 const OPEN_FILES_LIMIT = 256;
 
 /**
- * What the container runs: a cold one runs its skill on its payload and exits; a warm one starts
- * the runner script, which waits on stdin for exactly one job.
+ * What the container is for. Both kinds start the runner script, which reads exactly one job
+ * (the payload) from stdin: the payload never appears on a command line, where any local user
+ * would see it in `ps` (docs/security.md#the-payload-travels-on-stdin). A cold container is made
+ * for one skill's run and gets its job as soon as it has started; a warm one waits in the pool.
  */
-export type ContainerCommand =
-  { readonly kind: "cold"; readonly skillName: string; readonly purpose: string; readonly payload: string } | { readonly kind: "warm" };
+export type ContainerCommand = { readonly kind: "cold"; readonly skillName: string; readonly purpose: string } | { readonly kind: "warm" };
 
 export interface SandboxContainerSpecInput {
   readonly image: string;
@@ -49,7 +50,7 @@ export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.C
   const warm = command.kind === "warm";
   return {
     Image: input.image,
-    Cmd: warm ? ["python3", "-c", WARM_RUNNER_SCRIPT] : ["python3", `${CONTAINER_CODE_DIR}/${SKILL_FILE_NAME}`, command.payload],
+    Cmd: ["python3", "-c", WARM_RUNNER_SCRIPT],
     User: SANDBOX_USER,
     WorkingDir: CONTAINER_SCRATCH_DIR,
     Env: ["HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "LANG=C.UTF-8"],
@@ -65,9 +66,9 @@ export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.C
     NetworkDisabled: true,
     AttachStdout: true,
     AttachStderr: true,
-    // Only a warm container reads its job from stdin.
-    AttachStdin: warm,
-    OpenStdin: warm,
+    // Every container reads its one job from stdin (warm-runner-script.ts).
+    AttachStdin: true,
+    OpenStdin: true,
     StdinOnce: false,
     Tty: false,
     HostConfig: {

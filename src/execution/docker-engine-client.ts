@@ -1,6 +1,7 @@
-import type { Duplex, Writable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
+import { SandboxUnavailableError } from "../errors/index.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 
 /**
@@ -30,12 +31,23 @@ export class DockerEngineClient {
     return new EngineContainer(container, runId, this.image, this.logger);
   }
 
-  /** Containers (running or not) carrying every one of `labels` (`key=value`), with their labels. */
-  async listContainers(labels: readonly string[]): Promise<Array<{ id: string; labels: Record<string, string> }>> {
+  /** Containers (running or not) carrying every one of `labels` (`key=value`), with their labels and creation time. */
+  async listContainers(labels: readonly string[]): Promise<Array<{ id: string; labels: Record<string, string>; createdAt: Date }>> {
     const found = await this.call("list sandbox containers", () =>
       this.docker.listContainers({ all: true, filters: { label: [...labels] } }),
     );
-    return found.map((info) => ({ id: info.Id, labels: info.Labels ?? {} }));
+    return found.map((info) => ({ id: info.Id, labels: info.Labels ?? {}, createdAt: new Date(info.Created * 1000) }));
+  }
+
+  /**
+   * The engine's container events for containers carrying every one of `labels`, as they
+   * happen, until the returned stream ends (the engine went away) or is destroyed.
+   */
+  async events(labels: readonly string[], actions: readonly string[]): Promise<Readable> {
+    const stream = await this.call("follow the engine's events", () =>
+      this.docker.getEvents({ filters: { type: ["container"], label: [...labels], event: [...actions] } }),
+    );
+    return stream as unknown as Readable;
   }
 
   /** Removes a container by id; already gone counts as removed, any other failure is logged. */
@@ -90,10 +102,18 @@ export class EngineContainer {
     return outcome.StatusCode;
   }
 
-  /** Whether the kernel's OOM killer hit a process of the container. */
-  async oomKilled(): Promise<boolean> {
-    const info = await this.call("inspect a sandbox container", () => this.container.inspect());
-    return Boolean(info.State.OOMKilled);
+  /**
+   * Whether the kernel's OOM killer hit a process of the container; `gone` when the container
+   * no longer exists (removed from outside), which is an answer, not an error.
+   */
+  async state(): Promise<{ gone: boolean; oomKilled: boolean }> {
+    try {
+      const info = await this.call("inspect a sandbox container", () => this.container.inspect());
+      return { gone: false, oomKilled: Boolean(info.State.OOMKilled) };
+    } catch (error) {
+      if (error instanceof SandboxUnavailableError && error.fault === "container-lost") return { gone: true, oomKilled: false };
+      throw error;
+    }
   }
 
   /** SIGKILL; a container already stopped or gone is what we wanted, anything else is logged. */

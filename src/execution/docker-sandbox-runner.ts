@@ -1,15 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
-import { errorMessage, RunCancelledError } from "../errors/index.js";
+import { errorMessage, type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../errors/index.js";
 import { runCold } from "./cold-run.js";
-import { LABEL_BOOT, LABEL_INSTANCE, LABEL_MANAGED } from "./container-spec.js";
+import { type ContainerCommand, LABEL_INSTANCE, LABEL_MANAGED, LABEL_RUN_ID } from "./container-spec.js";
 import { DockerEngineClient } from "./docker-engine-client.js";
+import { EngineWatch } from "./engine-watch.js";
 import type { RunStrategyContext } from "./run-context.js";
 import { RunDirectories } from "./run-directories.js";
 import { RunQueue } from "./run-queue.js";
 import { type ContainerFactory, destroyContainer, prepareContainer, type SandboxContainer } from "./sandbox-container.js";
-import type { EngineHealth, ExecutionResult, SandboxLimits, SandboxRunner, SandboxRunRequest } from "./sandbox-runner.js";
+import type { EngineHealth, ExecutionResult, SandboxFile, SandboxLimits, SandboxRunner, SandboxRunRequest } from "./sandbox-runner.js";
 import { WarmPool } from "./warm-pool.js";
 import { runWarm } from "./warm-run.js";
 
@@ -34,7 +35,12 @@ export interface DockerSandboxRunnerOptions {
   readonly warmIdleMs: number;
   /** Told about every finished run (for metrics); must not throw. */
   readonly onRunFinished?: (result: ExecutionResult, path: "warm" | "cold", purpose: string) => void;
+  /** Told about every run the infrastructure cut short (for metrics); must not throw. */
+  readonly onInfrastructureFault?: (fault: InfrastructureFault, purpose: string) => void;
 }
+
+/** Slack on top of a container's longest legitimate life before the sweep calls it leaked. */
+const LEAK_GRACE_MS = 60_000;
 
 /**
  * Runs each job in a fresh, hardened container that only sees its own run directory, and
@@ -54,11 +60,15 @@ export class DockerSandboxRunner implements SandboxRunner {
   private readonly containers: ContainerFactory;
   private readonly strategies: RunStrategyContext;
   private readonly pool: WarmPool<SandboxContainer> | undefined;
+  private readonly watch: EngineWatch;
+  /** Run ids of this process whose container and directory may exist, from before creation until after removal. */
+  private readonly tracked = new Set<string>();
 
   constructor(private readonly options: DockerSandboxRunnerOptions) {
     const { logger } = options;
     this.engine = new DockerEngineClient(options.docker, options.image, logger);
     this.runDirectories = new RunDirectories(options.sandboxDir);
+    this.watch = new EngineWatch(this.engine, this.instanceLabels(), logger.child({ component: "engine-watch" }));
     this.queue = new RunQueue(options.maxConcurrentRuns, options.maxQueuedRuns);
     this.containers = {
       engine: this.engine,
@@ -68,6 +78,7 @@ export class DockerSandboxRunner implements SandboxRunner {
       limits: options.limits,
       instanceTag: options.instanceTag,
       bootId: this.bootId,
+      watch: this.watch,
       logger,
     };
     this.strategies = {
@@ -75,14 +86,9 @@ export class DockerSandboxRunner implements SandboxRunner {
       limits: options.limits,
       runDirectories: this.runDirectories,
       logger,
+      faults: { engine: this.engine, watch: this.watch },
       prepareCold: (request) =>
-        prepareContainer(
-          this.containers,
-          this.newRunId(),
-          { kind: "cold", skillName: request.skillName, purpose: request.purpose, payload: request.payload },
-          request.code,
-          request.files,
-        ),
+        this.prepare({ kind: "cold", skillName: request.skillName, purpose: request.purpose }, request.code, request.files),
       destroy: (member) => this.destroy(member),
       destroyLater: (member) => {
         // Tracked so that shutdown still waits for it.
@@ -94,7 +100,7 @@ export class DockerSandboxRunner implements SandboxRunner {
         ? new WarmPool<SandboxContainer>({
             size: options.warmPoolSize,
             idleMs: options.warmIdleMs,
-            create: () => prepareContainer(this.containers, this.newRunId(), { kind: "warm" }),
+            create: () => this.prepare({ kind: "warm" }),
             discard: (member) => this.destroy(member),
             logger: logger.child({ component: "warm-pool" }),
           })
@@ -115,15 +121,23 @@ export class DockerSandboxRunner implements SandboxRunner {
     return this.queue.running;
   }
 
-  /** Starts filling the warm pool; call once the engine answers. */
+  /** Starts following the engine's events and filling the warm pool; call once the engine answers. */
   startPool(): void {
+    this.watch.start();
     this.pool?.start();
   }
 
   async run(request: SandboxRunRequest): Promise<ExecutionResult> {
     if (this.shutdown.signal.aborted) throw new RunCancelledError("shutdown");
     const signal = request.signal ? AbortSignal.any([request.signal, this.shutdown.signal]) : this.shutdown.signal;
-    return this.queue.submit(() => this.track(this.execute(request, signal)), signal);
+    try {
+      return await this.queue.submit(() => this.track(this.execute(request, signal)), signal);
+    } catch (error) {
+      if (error instanceof SandboxUnavailableError) this.options.onInfrastructureFault?.(error.fault, request.purpose);
+      else if (error instanceof RunCancelledError && error.reason === "shutdown")
+        this.options.onInfrastructureFault?.("shutdown", request.purpose);
+      throw error;
+    }
   }
 
   async health(): Promise<EngineHealth> {
@@ -136,18 +150,32 @@ export class DockerSandboxRunner implements SandboxRunner {
     return { ready: true, detail: "ok" };
   }
 
+  /**
+   * Removes every container and run directory of this instance that no run of this process
+   * tracks (a crashed process's, or one whose removal failed while the engine was away), and any
+   * container of this instance older than the longest life a container can have (a leak).
+   * Tracking starts before a container is created and ends after it is removed, so this never
+   * touches a run in flight. The service calls it when the engine first answers, every time it
+   * answers again after being away, and periodically (docs/security.md#container-lifecycle-and-orphans).
+   */
   async reapOrphans(): Promise<{ containers: number; runDirectories: number }> {
     const { instanceTag, logger } = this.options;
-    const managed = await this.engine.listContainers([`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${instanceTag}`]);
+    const oldest = Date.now() - this.maxContainerLifeMs();
     let containers = 0;
-    for (const orphan of managed) {
-      if (orphan.labels[LABEL_BOOT] === this.bootId) continue;
-      logger.info({ containerId: orphan.id, labels: orphan.labels }, "removing orphaned sandbox container");
-      await this.engine.removeContainer(orphan.id);
+    for (const found of await this.engine.listContainers(this.instanceLabels())) {
+      const runId = found.labels[LABEL_RUN_ID] ?? "";
+      const untracked = !this.tracked.has(runId);
+      if (!untracked && found.createdAt.getTime() >= oldest) continue;
+      if (untracked) logger.info({ containerId: found.id, labels: found.labels }, "removing an untracked sandbox container");
+      else
+        logger.error(
+          { containerId: found.id, runId, createdAt: found.createdAt },
+          "removing a sandbox container that outlived every limit",
+        );
+      await this.engine.removeContainer(found.id);
       containers++;
     }
-    const ours = `${instanceTag}-${this.bootId}-`;
-    const leftovers = (await this.runDirectories.list(`${instanceTag}-`)).filter((runId) => !runId.startsWith(ours));
+    const leftovers = (await this.runDirectories.list(`${instanceTag}-`)).filter((runId) => !this.tracked.has(runId));
     for (const runId of leftovers) await this.runDirectories.remove(runId);
     return { containers, runDirectories: leftovers.length };
   }
@@ -160,6 +188,7 @@ export class DockerSandboxRunner implements SandboxRunner {
 
   async close(): Promise<void> {
     this.shutdown.abort(new RunCancelledError("shutdown"));
+    this.watch.close();
     await this.pool?.close();
     await Promise.allSettled([...this.inFlight]);
     await this.queue.drain();
@@ -182,8 +211,26 @@ export class DockerSandboxRunner implements SandboxRunner {
     return result;
   }
 
-  private newRunId(): string {
-    return `${this.options.instanceTag}-${this.bootId}-${randomUUID()}`;
+  /** Prepares a container under a new run id that stays tracked until the container is removed. */
+  private async prepare(command: ContainerCommand, code?: string, files?: readonly SandboxFile[]): Promise<SandboxContainer> {
+    const runId = `${this.options.instanceTag}-${this.bootId}-${randomUUID()}`;
+    this.tracked.add(runId);
+    try {
+      return await prepareContainer(this.containers, runId, command, code, files);
+    } catch (error) {
+      // prepareContainer removed what it made; what it could not remove, the next sweep does.
+      this.tracked.delete(runId);
+      throw error;
+    }
+  }
+
+  private instanceLabels(): string[] {
+    return [`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${this.options.instanceTag}`];
+  }
+
+  /** An idle warm container's lifetime plus a run's time limit: nothing of ours lives longer unless leaked. */
+  private maxContainerLifeMs(): number {
+    return (this.options.warmPoolSize > 0 ? this.options.warmIdleMs : 0) + this.options.limits.timeoutMs + LEAK_GRACE_MS;
   }
 
   private async track<T>(work: Promise<T>): Promise<T> {
@@ -195,7 +242,13 @@ export class DockerSandboxRunner implements SandboxRunner {
     }
   }
 
-  private destroy(member: SandboxContainer): Promise<void> {
-    return destroyContainer(member, this.runDirectories, this.options.logger);
+  private async destroy(member: SandboxContainer): Promise<void> {
+    try {
+      await destroyContainer(member, this.runDirectories, this.options.logger);
+    } finally {
+      // A container whose removal failed (engine away) is untracked now: the next sweep removes it.
+      this.watch.forget(member.container.id);
+      this.tracked.delete(member.runId);
+    }
   }
 }

@@ -56,9 +56,17 @@ export class ExitMarkerFilter extends Writable {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
+    this.flush();
+    callback();
+  }
+
+  /**
+   * Releases what is held back, at once: the run is over without a marker (killed, timed out)
+   * and the stream will bring nothing more, but nobody ends it.
+   */
+  flush(): void {
     this.forward(this.carry);
     this.carry = Buffer.alloc(0);
-    callback();
   }
 
   private forward(bytes: Buffer): void {

@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import { SandboxUnavailableError } from "../errors/index.js";
 import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
+import { type FaultProbe, infrastructureFault } from "./infrastructure-fault.js";
 import type { RunDirectories } from "./run-directories.js";
 import { cancellationOf } from "./run-queue.js";
 import type { SandboxContainer } from "./sandbox-container.js";
@@ -13,6 +14,8 @@ const OUTPUT_DRAIN_MS = 2_000;
 const SIGKILL_EXIT_CODE = 137;
 const OOM_FLAG_ATTEMPTS = 10;
 const OOM_FLAG_RETRY_MS = 50;
+/** How long the engine has to confirm that a killed container stopped before the run gives up on it. */
+const KILL_CONFIRM_MS = 10_000;
 
 /** How a started run ends, the same for warm and cold containers. */
 export interface RunEnding {
@@ -28,13 +31,18 @@ export interface FinishContext {
   readonly limits: SandboxLimits;
   readonly runDirectories: RunDirectories;
   readonly logger: Logger;
+  /** Tells the engine's and operators' kills and outages apart from the skill's own failures. */
+  readonly faults: FaultProbe;
 }
 
 /**
  * The one way a run finishes: wait for the exit (killing the container on timeout or when the
  * caller gives up), collect the output, ask the engine about an OOM kill, and judge the result.
- * A failure whose run directory was wiped meanwhile is the infrastructure's, not the skill's.
- * Throws `RunCancelledError` when `signal` aborted the run.
+ * A failure that the infrastructure caused (the engine went away or cut the run short, the
+ * container was killed or removed from outside, the run directory was wiped) is thrown as a
+ * `SandboxUnavailableError` naming the fault: it is never the skill's result
+ * (docs/skill-lifecycle.md#what-counts-against-a-skill). Throws `RunCancelledError` when `signal`
+ * aborted the run.
  */
 export async function finishRun(
   member: SandboxContainer,
@@ -48,10 +56,20 @@ export async function finishRun(
   if (cancelled) throw cancellationOf(signal);
   if (!ending.outputComplete()) await Promise.race([member.outputDone, delay(OUTPUT_DRAIN_MS)]);
   member.attached.destroy();
+  member.flushOutput();
   // The engine flags an OOM kill of any process in the container, a child's included: it is
   // reported, but the run's success stays the success rule (exit 0 and something printed).
-  const oomKilled = !timedOut && (await wasOomKilled(member, exitCode));
+  const state = timedOut ? { gone: false, oomKilled: false } : await containerState(member, exitCode, context.faults);
+  const oomKilled = state.oomKilled;
   const stdoutText = member.stdout.text();
+  const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
+  if (!success && !timedOut) {
+    const fault = await infrastructureFault(member, exitCode, state, context);
+    if (fault) {
+      logger.warn({ exitCode, durationMs, fault: fault.fault, reason: fault.message }, "run cut short by the infrastructure");
+      throw fault;
+    }
+  }
   const errorSummary = summarizeRun({
     exitCode,
     stdout: stdoutText,
@@ -61,12 +79,6 @@ export async function finishRun(
     timeoutMs: limits.timeoutMs,
     memoryBytes: limits.memoryBytes,
   });
-  const success = !timedOut && isSuccessfulRun(exitCode, stdoutText);
-  if (!success && !(await context.runDirectories.exists(member.runId))) {
-    throw new SandboxUnavailableError(
-      "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
-    );
-  }
   logger.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
   return {
     exitCode,
@@ -91,21 +103,42 @@ async function awaitExit(
 ): Promise<{ exitCode: number; timedOut: boolean; cancelled: boolean }> {
   let timedOut = false;
   let cancelled = false;
+  let giveUp: NodeJS.Timeout | undefined;
+  let engineSilent: ((error: Error) => void) | undefined;
+  const silence = new Promise<never>((_, reject) => (engineSilent = reject));
+  // After a kill the engine must confirm the stop; one that never does (gone mid-call, frozen)
+  // must not hold the run, its caller and the service's shutdown forever.
+  const kill = (): void => {
+    member.container.kill();
+    giveUp ??= setTimeout(() => {
+      engineSilent?.(
+        new SandboxUnavailableError(
+          `the Docker engine did not confirm within ${KILL_CONFIRM_MS} ms that the run's container stopped; the result is not the skill's; retry`,
+          "engine-unreachable",
+        ),
+      );
+    }, KILL_CONFIRM_MS);
+  };
   const timer = setTimeout(() => {
     timedOut = true;
-    member.container.kill();
+    kill();
   }, timeoutMs);
   const onAbort = (): void => {
     cancelled = true;
-    member.container.kill();
+    kill();
   };
   signal.addEventListener("abort", onAbort, { once: true });
   if (signal.aborted) onAbort();
   try {
-    const exitCode = await exit;
+    const exitCode = await Promise.race([exit, silence]);
     return { exitCode, timedOut, cancelled };
+  } catch (error) {
+    // A cancelled run stays a cancellation, whatever the engine did meanwhile.
+    if (cancelled) return { exitCode: -1, timedOut, cancelled };
+    throw error;
   } finally {
     clearTimeout(timer);
+    if (giveUp) clearTimeout(giveUp);
     signal.removeEventListener("abort", onAbort);
   }
 }
@@ -113,12 +146,19 @@ async function awaitExit(
 /**
  * The engine learns of OOM kills through an event that can arrive after the exit: when the
  * process died of SIGKILL that we did not send, ask again for a short while before saying no.
+ * The watch's own `oom` events count too, so a child killed by the OOM killer is reported even
+ * when the skill itself went on and exited 0 before the engine's flag was set.
  */
-async function wasOomKilled(member: SandboxContainer, exitCode: number): Promise<boolean> {
+async function containerState(
+  member: SandboxContainer,
+  exitCode: number,
+  faults: FaultProbe,
+): Promise<{ gone: boolean; oomKilled: boolean }> {
   const attempts = exitCode === SIGKILL_EXIT_CODE ? OOM_FLAG_ATTEMPTS : 1;
   for (let attempt = 1; ; attempt++) {
-    const oomKilled = await member.container.oomKilled();
-    if (oomKilled || attempt >= attempts) return oomKilled;
+    const state = await member.container.state();
+    const oomKilled = state.oomKilled || faults.watch.oomSeen(member.container.id);
+    if (state.gone || oomKilled || attempt >= attempts) return { gone: state.gone, oomKilled };
     await delay(OOM_FLAG_RETRY_MS);
   }
 }

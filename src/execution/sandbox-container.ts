@@ -5,11 +5,12 @@ import type { Logger } from "pino";
 import { CappedOutput } from "./capped-output.js";
 import { type ContainerCommand, sandboxContainerSpec } from "./container-spec.js";
 import type { DockerEngineClient, EngineContainer } from "./docker-engine-client.js";
+import type { EngineWatch, WatchMark } from "./engine-watch.js";
 import { ExitMarkerFilter } from "./exit-marker-filter.js";
 import type { RunDirectories } from "./run-directories.js";
 import type { SandboxFile, SandboxLimits } from "./sandbox-runner.js";
 
-/** A container that is created, attached and started; cold ones run their skill, warm ones wait for a job. */
+/** A container that is created, attached and started, its runner waiting on stdin for its one job. */
 export interface SandboxContainer {
   readonly runId: string;
   readonly container: EngineContainer;
@@ -22,9 +23,13 @@ export interface SandboxContainer {
   readonly exited: Promise<number>;
   /** performance.now() at start. */
   readonly startedAt: number;
-  /** Warm containers only: the job's nonce, and the exit code from the runner's exit marker. */
-  readonly nonce?: string;
-  readonly markerExit?: Promise<number>;
+  /** What the engine watch knew before the container was created (engine-watch.ts). */
+  readonly engineMark: WatchMark;
+  /** The job's nonce, and the exit code from the runner's exit marker. */
+  readonly nonce: string;
+  readonly markerExit: Promise<number>;
+  /** Releases output held back while it could have been the start of the marker; call once the run is over. */
+  readonly flushOutput: () => void;
 }
 
 /** The run directory vanished before the skill started (a sandbox wipe); safe to prepare again. */
@@ -39,6 +44,7 @@ export interface ContainerFactory {
   readonly limits: SandboxLimits;
   readonly instanceTag: string;
   readonly bootId: string;
+  readonly watch: EngineWatch;
   readonly logger: Logger;
 }
 
@@ -55,8 +61,12 @@ export async function prepareContainer(
   files?: readonly SandboxFile[],
 ): Promise<SandboxContainer> {
   const { engine, runDirectories, limits } = factory;
-  await runDirectories.create(runId, code, files).catch((error: unknown) => {
-    throw (error as NodeJS.ErrnoException).code === "ENOENT" ? new RunDirectoryVanishedError() : error;
+  const engineMark = factory.watch.mark();
+  await runDirectories.create(runId, code, files).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new RunDirectoryVanishedError();
+    // A directory made before the skill file failed (a full disk) must not stay behind.
+    await runDirectories.remove(runId).catch(() => undefined);
+    throw error;
   });
   /** A failed create or start is a wipe when the run directory is gone, else the engine's error. */
   const vanishedOr = async (error: unknown): Promise<never> => {
@@ -75,13 +85,11 @@ export async function prepareContainer(
       command,
     });
     container = await engine.createContainer(spec, runId).catch(vanishedOr);
-    const warm = command.kind === "warm";
-    const attached = await container.attach({ stdin: warm });
+    const attached = await container.attach({ stdin: true });
     const stdout = new CappedOutput(limits.outputLimitBytes);
     const stderr = new CappedOutput(limits.outputLimitBytes);
-    const nonce = warm ? randomUUID() : undefined;
-    const markerExit = nonce ? demultiplexUntilMarker(container, attached, nonce, stdout, stderr) : undefined;
-    if (!nonce) container.demultiplex(attached, stdout.writable, stderr.writable);
+    const nonce = randomUUID();
+    const { markerExit, flushOutput } = demultiplexUntilMarker(container, attached, nonce, stdout, stderr);
     const outputDone = new Promise<void>((resolve) => {
       attached.once("end", resolve);
       attached.once("close", resolve);
@@ -105,7 +113,10 @@ export async function prepareContainer(
       outputDone,
       exited,
       startedAt,
-      ...(nonce && markerExit ? { nonce, markerExit } : {}),
+      engineMark,
+      nonce,
+      markerExit,
+      flushOutput,
     };
   } catch (error) {
     await container?.remove();
@@ -115,7 +126,7 @@ export async function prepareContainer(
 }
 
 /**
- * A warm container's run is over when the runner's marker came through both streams: everything
+ * A run is over when the runner's marker came through both streams: everything
  * the skill wrote before it has then arrived, whatever the engine's exit bookkeeping still takes.
  * Resolves with the exit code the marker carries.
  */
@@ -125,17 +136,20 @@ function demultiplexUntilMarker(
   nonce: string,
   stdout: CappedOutput,
   stderr: CappedOutput,
-): Promise<number> {
+): { markerExit: Promise<number>; flushOutput: () => void } {
   let stdoutCode: ((code: number) => void) | undefined;
   let stderrSeen: (() => void) | undefined;
   const onStdout = new Promise<number>((resolve) => (stdoutCode = resolve));
   const onStderr = new Promise<void>((resolve) => (stderrSeen = resolve));
-  container.demultiplex(
-    attached,
+  const filters = [
     new ExitMarkerFilter(nonce, stdout.writable, (code) => stdoutCode?.(code)),
     new ExitMarkerFilter(nonce, stderr.writable, () => stderrSeen?.()),
-  );
-  return Promise.all([onStdout, onStderr]).then(([code]) => code);
+  ] as const;
+  container.demultiplex(attached, filters[0], filters[1]);
+  return {
+    markerExit: Promise.all([onStdout, onStderr]).then(([code]) => code),
+    flushOutput: () => filters.forEach((filter) => filter.flush()),
+  };
 }
 
 /** Container first: once it is gone nothing can touch the run directory; then the directory. */

@@ -21,11 +21,11 @@ export interface SandboxLimits {
   readonly maxFileBytes: number;
 }
 
-/** One job for the sandbox: run `python3 <code file> <payload>` once, in a container used for nothing else. */
+/** One job for the sandbox: run the skill once on its payload, in a container used for nothing else. */
 export interface SandboxRunRequest {
   /** Python source of the skill; written to the run's own directory, never anywhere else. */
   readonly code: string;
-  /** JSON text handed to the skill as sys.argv[1]. */
+  /** JSON text handed to the skill as sys.argv[1] (it reaches the container on stdin, never on a command line). */
   readonly payload: string;
   /** What the run is for, recorded as container labels and in logs. */
   readonly purpose: "test" | "invoke";
@@ -70,7 +70,8 @@ export interface EngineHealth {
 /**
  * Runs skills in single-use sandboxes.
  *
- * Implementations throw `SandboxUnavailableError` when the engine cannot be reached,
+ * Implementations throw `SandboxUnavailableError` (naming the fault) when the engine cannot be
+ * reached or the infrastructure cut the run short (docs/skill-lifecycle.md#what-counts-against-a-skill),
  * `QueueFullError` when too many runs are waiting, and `RunCancelledError` when the request's
  * signal aborts the run; a skill that fails is a normal `ExecutionResult`, never an exception.
  */
@@ -78,8 +79,10 @@ export interface SandboxRunner {
   run(request: SandboxRunRequest): Promise<ExecutionResult>;
   health(): Promise<EngineHealth>;
   /**
-   * Removes containers and run directories that a previous, crashed process of the same instance
-   * left behind. Never touches this process's own runs, so it is safe at any time.
+   * Removes the containers and run directories of this instance that no run in flight owns:
+   * what a previous, crashed process left behind, what this process could not remove while the
+   * engine was away, and anything older than a container can legitimately live. Never touches a
+   * run in flight, so it is safe at any time (the sandbox sweep calls it periodically).
    */
   reapOrphans(): Promise<{ containers: number; runDirectories: number }>;
   /**

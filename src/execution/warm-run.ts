@@ -1,14 +1,12 @@
-import { performance } from "node:perf_hooks";
-import { finishRun } from "./finish-run.js";
+import { handOver } from "./hand-over.js";
 import { asRunFailure, type RunStrategyContext, runLogger } from "./run-context.js";
 import { cancellationOf } from "./run-queue.js";
 import type { SandboxContainer } from "./sandbox-container.js";
 import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
-import { jobFrame } from "./warm-runner-script.js";
 
 /**
  * Hands the job to a waiting container: writes the skill file into its (read-only to the
- * container) run directory, sends the payload on stdin, and waits. Undefined when the container
+ * container) run directory, and hands the job over (hand-over.ts). Undefined when the container
  * turned out unusable before the job started (its run directory was wiped while it waited): the
  * caller then starts one cold. The container is removed after the answer, off the hot path.
  */
@@ -32,15 +30,7 @@ export async function runWarm(
       logger.debug("warm container's run directory was wiped while it waited; starting cold");
       return undefined;
     }
-    const startedAt = performance.now();
-    let byMarker = false;
-    const markerExit = member.markerExit?.then((code) => {
-      byMarker = true;
-      return code;
-    });
-    member.attached.write(jobFrame(request.payload, member.nonce ?? ""));
-    const exit = markerExit ? Promise.race([markerExit, member.exited]) : member.exited;
-    return await finishRun(member, { exit, startedAt, outputComplete: () => byMarker }, signal, { ...context, logger });
+    return await handOver(member, request.payload, signal, { ...context, logger });
   } catch (error) {
     throw asRunFailure(error, context.image, "run a warm sandbox container");
   } finally {

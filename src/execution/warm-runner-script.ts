@@ -1,9 +1,11 @@
 /**
- * The program a warm container starts with: Python is loaded (with json, which nearly every skill
+ * The program every sandbox container starts with (a warm one waits in the pool, a cold one gets
+ * its job as soon as it has started): Python is loaded (with json, which nearly every skill
  * imports) and blocks on stdin for exactly one job: a 4-byte big-endian length and a JSON object
- * `{"payload": …, "nonce": …}`. It then gives the skill what the cold path gives it
- * (`sys.argv == ["/sandbox/skill.py", payload]`, `__name__ == "__main__"`, `sys.path[0] ==
- * "/sandbox"`, stdin at EOF) and runs `/sandbox/skill.py` in the same interpreter.
+ * `{"payload": …, "nonce": …}`. The payload never appears on a command line, where `ps` would show
+ * it to any local user. It then gives the skill `sys.argv == ["/sandbox/skill.py", payload]`,
+ * `__name__ == "__main__"`, `sys.path[0] == "/sandbox"` and stdin at EOF, and runs
+ * `/sandbox/skill.py` in the same interpreter.
  *
  * When the skill is done (normally, by `sys.exit`, or by an exception, whose traceback is printed
  * as usual), non-daemon threads are joined and atexit handlers run, as at interpreter exit; then
@@ -11,7 +13,7 @@
  * process ends. The marker lets the host answer without waiting for the engine to report the
  * container's exit (tens of milliseconds); the host strips it from the output. A skill that forges
  * it gains nothing: it only ends its own run early. A skill that never reaches it (killed, timed
- * out, `os._exit`) is judged by the container's exit as on the cold path.
+ * out, `os._exit`) is judged by the container's exit.
  * EOF before a job (pool shutdown) exits quietly. The container is never given a second job.
  */
 export const WARM_RUNNER_SCRIPT = `

@@ -21,6 +21,7 @@ export class ServiceMetrics {
   private readonly rpcSeconds: Histogram<"method">;
   private readonly runs: Counter<"outcome" | "path" | "purpose">;
   private readonly runSeconds: Histogram<"path">;
+  private readonly infrastructureFaults: Counter<"fault" | "purpose">;
   private sources: MetricsSources | undefined;
 
   constructor() {
@@ -50,6 +51,12 @@ export class ServiceMetrics {
       help: "Time from start (or hand-over to a warm container) to the end of the skill.",
       labelNames: ["path"],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [this.registry],
+    });
+    this.infrastructureFaults = new Counter({
+      name: "skill_engine_sandbox_infrastructure_faults_total",
+      help: "Runs the infrastructure cut short (engine away, container lost, sandbox wiped, host disk full), by fault and purpose; never counted against a skill.",
+      labelNames: ["fault", "purpose"],
       registers: [this.registry],
     });
     const read = (pick: (s: MetricsSources) => number) => () => (this.sources ? pick(this.sources) : 0);
@@ -116,4 +123,9 @@ export class ServiceMetrics {
     labelNames: ["reason"],
     registers: [this.registry],
   });
+
+  /** A run the infrastructure cut short: counted apart from the skills' own outcomes. */
+  recordInfrastructureFault(fault: string, purpose: string): void {
+    this.infrastructureFaults.inc({ fault, purpose });
+  }
 }

@@ -5,7 +5,7 @@ export type SqliteStoreName = "registry" | "routing index" | "playbook";
 
 /**
  * The one place where SQLite failures become domain errors: busy or locked → unavailable (retry),
- * a full disk → resource exhausted, a constraint → a concurrent change (conflict), anything
+ * a full disk → resource exhausted, read-only or failing storage → unavailable, a constraint → a concurrent change (conflict), anything
  * else → internal. Domain errors thrown inside the work pass through unchanged.
  */
 export function fromSqliteError(error: unknown, store: SqliteStoreName, action: string): SkillEngineError {
@@ -16,7 +16,16 @@ export function fromSqliteError(error: unknown, store: SqliteStoreName, action: 
     return new UnavailableError(`the ${store} is busy; could not ${action}, retry`, { cause: error });
   }
   if (sqliteCode === "SQLITE_FULL") {
-    return new ResourceExhaustedError(`the disk holding the ${store} is full; could not ${action}`, { cause: error });
+    return new ResourceExhaustedError(`the disk holding the ${store} is full; could not ${action}; free space and retry`, { cause: error });
+  }
+  if (sqliteCode.startsWith("SQLITE_READONLY")) {
+    return new UnavailableError(
+      `the ${store} cannot be written (a read-only file system or permissions); could not ${action}; retry once it is writable`,
+      { cause: error },
+    );
+  }
+  if (sqliteCode.startsWith("SQLITE_IOERR")) {
+    return new UnavailableError(`the disk holding the ${store} failed (${sqliteCode}); could not ${action}; retry`, { cause: error });
   }
   if (sqliteCode.startsWith("SQLITE_CONSTRAINT")) {
     return new ConflictError(`a concurrent change conflicted; could not ${action}, retry`, { cause: error });

@@ -15,6 +15,20 @@ export async function processesNamed(name: string): Promise<number[]> {
   return found;
 }
 
+/** Processes on this host whose command line contains `text` (what `ps -ef` shows any local user). */
+export async function processesWhoseArgvContains(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if ((await readFile(path.join("/proc", entry, "cmdline"), "utf8")).includes(text)) found.push(Number(entry));
+    } catch {
+      // The process exited while we looked.
+    }
+  }
+  return found;
+}
+
 /** Every entry under `dir` on the host (links not followed), as relative path → size in bytes. */
 export async function entriesUnder(dir: string): Promise<Record<string, number>> {
   const found: Record<string, number> = {};

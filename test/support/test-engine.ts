@@ -140,9 +140,9 @@ export function connect(port: number, token?: string, channelCredentials: Channe
   };
 }
 
-/** Containers of one service instance that still exist, asked of the engine directly. */
-export async function containersOf(instanceTag: string): Promise<Docker.ContainerInfo[]> {
-  return docker.listContainers({
+/** Containers of one service instance that still exist, asked of the engine directly (the shared one unless told). */
+export async function containersOf(instanceTag: string, engine: Docker = docker): Promise<Docker.ContainerInfo[]> {
+  return engine.listContainers({
     all: true,
     filters: { label: [`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${instanceTag}`] },
   });
@@ -198,4 +198,19 @@ export async function queueDepth(engine: TestEngine): Promise<number> {
 /** Containers waiting in the engine's warm pool right now, as its /metrics reports them. */
 export async function warmIdle(engine: TestEngine): Promise<number> {
   return samples(await metricsText(engine), "skill_engine_warm_pool_idle")[0]?.value ?? 0;
+}
+
+/** Runs the infrastructure cut short so far, by fault, as the engine's /metrics counts them. */
+export async function infrastructureFaults(engine: TestEngine): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const { labels, value } of samples(await metricsText(engine), "skill_engine_sandbox_infrastructure_faults_total")) {
+    const fault = labels.fault ?? "";
+    counts[fault] = (counts[fault] ?? 0) + value;
+  }
+  return counts;
+}
+
+/** Runs executing right now, as the engine's /metrics reports them. */
+export async function runsInFlight(engine: TestEngine): Promise<number> {
+  return samples(await metricsText(engine), "skill_engine_runs_in_flight")[0]?.value ?? 0;
 }

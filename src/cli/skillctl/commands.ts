@@ -1,10 +1,11 @@
 import { readFile } from "node:fs/promises";
+import { status } from "@grpc/grpc-js";
 import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
 import { type GuardFinding } from "../../gen/skillengine/v1/registration.js";
 import { RouteMode, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v1/routing.js";
 import { type Skill, skillStatusToJSON, Visibility } from "../../gen/skillengine/v1/skills.js";
 import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
-import type { Rpc } from "./client.js";
+import { isServiceError, type Rpc } from "./client.js";
 import { printSteps } from "./composition-commands.js";
 import {
   failureCause,
@@ -68,7 +69,8 @@ export const register: Command = async (ctx) => {
       : schemaFile !== undefined
         ? jsonText(await readText(schemaFile, "schema file"), `schema file ${schemaFile}`)
         : '{"type":"object"}';
-  const testPayload = jsonText(str(ctx, "test-payload") ?? "{}", "--test-payload");
+  const givenPayload = str(ctx, "test-payload");
+  const testPayload = jsonText(givenPayload ?? "{}", "--test-payload");
   if (ctx.options.public === true && ctx.options.private === true) throw new UsageError("give --public or --private, not both", "register");
   const visibility =
     ctx.options.public === true
@@ -90,9 +92,23 @@ export const register: Command = async (ctx) => {
       visibility,
       dependsOn: Array.isArray(ctx.options["depends-on"]) ? ctx.options["depends-on"] : [],
     })
+    .catch((error: unknown) => {
+      throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);
+    })
     .finally(() => line.done());
   return newVersionOutput(ctx, "registered", response);
 };
+
+/**
+ * A failed test run's cause is the skill's own error (`KeyError: 'text'`), which says nothing of
+ * the payload it ran on: name it, and say when it was the default because none was given.
+ */
+function withTestPayloadNamed(error: unknown, payload: string, defaulted: boolean): unknown {
+  if (!isServiceError(error) || error.code !== status.FAILED_PRECONDITION) return error;
+  const which = defaulted ? `${payload}, the default: no --test-payload was given` : oneLine(payload, 200);
+  error.details = `${(error.details || error.message).trim()} (the test run used the payload ${which})`;
+  return error;
+}
 
 /** What register and patch print: the new version, its test run, normalizations and warnings. */
 function newVersionOutput(

@@ -299,6 +299,40 @@ describe("normalizeSkillCode", () => {
     });
   });
 
+  describe("deliveries whose escaped form still parses", () => {
+    // Entities only inside strings and comments: the fenced, escaped code is valid Python as it is.
+    const meant = `import json
+# keeps a < b, the entity &lt; and a CDATA closer ]]> as written
+def wrap(s):
+    return "<b>" + s.replace("&", "&amp;") + "</b>]]>"
+print(json.dumps({"html": wrap("a & b")}))
+`;
+
+    it("decodes a fenced, entity-escaped delivery once when no raw <, > or & appears anywhere", async () => {
+      const escaped = meant.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+      const { code, normalizations } = await normalize("```python\n" + escaped + "```\n");
+      expect(code).toBe(meant);
+      expect(normalizations).toEqual([
+        "extracted code from a markdown fence (python)",
+        expect.stringMatching(/^decoded \d+ HTML entities \(no raw <, > or & anywhere: the code was entity-escaped\)$/),
+      ]);
+    });
+
+    it("keeps entities in a fenced delivery that also holds a raw <, > or &: real code", async () => {
+      const real = 'print("1 &lt; 2" if 1 < 2 else "")\n';
+      expect((await normalize("```python\n" + real + "```\n")).code).toBe(real);
+    });
+
+    it("decodes a JSON string body with raw quotes as a whole: doubled backslashes are halved", async () => {
+      const code = 'import json\nparts = "a\\nb".split("\\n")\nprint(json.dumps({"parts": parts, "tab": \'x\\ty\', "bs": "c\\\\d"}))\n';
+      const delivered = code.replace(/\\/g, "\\\\").replace(/\n/g, "\\n");
+      expect(delivered).not.toContain("\n");
+      const { code: stored, normalizations } = await normalize(delivered);
+      expect(stored).toBe(code);
+      expect(normalizations).toEqual([expect.stringContaining("undid JSON string escaping as a whole")]);
+    });
+  });
+
   describe("diagnoses", () => {
     it("names a CDATA wrapper left unclosed", async () => {
       expect(await diagnosis(`<parameter name="code"><![CDATA[${SKILL}`)).toBe(

@@ -30,7 +30,7 @@ export async function normalizeSkillCode(raw: string, checker: PythonSyntaxCheck
   const rawVerdict = await parses.check(raw);
   if (rawVerdict.ok && !rawVerdict.inert) return { code: raw, normalizations: [] };
   const { found, inert } = await search(raw, parses);
-  if (found) return result(found);
+  if (found) return result(await decodeEvidentEntities(found, parses));
   // Valid code that only a real program may replace: it stays as it came.
   if (rawVerdict.ok) return { code: raw, normalizations: [] };
   if (inert) return result(inert);
@@ -42,6 +42,33 @@ export async function normalizeSkillCode(raw: string, checker: PythonSyntaxCheck
 
 function result(state: SearchState): NormalizedCode {
   return { code: state.text, normalizations: state.notes };
+}
+
+/**
+ * Entity-escaped code can still parse when the entities only sit inside strings and comments
+ * (`# a &lt; b`, `"]]&gt;"`), so the search stops at the first repair (a fence, say) with the
+ * entities still in. The text itself says whether it was escaped: entity references present and
+ * not one raw `<`, `>` or `&` anywhere, which escaped text cannot have and real code with those
+ * characters in strings or comparisons would. Then the entities are decoded once (the exact
+ * inverse of escaping: `&amp;lt;` becomes `&lt;`) when the result parses too
+ * (docs/skill-lifecycle.md#normalization). Only for a delivery that needed a repair anyway: code
+ * that parses as it came is never touched.
+ */
+async function decodeEvidentEntities(state: SearchState, parses: ParseCache): Promise<SearchState> {
+  if (state.kinds.includes("entities") || !entityEscapedByEvidence(state.text)) return state;
+  const decoded = decodeEntities(state.text)[0];
+  if (!decoded) return state;
+  const verdict = await parses.check(decoded.text);
+  if (!verdict.ok || verdict.inert) return state;
+  return {
+    text: decoded.text,
+    notes: [...state.notes, `${decoded.note} (no raw <, > or & anywhere: the code was entity-escaped)`],
+    kinds: [...state.kinds, "entities"],
+  };
+}
+
+function entityEscapedByEvidence(text: string): boolean {
+  return ENTITY_ON_LINE.test(text) && !/[<>&]/.test(text.replace(ENTITY, ""));
 }
 
 /** Beyond this many parses a search is not worth its cost; real manglings need far fewer. */
@@ -202,6 +229,14 @@ function undoEscapes(text: string): Candidate[] {
   if (body !== undefined && body !== aware.text) {
     candidates.push({ kind: "escapes", text: body, note: `undid JSON string escaping (${describeNewlines(text, body)})` });
   }
+  const rawQuotesBody = body === undefined ? jsonBodyWithRawQuotes(text) : undefined;
+  if (rawQuotesBody !== undefined && rawQuotesBody !== aware.text) {
+    candidates.push({
+      kind: "escapes",
+      text: rawQuotesBody,
+      note: `undid JSON string escaping as a whole (${describeNewlines(text, rawQuotesBody)}, doubled backslashes halved; the quotes were not escaped)`,
+    });
+  }
   if (aware.count > 0) {
     candidates.push({
       kind: "escapes",
@@ -227,6 +262,78 @@ function undoEscapes(text: string): Candidate[] {
     });
   }
   return candidates;
+}
+
+/** Text made only of characters other than a backslash, and complete JSON escapes. */
+const JSON_ESCAPED_ONLY = /^(?:[^\\\n]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*$/;
+
+/**
+ * A JSON string body whose writer escaped the backslashes and line breaks but left the quotes
+ * raw: no real line break at all, every backslash part of a JSON escape, and at least one doubled
+ * backslash (else there is nothing to tell it from newline-only escaping). Decoded as a whole, in
+ * one pass, so `"a\\nb"` becomes `"a\nb"` as meant, where decoding one escape at a time would
+ * keep the doubled backslash. Undefined when the text is not such a body.
+ */
+function jsonBodyWithRawQuotes(text: string): string | undefined {
+  if (!text.includes("\\\\") || !JSON_ESCAPED_ONLY.test(text) || !backslashesDoubledInStrings(text)) return undefined;
+  const quoted = text.replace(/\\u[0-9a-fA-F]{4}|\\["\\/bfnrt]|"/g, (token) => (token === '"' ? '\\"' : token));
+  return jsonStringValue(`"${quoted}"`);
+}
+
+/**
+ * Whether every backslash inside the single-quoted Python strings of an escaped delivery comes
+ * doubled, as a JSON string body has it (there every backslash of the code was doubled, and a
+ * single-quoted string cannot hold a line break). Newline-only escaping leaves the code's own
+ * escapes single (`"a\nb"` stays `"a\nb"`), which is how the two deliveries are told apart. Code
+ * whose single-quoted strings hold only `\\` escapes stays ambiguous and is read as a JSON body.
+ * Lexes the text as the decoded code: after a run of 2k backslashes, the next character is
+ * escaped in Python when k is odd. False when no single-quoted string holds a backslash (nothing
+ * to go by; in a triple-quoted one `\\` then `n` is also how newline-only escaping writes a
+ * `"""\` line continuation).
+ */
+function backslashesDoubledInStrings(text: string): boolean {
+  let seen = false;
+  let state: LexState = "code";
+  let quote = "";
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (state === "code") {
+      if (c === "\\") {
+        i += 2;
+      } else if (c === "#") {
+        state = "comment";
+        i++;
+      } else if (c === '"' || c === "'") {
+        quote = text.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+        state = "string";
+        i += quote.length;
+      } else {
+        i++;
+      }
+    } else if (state === "comment") {
+      if (c === "\\" && text[i + 1] === "n") state = "code";
+      i += c === "\\" ? 2 : 1;
+    } else if (c === "\\") {
+      let run = 0;
+      while (text[i + run] === "\\") run++;
+      if (run % 2 === 1) {
+        // An escaped control character: a line break in a triple-quoted string, which a
+        // single-quoted one cannot hold.
+        if (quote.length === 1) return false;
+        i += run + 1;
+      } else {
+        if (quote.length === 1) seen = true;
+        i += run + ((run / 2) % 2 === 1 ? 1 : 0);
+      }
+    } else if (text.startsWith(quote, i)) {
+      state = "code";
+      i += quote.length;
+    } else {
+      i++;
+    }
+  }
+  return seen;
 }
 
 const LENIENT_ESCAPES: Readonly<Record<string, string>> = { "r\\n": "\r\n", n: "\n", t: "\t", '"': '"', "'": "'", "\\": "\\", "/": "/" };

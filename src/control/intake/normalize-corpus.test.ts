@@ -48,10 +48,12 @@ interface Mangling {
 
 const escapeHtml = (code: string) =>
   code.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+const escapeMarkup = (code: string) => code.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 const fence = (code: string, tag = "python") => "```" + tag + "\n" + code + "```";
 const cdata = (code: string) => "<![CDATA[" + code.replaceAll("]]>", "]]]]><![CDATA[>") + "]]>";
 const plainNewlines = (code: string) => code.replaceAll("\n", "\\n");
 const hasBackslash = (code: string) => code.includes("\\");
+const jsonBodyRawQuotes = (code: string) => JSON.stringify(code).slice(1, -1).replaceAll('\\"', '"');
 
 const MANGLINGS: readonly Mangling[] = [
   { name: "fence (python tag)", apply: (x) => fence(x) },
@@ -65,8 +67,13 @@ const MANGLINGS: readonly Mangling[] = [
   { name: "JSON.stringify", apply: (x) => JSON.stringify(x) },
   { name: "JSON string body", apply: (x) => JSON.stringify(x).slice(1, -1) },
   { name: "plain \\n replacement", apply: plainNewlines, ambiguousFor: hasBackslash },
+  // A writer that escaped backslashes and line breaks but not the quotes (issue 13's delivery).
+  { name: "JSON body, quotes raw", apply: jsonBodyRawQuotes, ambiguousFor: hasBackslash },
   { name: "indented 4 spaces", apply: (x) => x.replace(/^(?=.*\S)/gm, "    ") },
   { name: "fence + entities", apply: (x) => fence(escapeHtml(x)), intermediates: (x) => [escapeHtml(x)] },
+  // Only <, > and & escaped (quotes kept): where they sit only in strings and comments, the
+  // escaped form parses as it is (issue 13's delivery); the evidence rule decodes it.
+  { name: "fence + entities (<>& only)", apply: (x) => fence(escapeMarkup(x)) },
   { name: "CDATA + entities", apply: (x) => cdata(escapeHtml(x)), intermediates: (x) => [escapeHtml(x)] },
   { name: "fence + JSON.stringify", apply: (x) => JSON.stringify(fence(x)) },
   { name: "fence + plain \\n", apply: (x) => plainNewlines(fence(x)), ambiguousFor: hasBackslash },

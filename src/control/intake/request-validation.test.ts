@@ -37,6 +37,19 @@ describe("validateRegistration", () => {
     expect(result.validatePayload("payload", '{"city":"Rome"}')).toBe('{"city":"Rome"}');
   });
 
+  it("reads an empty parameters_schema ({} or nothing) as a tool without parameters, and says so", () => {
+    for (const schema of ["{}", "", "  { }\n"]) {
+      const result = validateRegistration({ ...valid, parametersSchema: schema, testPayload: "{}" });
+      expect(result.parametersSchema).toBe('{"type":"object"}');
+      expect(result.normalizations).toEqual([
+        expect.stringMatching(/^read parameters_schema .* as \{"type":"object"\}: a tool without parameters$/),
+      ]);
+      expect(result.validatePayload("payload", '{"anything": 1}')).toBe('{"anything": 1}');
+    }
+    expect(validateRegistration(valid).normalizations).toEqual([]);
+    expect(validateRegistration(valid).parametersSchema).toBe(valid.parametersSchema);
+  });
+
   it("names the field and the reason for each problem", () => {
     expect(fieldOf(() => validateRegistration({ ...valid, description: " " }))).toMatch(/^description: .*required/);
     expect(fieldOf(() => validateRegistration({ ...valid, description: "d".repeat(LIMITS.descriptionChars + 1) }))).toMatch(
@@ -45,7 +58,6 @@ describe("validateRegistration", () => {
     expect(fieldOf(() => validateRegistration({ ...valid, code: "\n" }))).toMatch(/^code: .*required/);
     expect(fieldOf(() => validateRegistration({ ...valid, code: "x".repeat(LIMITS.codeBytes + 1) }))).toMatch(/^code: .*limit/);
     expect(fieldOf(() => validateRegistration({ ...valid, code: "print(1)\0" }))).toMatch(/^code: .*NUL/);
-    expect(fieldOf(() => validateRegistration({ ...valid, parametersSchema: "" }))).toMatch(/^parameters_schema: .*required/);
     expect(fieldOf(() => validateRegistration({ ...valid, parametersSchema: "[]" }))).toMatch(/^parameters_schema: .*JSON object/);
     expect(fieldOf(() => validateRegistration({ ...valid, parametersSchema: '{"type":"string"}' }))).toMatch(
       /^parameters_schema: .*"type": "object"/,
@@ -65,7 +77,7 @@ describe("compileParametersSchema", () => {
   it("treats an empty payload as {}", () => {
     expect(validate("payload", "")).toBe("{}");
   });
-  it("bounds the payload size (it travels as one command-line argument)", () => {
+  it("bounds the payload size", () => {
     const big = JSON.stringify({ x: "y".repeat(LIMITS.payloadBytes) });
     expect(() => validate("payload", big)).toThrow(/payload: is \d+ bytes; the limit is/);
   });

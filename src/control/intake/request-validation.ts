@@ -5,7 +5,10 @@ import { errorMessage } from "../../errors/index.js";
 /** Usable as a tool name by every major LLM API, and safe as a file name. */
 export const SKILL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
-/** Input bounds. Payloads travel as sys.argv[1], and Linux caps one argument at 128 KiB. */
+/**
+ * Input bounds. Payloads reach the container on stdin and the skill as sys.argv[1]; their bound
+ * dates from when they were a command-line argument and clients rely on it.
+ */
 export const LIMITS = {
   codeBytes: 100 * 1024,
   descriptionChars: 1024,
@@ -24,6 +27,33 @@ export interface RegistrationInput {
 /** A registration whose fields passed every check; the schema is compiled and ready. */
 export interface ValidRegistration extends RegistrationInput {
   readonly validatePayload: PayloadValidator;
+  /** What was done to the fields on the way in (an empty schema read as a parameterless object). */
+  readonly normalizations: readonly string[];
+}
+
+/** What an empty `parameters_schema` stands for: a tool without parameters. */
+export const PARAMETERLESS_SCHEMA = '{"type":"object"}';
+
+/**
+ * `{}` and an empty string are what people send for a tool without parameters: read as
+ * `{"type":"object"}`, saying so (docs/skill-lifecycle.md#input-limits). Anything else is kept.
+ */
+function normalizeParametersSchema(schemaText: string): { schema: string; note?: string } {
+  const trimmed = schemaText.trim();
+  let empty = trimmed === "";
+  if (!empty && trimmed.startsWith("{")) {
+    try {
+      const parsed: unknown = JSON.parse(trimmed);
+      empty = typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) && Object.keys(parsed).length === 0;
+    } catch {
+      // Not JSON: compileParametersSchema says so.
+    }
+  }
+  if (!empty) return { schema: schemaText };
+  return {
+    schema: PARAMETERLESS_SCHEMA,
+    note: `read parameters_schema ${trimmed === "" ? "(empty)" : JSON.stringify(trimmed)} as ${PARAMETERLESS_SCHEMA}: a tool without parameters`,
+  };
 }
 
 export type PayloadValidator = (field: string, payloadText: string) => string;
@@ -57,9 +87,10 @@ export function validateRegistration(input: RegistrationInput): ValidRegistratio
   if (codeBytes > LIMITS.codeBytes) {
     throw new InvalidArgumentError("code", `is ${codeBytes} bytes; the limit is ${LIMITS.codeBytes}`);
   }
-  const validatePayload = compileParametersSchema(input.parametersSchema);
+  const { schema, note } = normalizeParametersSchema(input.parametersSchema);
+  const validatePayload = compileParametersSchema(schema);
   validatePayload("test_payload", input.testPayload);
-  return { ...input, validatePayload };
+  return { ...input, parametersSchema: schema, validatePayload, normalizations: note ? [note] : [] };
 }
 
 /** Parses and compiles a parameters schema; the result validates payload text against it. */

@@ -11,6 +11,23 @@ export const TEMP_FILE_PREFIX = ".tmp-";
  * directory so the rename itself is durable.
  */
 export async function writeFileAtomic(target: string, content: string | Buffer): Promise<void> {
+  await (await prepareFileAtomic(target, content)).commit();
+}
+
+/** A file written in full beside its target, waiting to replace it. */
+export interface PreparedFile {
+  /** Renames it over the target (no new data blocks: a full disk does not stop it). */
+  commit(): Promise<void>;
+  /** Removes it, leaving the target as it was. */
+  discard(): Promise<void>;
+}
+
+/**
+ * The part of an atomic write that can run out of space, done ahead: the content is written and
+ * fsynced beside `target`, which is untouched until `commit`. Lets a change write every file it
+ * needs before it commits anything (docs/operations.md#full-disks-and-a-locked-registry).
+ */
+export async function prepareFileAtomic(target: string, content: string | Buffer): Promise<PreparedFile> {
   const directory = path.dirname(target);
   const temp = path.join(directory, `${TEMP_FILE_PREFIX}${path.basename(target)}-${randomBytes(6).toString("hex")}`);
   const handle = await open(temp, "wx", 0o644);
@@ -23,13 +40,20 @@ export async function writeFileAtomic(target: string, content: string | Buffer):
     throw error;
   }
   await handle.close();
-  try {
-    await rename(temp, target);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
-  await fsyncDirectory(directory);
+  return {
+    async commit() {
+      try {
+        await rename(temp, target);
+      } catch (error) {
+        await unlink(temp).catch(() => undefined);
+        throw error;
+      }
+      await fsyncDirectory(directory);
+    },
+    async discard() {
+      await unlink(temp).catch(() => undefined);
+    },
+  };
 }
 
 export async function fsyncDirectory(directory: string): Promise<void> {

@@ -1,6 +1,6 @@
-import { mkdir, readdir, readFile, rename, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
-import { fsyncDirectory, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+import { fsyncDirectory, type PreparedFile, prepareFileAtomic, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
 import type { MirrorDocument } from "./mirror-format.js";
 import type { SkillStatus } from "../registry/index.js";
 import { pathExists } from "./path-exists.js";
@@ -67,6 +67,21 @@ export class CanonicalStore {
 
   async writeActive(name: string, code: string, location: StoreLocation = "active"): Promise<void> {
     await writeFileAtomic(this.activePath(name, location), code);
+  }
+
+  /** The new active file written in full beside the current one, replacing it only on `commit`. */
+  async prepareActive(name: string, code: string, location: StoreLocation = "active"): Promise<PreparedFile> {
+    return prepareFileAtomic(this.activePath(name, location), code);
+  }
+
+  /**
+   * Removes a history file whose version the registry never committed (the commit failed after
+   * the file was written), and the skill's history directory when that leaves it empty. History
+   * the registry knows is never removed.
+   */
+  async discardUncommittedVersion(name: string, version: number): Promise<void> {
+    await unlink(this.versionPath(name, version)).catch(() => undefined);
+    await rmdir(this.versionsDir(name)).catch(() => undefined);
   }
 
   /** The active code, or undefined when the file is missing. */

@@ -1,5 +1,6 @@
 /** The canonical store: skill files outside every sandbox, their history, and the registry's mirror. The only way in. */
-export { fsyncDirectory, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+export { fsyncDirectory, type PreparedFile, prepareFileAtomic, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+export { fromStoreError } from "./store-errors.js";
 export { CanonicalStore, locationOf, MIRROR_FILE, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
 export { contentHash } from "./content-hash.js";
 export {

@@ -10,12 +10,14 @@ import { MIRROR_FORMAT, type MirrorDocument, toMirrorEntry } from "./mirror-form
 export class MirrorWriter {
   private pending: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly registry: SkillRegistry,
     private readonly store: CanonicalStore,
     private readonly logger: Logger,
     private readonly coalesceMs = 1_000,
+    private readonly retryMs = 5_000,
   ) {}
 
   /** Rewrites the mirror now (after any write already in progress). */
@@ -31,17 +33,41 @@ export class MirrorWriter {
     await next;
   }
 
+  /**
+   * Rewrites the mirror now, and never fails the change that asked for it: the change is
+   * committed in the registry and the files already. When the write fails (a full or read-only
+   * disk), it is logged and tried again every `retryMs` until it succeeds, so the mirror agrees
+   * with the registry again once the disk does (docs/operations.md#full-disks-and-a-locked-registry).
+   */
+  async flushOrLater(): Promise<void> {
+    try {
+      await this.flush();
+    } catch {
+      this.retryLater();
+    }
+  }
+
   /** Rewrites the mirror soon; many calls within the window cost one write. */
   schedule(): void {
     if (this.pending) return;
     this.pending = setTimeout(() => {
       this.pending = undefined;
-      this.flush().catch(() => undefined);
+      void this.flushOrLater();
     }, this.coalesceMs);
     this.pending.unref();
   }
 
+  private retryLater(): void {
+    if (this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.flushOrLater();
+    }, this.retryMs);
+    this.retry.unref();
+  }
+
   async close(): Promise<void> {
+    if (this.retry) clearTimeout(this.retry);
     if (this.pending) await this.flush().catch(() => undefined);
     await this.writing;
   }
