@@ -935,8 +935,12 @@ export class SkillService {
       await this.store.discardUncommittedVersion(name, version);
       throw fromStoreError(error, action);
     });
-    // Before the version exists, so an acknowledged version never lacks its declaration.
-    await this.composition.record(name, version, declared);
+    // Before the version exists, so an acknowledged version never lacks its declaration. Its
+    // failure (a full or read-only disk, a locked registry) leaves nothing behind either.
+    await this.composition.record(name, version, declared).catch(async (error: unknown) => {
+      await this.store.discardUncommittedVersion(name, version);
+      throw error instanceof SkillEngineError ? error : fromStoreError(error, action);
+    });
     this.composition.dependencies.clearRetests(name);
     const active = await this.store.prepareActive(name, code).catch(async (error: unknown) => {
       await this.store.discardUncommittedVersion(name, version);
