@@ -881,7 +881,7 @@ async function main(): Promise<void> {
   const primary = await serviceRun("MiniLM, default", {}, data, ["keywords", "vectors", "fused", "rrf"], async (client, run) => {
     beforeTest = aggregate(test, (run.routed.fused as Routed).scored);
     // Out of catalog: delete the held-out fifth, sweep thresholds, bring them back.
-    for (const name of heldOut) await client.call(client.raw.deleteSkill, { name: toSkill.get(name) as string });
+    for (const name of heldOut) await client.call(client.raw.deleteSkill, { name: toSkill.get(name) as string, force: false });
     const withoutHeldOut = await routeAll(client, [...outOfCatalog, ...inCatalog], "fused", toTool);
     curve = outOfCatalogCurve(outOfCatalog, inCatalog, withoutHeldOut);
     for (const name of heldOut) await client.call(client.raw.restoreSkill, { name: toSkill.get(name) as string });

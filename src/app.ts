@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
 import {
   CanonicalStore,
+  Composition,
   CPythonSyntaxChecker,
   type LegacyMigrationReport,
   migrateLegacySkills,
@@ -29,6 +30,7 @@ import {
   KeywordIndex,
   OpenAiEmbedder,
   QdrantVectorIndex,
+  qdrantCollectionName,
   RoutingService,
   SkillRouter,
   SqliteEmbeddingStore,
@@ -102,6 +104,21 @@ export async function startSkillEngine(
   const reconcileReport = await reconcile(registry, store, logger);
   const mirror = new MirrorWriter(registry, store, logger);
   await mirror.flush();
+  // Its own connection to registry.db (WAL), durable like the registry: declarations are acknowledged state.
+  const compositionDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const composition = new Composition(registry, store, compositionDb, config.composition);
+  try {
+    const recovered = await composition.backfill();
+    if (recovered > 0) logger.warn({ recovered }, "composed skills recognised from their canonical definitions");
+    // Seed 002's boot failure: a mandatory skill that is missing or not ready stops the start.
+    composition.assertMandatory(config.mandatorySkills);
+  } catch (error) {
+    await mirror.close();
+    await intake.close();
+    compositionDb.close();
+    registry.close();
+    throw error;
+  }
 
   const metrics = new ServiceMetrics();
   const runner = new DockerSandboxRunner({
@@ -121,14 +138,16 @@ export async function startSkillEngine(
       metrics.recordRun(outcome, runPath, purpose, result.durationMs / 1000);
     },
   });
-  const routing = await startRouting(config, logger.child({ component: "routing" }), registry);
+  const routing = await startRouting(config, logger.child({ component: "routing" }), registry, metrics);
   const playbookMetrics = new PlaybookMetrics(metrics.registry);
   const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, {
     events: playbookMetrics,
+    onVectorIndexUnavailable: (reason) => metrics.recordVectorIndexUnavailable(reason),
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
   playbookMetrics.attach(() => playbook.service.countsByOwnerAndState());
   const service = new SkillService({
+    composition,
     registry,
     store,
     runner,
@@ -281,6 +300,7 @@ export async function startSkillEngine(
         await intake.close();
         await playbook.close();
         await routing.close();
+        if (compositionDb.open) compositionDb.close();
         registry.close();
         logger.info("skill engine stopped");
       })();
@@ -297,6 +317,7 @@ export async function startRouting(
   config: SkillEngineConfig,
   logger: Logger,
   registry: SkillRegistry,
+  metrics?: ServiceMetrics,
 ): Promise<{ service: RoutingService; embedder: Embedder; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false });
   const backend =
@@ -315,13 +336,14 @@ export async function startRouting(
   const embedded = new SqliteVecIndex(db, { logger });
   const vectors = config.qdrant
     ? new FallbackVectorIndex(
-        new QdrantVectorIndex({ url: config.qdrant.url, logger, ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}) }),
+        new QdrantVectorIndex({
+          url: config.qdrant.url,
+          collection: qdrantCollectionName(embedder.modelId, embedder.dimensions),
+          logger,
+          ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}),
+        }),
         embedded,
-        async () => {
-          // Called once Qdrant is back, long after `service` below exists.
-          await service.reindexAll();
-        },
-        logger,
+        { logger, onUnavailable: (reason) => metrics?.recordVectorIndexUnavailable(reason) },
       )
     : embedded;
   const router = new SkillRouter({
@@ -356,7 +378,11 @@ export async function startPlaybook(
   logger: Logger,
   embedder: Embedder,
   canonicalDirectory: string,
-  hooks: { readonly clock?: Clock; readonly events?: PlaybookEvents } = {},
+  hooks: {
+    readonly clock?: Clock;
+    readonly events?: PlaybookEvents;
+    readonly onVectorIndexUnavailable?: (reason: string) => void;
+  } = {},
 ): Promise<{ service: PlaybookService; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
   const embedded = new SqliteVecIndex(db, { table: "lesson_vectors", logger });
@@ -364,13 +390,13 @@ export async function startPlaybook(
     ? new FallbackVectorIndex(
         new QdrantVectorIndex({
           url: config.qdrant.url,
-          collection: "skill_engine_lessons",
+          collection: qdrantCollectionName(embedder.modelId, embedder.dimensions, "skill_engine_lessons"),
           logger,
           ...(config.qdrant.apiKey ? { apiKey: config.qdrant.apiKey } : {}),
         }),
         embedded,
-        () => service.reindexAll(),
-        logger,
+        // The embedded table stays the source: Qdrant is filled from it and caught up after an outage.
+        { logger, onUnavailable: (reason) => hooks.onVectorIndexUnavailable?.(reason) },
       )
     : embedded;
   const service = createPlaybook({
@@ -380,7 +406,8 @@ export async function startPlaybook(
     mirrorDirectory: canonicalDirectory,
     policy: config.playbook,
     logger,
-    ...hooks,
+    ...(hooks.clock ? { clock: hooks.clock } : {}),
+    ...(hooks.events ? { events: hooks.events } : {}),
   });
   const report = await service.init();
   if (report.restored > 0 || report.reindexed) logger.info(report, "playbook ready");

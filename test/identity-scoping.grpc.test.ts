@@ -65,7 +65,7 @@ describe("identity and scoping through the real server (bearer tokens, owners, v
     stats: (client, name) => client.call(client.raw.getSkillStats, { name }),
     patch: (client, name) => client.call(client.raw.patchSkill, { name, find: "9 / 5", replace: "1.8", testPayload: "" }),
     rollback: (client, name) => client.call(client.raw.rollbackSkill, { name, version: 1 }),
-    delete: (client, name) => client.call(client.raw.deleteSkill, { name }),
+    delete: (client, name) => client.call(client.raw.deleteSkill, { name, force: false }),
     restore: (client, name) => client.call(client.raw.restoreSkill, { name }),
     protect: (client, name) => client.call(client.raw.setSkillProtected, { name, protected: true }),
     visibility: (client, name) => client.call(client.raw.setSkillVisibility, { name, visibility: Visibility.VISIBILITY_PUBLIC }),
@@ -202,11 +202,11 @@ describe("identity and scoping through the real server (bearer tokens, owners, v
     for (let i = 0; i < 3; i++) await alice.invoke("alice_flaky", '{"fail": true}');
     expect((await alice.get("alice_flaky")).skill?.status).toBe(SkillStatus.SKILL_STATUS_DEGRADED);
 
-    const bobSweep = await bob.call(bob.raw.retireDegradedSkills, { dryRun: false });
+    const bobSweep = await bob.call(bob.raw.retireDegradedSkills, { dryRun: false, force: false });
     expect(bobSweep.retired).toEqual([]);
-    const aliceDryRun = await alice.call(alice.raw.retireDegradedSkills, { dryRun: true });
+    const aliceDryRun = await alice.call(alice.raw.retireDegradedSkills, { dryRun: true, force: false });
     expect(aliceDryRun.retired.map((r) => r.name)).toEqual(["alice_flaky"]);
-    const opsSweep = await ops.call(ops.raw.retireDegradedSkills, { dryRun: false });
+    const opsSweep = await ops.call(ops.raw.retireDegradedSkills, { dryRun: false, force: false });
     expect(opsSweep.retired.map((r) => r.name)).toContain("alice_flaky");
     expect((await alice.get("alice_flaky")).skill?.status).toBe(SkillStatus.SKILL_STATUS_RETIRED);
   });

@@ -96,11 +96,11 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
   it("retires by the retirement rule (skipping protected skills), and restores: retire → restore round trip", async () => {
     await register("doomed");
     for (let i = 0; i < 3; i++) await invoke("doomed", bad);
-    const dry = await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: true });
+    const dry = await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: true, force: false });
     expect(dry.retired.map((r) => r.name)).toContain("doomed");
     expect(await exists(path.join(skills, "doomed.py"))).toBe(true);
 
-    const { retired } = await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: false });
+    const { retired } = await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: false, force: false });
     expect(retired).toContainEqual({ name: "doomed", reasons: ["failure_count 3 ≥ 3"] });
     expect(retired.map((r) => r.name)).not.toContain("pinned");
     expect(await exists(path.join(skills, "doomed.py"))).toBe(false);
@@ -171,7 +171,7 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
 
   it("soft-deletes into .trash/ and restores", async () => {
     await register("trashable");
-    const deleted = await engine.client.call(engine.client.raw.deleteSkill, { name: "trashable" });
+    const deleted = await engine.client.call(engine.client.raw.deleteSkill, { name: "trashable", force: false });
     expect(deleted.skill?.status).toBe(SkillStatus.SKILL_STATUS_DELETED);
     expect(await readFile(path.join(skills, ".trash", "trashable.py"), "utf8")).toBe(FLAKY);
     expect(await exists(path.join(skills, "trashable.py"))).toBe(false);
@@ -185,10 +185,10 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
 
   it("re-registering a retired or deleted name brings its history back and adds the next version", async () => {
     await register("phoenix");
-    await engine.client.call(engine.client.raw.deleteSkill, { name: "phoenix" });
+    await engine.client.call(engine.client.raw.deleteSkill, { name: "phoenix", force: false });
     await register("ember");
     for (let i = 0; i < 3; i++) await invoke("ember", bad);
-    await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: false });
+    await engine.client.call(engine.client.raw.retireDegradedSkills, { dryRun: false, force: false });
     expect((await skillOf("ember"))?.status).toBe(SkillStatus.SKILL_STATUS_RETIRED);
 
     for (const name of ["phoenix", "ember"]) {
@@ -289,7 +289,9 @@ print(json.dumps({"tag": "original"}))
     expect((await rpcError(engine.client.call(engine.client.raw.rollbackSkill, { name: "streak", version: 1 }))).details).toMatch(
       /already at version 1/,
     );
-    expect((await rpcError(engine.client.call(engine.client.raw.deleteSkill, { name: "../x" }))).code).toBe(status.INVALID_ARGUMENT);
+    expect((await rpcError(engine.client.call(engine.client.raw.deleteSkill, { name: "../x", force: false }))).code).toBe(
+      status.INVALID_ARGUMENT,
+    );
   });
 });
 

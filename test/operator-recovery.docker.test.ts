@@ -69,7 +69,7 @@ describe("operators: legacy migration on first start, and rebuilding a lost regi
     await original.client.register({ name: "kept", code: echo("v1") });
     await original.client.register({ name: "kept", code: echo("v2") });
     await original.client.register({ name: "binned", code: echo("bin") });
-    await original.client.call(original.client.raw.deleteSkill, { name: "binned" });
+    await original.client.call(original.client.raw.deleteSkill, { name: "binned", force: false });
     await original.client.call(original.client.raw.setSkillProtected, { name: "kept", protected: true });
     const before = (await original.client.list(true)).skills;
     await original.stop();

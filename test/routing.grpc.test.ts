@@ -106,7 +106,7 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
     expect((await engine.client.get("currency_convert")).skill?.status).toBe(SkillStatus.SKILL_STATUS_DEPRECATED);
     expect((await route("convert euros to dollars")).skills.map((s) => s.name)).not.toContain("currency_convert");
 
-    await engine.client.call(engine.client.raw.deleteSkill, { name: "movie_credits" });
+    await engine.client.call(engine.client.raw.deleteSkill, { name: "movie_credits", force: false });
     expect((await route("cast of a movie")).skills.map((s) => s.name)).not.toContain("movie_credits");
     await engine.client.call(engine.client.raw.restoreSkill, { name: "movie_credits" });
     expect((await route("cast of a movie")).skills[0]?.name).toBe("movie_credits");

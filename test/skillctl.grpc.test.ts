@@ -269,6 +269,7 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect(JSON.parse((await skillctl(port, "retire", "--json")).stdout)).toEqual({
       retired: [{ name: "flaky", reasons: [reason] }],
       dryRun: false,
+      kept: [],
     });
     expect((await skillctl(port, "list", "--all")).stdout).toMatch(/\nflaky\s+1\s+retired/);
     expect(await skillctl(port, "retire")).toMatchObject({ code: 0, stdout: "nothing to retire\n" });

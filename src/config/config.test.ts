@@ -66,6 +66,21 @@ describe("loadConfig", () => {
     );
   });
 
+  it("reads the composition settings: depth, per-agent limit, mandatory skills", () => {
+    expect(loadConfig({ HOME: "/h" })).toMatchObject({ composition: { maxDepth: 4, composedSkillsPerAgent: 50 }, mandatorySkills: [] });
+    const config = loadConfig({
+      HOME: "/h",
+      SKILL_ENGINE_COMPOSITION_MAX_DEPTH: "2",
+      SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT: "7",
+      SKILL_ENGINE_MANDATORY_SKILLS: " policy, bouncer ,",
+    });
+    expect(config).toMatchObject({ composition: { maxDepth: 2, composedSkillsPerAgent: 7 }, mandatorySkills: ["policy", "bouncer"] });
+    expect(() => loadConfig({ HOME: "/h", SKILL_ENGINE_MANDATORY_SKILLS: "policy,../etc" })).toThrow(
+      /SKILL_ENGINE_MANDATORY_SKILLS: must be comma-separated skill names/,
+    );
+    expect(() => loadConfig({ HOME: "/h", SKILL_ENGINE_COMPOSITION_MAX_DEPTH: "0" })).toThrow(ConfigError);
+  });
+
   it("lists every bad value at once, naming the variable", () => {
     try {
       loadConfig({ SKILL_ENGINE_PORT: "http", SKILL_ENGINE_MEMORY_MB: "-1", DOCKER_HOST: "ssh://x" });

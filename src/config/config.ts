@@ -104,6 +104,17 @@ export interface SkillEngineConfig {
    * (SKILL_ENGINE_LESSON_MAX_STALE_PENALTY); prune sweep every N minutes, 0 = off (SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES = 0)
    */
   readonly playbook: PlaybookPolicy & { readonly pruneSweepMinutes: number };
+  /**
+   * Composed skills (docs/composition.md#limits): how deep compositions may nest, and how many live
+   * composed skills one agent keeps before the least used is evicted.
+   * @default depth 4 (SKILL_ENGINE_COMPOSITION_MAX_DEPTH), 50 per agent (SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT)
+   */
+  readonly composition: { readonly maxDepth: number; readonly composedSkillsPerAgent: number };
+  /**
+   * Skills that must be registered and ready (every dependency present) for the service to start
+   * (docs/composition.md#mandatory-skills). @default none (SKILL_ENGINE_MANDATORY_SKILLS: comma-separated names)
+   */
+  readonly mandatorySkills: readonly string[];
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -192,6 +203,12 @@ const schema = z.object({
   SKILL_ENGINE_LESSON_STALE_PER_DAY: z.coerce.number().min(0).max(1).default(0.01),
   SKILL_ENGINE_LESSON_MAX_STALE_PENALTY: z.coerce.number().min(0).max(10).default(0.3),
   SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
+  SKILL_ENGINE_COMPOSITION_MAX_DEPTH: integer(1, 32).default(4),
+  SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT: integer(1, 100_000).default(50),
+  SKILL_ENGINE_MANDATORY_SKILLS: z
+    .string()
+    .regex(/^\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*(,\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*)*,?\s*$/, "must be comma-separated skill names")
+    .optional(),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -312,6 +329,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       maxStalePenalty: v.SKILL_ENGINE_LESSON_MAX_STALE_PENALTY,
       pruneSweepMinutes: v.SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES,
     },
+    composition: { maxDepth: v.SKILL_ENGINE_COMPOSITION_MAX_DEPTH, composedSkillsPerAgent: v.SKILL_ENGINE_COMPOSED_SKILLS_PER_AGENT },
+    mandatorySkills: (v.SKILL_ENGINE_MANDATORY_SKILLS ?? "")
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== ""),
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };
 }

@@ -33,7 +33,21 @@ export {
 } from "./registry/index.js";
 export type { SkillIndexer } from "./skill-indexer.js";
 export {
+  type CatalogEntry,
+  type CatalogStatus,
+  Composition,
+  type CompositionSettings,
+  type DependencyReport,
+  MandatorySkillError,
+  type OnFailure,
+  type StepInput,
+  type StepOutcome,
+} from "./composition/index.js";
+export {
   type CallContext,
+  type ComposedRegistrationInput,
+  type ComposedRegistrationResult,
+  type DependentRetest,
   type InvocationResult,
   type RebuildIndexesReport,
   type RegistrationResult,

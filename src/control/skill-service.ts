@@ -6,13 +6,32 @@ import {
   FailedPreconditionError,
   InternalError,
   InvalidArgumentError,
+  RunCancelledError,
   SkillNotFoundError,
   SkillTestFailedError,
   SkillVersionNotFoundError,
 } from "../errors/index.js";
-import type { ExecutionResult, SandboxRunner, SandboxRunRequest } from "../execution/index.js";
+import type { ExecutionResult, SandboxFile, SandboxRunner, SandboxRunRequest } from "../execution/index.js";
 import { agentIdProblem, type Caller } from "../identity/index.js";
 import { canManage, canSee, notYoursError, requireAdmin } from "./access/index.js";
+import {
+  type CatalogEntry,
+  type Composition,
+  type DeclaredDependencies,
+  type CompositionDefinition,
+  definitionFromInput,
+  type DependencyReport,
+  isDefinitionText,
+  parseStoredDefinition,
+  type ResolvedSkill,
+  runComposition,
+  serializeDefinition,
+  type SkillKind,
+  type SkillRef,
+  StepPayloadError,
+  type StepInput,
+  type StepOutcome,
+} from "./composition/index.js";
 import {
   type CodeIntake,
   compileParametersSchema,
@@ -53,16 +72,49 @@ export interface RegistrationResult {
   readonly test: ExecutionResult;
   readonly normalizations: string[];
   readonly warnings: IntakeWarning[];
+  /** Unpinned dependents re-tested against the new version (docs/composition.md#re-tests). */
+  readonly dependentsRetested?: DependentRetest[];
+}
+
+export interface DependentRetest {
+  readonly name: string;
+  readonly passed: boolean;
+  readonly error: string;
 }
 
 export interface InvocationResult {
   readonly result: ExecutionResult;
   readonly version: number;
+  /** A composed skill's steps; empty for a plain skill. */
+  readonly steps: StepOutcome[];
+  /** Dependency warnings the caller must see. */
+  readonly warnings: string[];
 }
 
 export interface SkillWithCode {
   readonly skill: SkillRecord;
+  /** Python source, or a composed skill's definition (JSON). */
   readonly code: string;
+  readonly kind: SkillKind;
+  readonly dependsOn: readonly string[];
+}
+
+/** RegisterComposedSkill's input. */
+export interface ComposedRegistrationInput {
+  readonly name: string;
+  readonly description: string;
+  readonly parametersSchema: string;
+  readonly steps: readonly StepInput[];
+  readonly output: string;
+  readonly testPayload: string;
+}
+
+export interface ComposedRegistrationResult {
+  readonly skill: SkillRecord;
+  readonly test: ExecutionResult;
+  readonly steps: StepOutcome[];
+  /** Composed skills retired with reason "evicted" to keep the per-agent limit. */
+  readonly evicted: string[];
 }
 
 export interface PatchInput {
@@ -107,6 +159,8 @@ export interface SkillServiceDependencies {
   readonly intake: CodeIntake;
   readonly policy: HealthPolicy;
   readonly logger: Logger;
+  /** Composed skills and dependencies (docs/composition.md). */
+  readonly composition: Composition;
   /** Keeps routing's indexes in step; omitted where routing is not wired (some tests). */
   readonly indexer?: SkillIndexer;
   readonly now?: () => Date;
@@ -134,8 +188,10 @@ export class SkillService {
   private readonly logger: Logger;
   private readonly indexer: SkillIndexer | undefined;
   private readonly now: () => Date;
+  private readonly composition: Composition;
 
   constructor(deps: SkillServiceDependencies) {
+    this.composition = deps.composition;
     this.indexer = deps.indexer;
     this.registry = deps.registry;
     this.store = deps.store;
@@ -156,21 +212,22 @@ export class SkillService {
     context: CallContext,
     exampleQueries: readonly string[] = [],
     visibility?: SkillVisibility,
+    dependsOn: readonly string[] = [],
   ): Promise<RegistrationResult> {
     const valid = validateRegistration(input);
+    if (isDefinitionText(valid.code)) {
+      throw new InvalidArgumentError("code", "is a composed skill's definition; register it with RegisterComposedSkill");
+    }
     // Checked before the test run so a taken name costs no sandbox run; checked again under the
     // lock because the name may be taken meanwhile.
     this.accessForRegistration(valid.name, context.caller, visibility);
-    if (exampleQueries.length > EXAMPLE_QUERY_LIMITS.count) {
-      throw new InvalidArgumentError("example_queries", `has ${exampleQueries.length} entries; the limit is ${EXAMPLE_QUERY_LIMITS.count}`);
-    }
-    const tooLong = exampleQueries.findIndex((q) => q.length > EXAMPLE_QUERY_LIMITS.chars);
-    if (tooLong >= 0) {
-      throw new InvalidArgumentError(`example_queries[${tooLong}]`, `is longer than ${EXAMPLE_QUERY_LIMITS.chars} characters`);
-    }
+    this.refuseKindChange(valid.name, "plain");
+    checkExampleQueries(exampleQueries);
+    const declared = this.composition.preflightPlain(valid.name, dependsOn, context.caller);
     const prepared = await this.intake.prepare(valid.code);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
-    const test = await this.testRun(valid.name, prepared.code, testPayload, context);
+    const files = await this.composition.dependencyFiles(valid.name, declared);
+    const test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
     // The test ran outside the lock so registrations of one name can test in parallel;
     // numbering and writes are serialized.
     const skill = await this.perName.run(valid.name, () =>
@@ -182,9 +239,11 @@ export class SkillService {
         testPayload,
         "register",
         this.accessForRegistration(valid.name, context.caller, visibility),
+        { kind: "plain", dependsOn: declared },
       ),
     );
     await this.reindex(skill, exampleQueries);
+    const dependentsRetested = await this.retestDependents(skill, context);
     this.logger.info(
       {
         skill: skill.name,
@@ -196,11 +255,140 @@ export class SkillService {
       },
       "skill registered",
     );
-    return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
+    return { skill, test, normalizations: prepared.normalizations, warnings: prepared.warnings, dependentsRetested };
+  }
+
+  /**
+   * Registers a composed skill, or a new version of one (docs/composition.md): the pre-flight,
+   * then the TDD gate (the whole composition on `test_payload`), then the commit; a new composed
+   * skill past the per-agent limit evicts the least used one.
+   */
+  async registerComposed(
+    input: ComposedRegistrationInput,
+    context: CallContext,
+    exampleQueries: readonly string[] = [],
+    visibility?: SkillVisibility,
+  ): Promise<ComposedRegistrationResult> {
+    const definition = definitionFromInput(input.steps, input.output);
+    const code = serializeDefinition(definition);
+    const valid = validateRegistration({ ...input, code });
+    this.accessForRegistration(valid.name, context.caller, visibility);
+    this.refuseKindChange(valid.name, "composed");
+    checkExampleQueries(exampleQueries);
+    const dependsOn = this.composition.preflightComposed(valid.name, definition, valid.parametersSchema, context.caller);
+    const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const test = await this.runComposed(valid.name, definition, testPayload, context, 1, false);
+    if (!test.result.success) {
+      this.logger.info(
+        { skill: valid.name, cause: test.result.errorSummary, requestId: context.requestId },
+        "composition rejected by its test run",
+      );
+      throw new SkillTestFailedError(valid.name, test.result.errorSummary);
+    }
+    const skill = await this.perName.run(valid.name, () =>
+      this.commitNewVersion(
+        valid.name,
+        code,
+        valid.description,
+        valid.parametersSchema,
+        testPayload,
+        "register",
+        this.accessForRegistration(valid.name, context.caller, visibility),
+        { kind: "composed", dependsOn },
+      ),
+    );
+    await this.reindex(skill, exampleQueries);
+    const evicted = await this.evictComposed(skill, context);
+    this.logger.info(
+      {
+        skill: skill.name,
+        version: skill.version,
+        steps: definition.steps.length,
+        evicted,
+        agent: context.caller.agentId,
+        requestId: context.requestId,
+      },
+      "composed skill registered",
+    );
+    return { skill, test: test.result, steps: test.steps, evicted };
+  }
+
+  /** Retires (reason "evicted") the owner's least used composed skills past the limit (docs/composition.md#eviction). */
+  private async evictComposed(kept: SkillRecord, context: CallContext): Promise<string[]> {
+    const evicted: string[] = [];
+    for (const victim of this.composition.evictionVictims(kept.owner, kept.name, this.now())) {
+      await this.perName.run(victim.name, async () => {
+        const current = this.registry.get(victim.name);
+        if (!current || !isLive(current.status)) return;
+        const reason = `evicted: ${kept.owner} keeps at most ${this.composition.settings.composedSkillsPerAgent} composed skills and this one was the least used`;
+        const retired = this.registry.setStatus(current.name, "retired", reason, this.now());
+        await this.store.moveSkill(current.name, locationOf(current.status), "retired", this.now());
+        await this.reindex(retired);
+        evicted.push(current.name);
+        this.logger.warn(
+          { skill: current.name, for: kept.name, agent: context.caller.agentId, requestId: context.requestId },
+          "composed skill evicted",
+        );
+      });
+    }
+    if (evicted.length > 0) await this.mirror.flush();
+    return evicted;
+  }
+
+  /** A name keeps its kind: a plain skill's name cannot become a composition's, nor the reverse. */
+  private refuseKindChange(name: string, kind: SkillKind): void {
+    const existing = this.registry.get(name);
+    if (!existing) return;
+    const current = this.composition.declaredOf(existing).kind;
+    if (current !== kind) {
+      throw new FailedPreconditionError(
+        `"${name}" is a ${current} skill and a name keeps its kind: register the ${kind} skill under another name`,
+      );
+    }
+  }
+
+  /**
+   * Re-runs the stored tests of the live skills that depend on `dependency` unpinned, against its
+   * new active version (docs/composition.md#re-tests). A failure marks the dependent with a warning.
+   */
+  private async retestDependents(dependency: SkillRecord, context: CallContext): Promise<DependentRetest[]> {
+    const retests: DependentRetest[] = [];
+    for (const dependent of this.composition.unpinnedDependents(dependency.name)) {
+      let outcome: DependentRetest;
+      try {
+        const resolved = this.composition.resolve({ name: dependent.name }, undefined, "re-test");
+        const ran = await this.execute(resolved, dependent.testPayload, context, 1, false);
+        outcome = { name: dependent.name, passed: ran.result.success, error: ran.result.errorSummary };
+        this.composition.dependencies.recordRetest(
+          dependent.name,
+          dependency.name,
+          dependency.version,
+          outcome.passed,
+          outcome.error,
+          this.now(),
+        );
+      } catch (error) {
+        // The dependent could not even start (e.g. another of its dependencies is gone): a failure too.
+        outcome = { name: dependent.name, passed: false, error: errorMessage(error) };
+        if (!(error instanceof RunCancelledError)) {
+          this.composition.dependencies.recordRetest(dependent.name, dependency.name, dependency.version, false, outcome.error, this.now());
+        }
+      }
+      retests.push(outcome);
+      this.logger[outcome.passed ? "info" : "warn"](
+        { skill: dependent.name, dependency: dependency.name, version: dependency.version, passed: outcome.passed, error: outcome.error },
+        "dependent re-tested against a new version of its dependency",
+      );
+    }
+    return retests;
   }
 
   async patch(input: PatchInput, context: CallContext): Promise<RegistrationResult> {
     const skill = this.liveSkill(this.manageableSkill(input.name, context.caller, "patch"), "patch");
+    const declared = this.composition.declaredOf(skill);
+    if (declared.kind === "composed") {
+      throw new FailedPreconditionError(`"${skill.name}" is a composed skill: replace its definition with RegisterComposedSkill`);
+    }
     if (input.find === "") throw new InvalidArgumentError("find", "is required: the exact text to replace");
     const current = await this.activeCode(skill);
     const occurrences = current.split(input.find).length - 1;
@@ -215,7 +403,8 @@ export class SkillService {
     const validate = this.payloadValidatorFor(skill);
     const testPayload = validate("test_payload", input.testPayload.trim() === "" ? skill.testPayload : input.testPayload);
     const prepared = await this.intake.prepare(patched);
-    const test = await this.testRun(skill.name, prepared.code, testPayload, context);
+    const files = await this.composition.dependencyFiles(skill.name, declared.dependsOn);
+    const test = await this.testRun(skill.name, prepared.code, testPayload, context, files);
     const committed = await this.perName.run(skill.name, async () => {
       const latest = this.registry.get(skill.name);
       if (!latest || latest.version !== skill.version || !isLive(latest.status)) {
@@ -223,14 +412,24 @@ export class SkillService {
           `"${skill.name}" changed while the patch was being tested (v${skill.version} → v${latest?.version ?? "?"}); read it again and retry`,
         );
       }
-      return this.commitNewVersion(skill.name, prepared.code, skill.description, skill.parametersSchema, testPayload, "patch", latest);
+      return this.commitNewVersion(
+        skill.name,
+        prepared.code,
+        skill.description,
+        skill.parametersSchema,
+        testPayload,
+        "patch",
+        latest,
+        declared,
+      );
     });
     await this.reindex(committed);
+    const dependentsRetested = await this.retestDependents(committed, context);
     this.logger.info(
       { skill: committed.name, version: committed.version, agent: context.caller.agentId, requestId: context.requestId },
       "skill patched",
     );
-    return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings };
+    return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings, dependentsRetested };
   }
 
   async rollback(name: string, version: number, context: CallContext): Promise<SkillRecord> {
@@ -257,11 +456,12 @@ export class SkillService {
     });
   }
 
-  async delete(name: string, context: CallContext): Promise<SkillRecord> {
+  async delete(name: string, context: CallContext, force = false): Promise<SkillRecord> {
     validateSkillName(name);
     return this.perName.run(name, async () => {
       const skill = this.manageableSkill(name, context.caller, "delete");
       if (skill.status === "deleted") throw new FailedPreconditionError(`"${name}" is already deleted`);
+      this.protectDependents(name, "delete", force, context);
       const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller.agentId}`, this.now());
       await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
       await this.mirror.flush();
@@ -362,7 +562,7 @@ export class SkillService {
   }
 
   /** The retirement sweep (docs/skill-lifecycle.md#retirement-rule) over the skills the caller manages (all of them for admins); `dryRun` only reports. */
-  async retireDegraded(dryRun: boolean, context: CallContext): Promise<RetiredSkill[]> {
+  async retireDegraded(dryRun: boolean, context: CallContext, force = false, kept: RetiredSkill[] = []): Promise<RetiredSkill[]> {
     const retired: RetiredSkill[] = [];
     const candidates = this.registry.list(context.caller.admin ? {} : { owner: context.caller.agentId });
     for (const candidate of candidates) {
@@ -371,6 +571,12 @@ export class SkillService {
         if (!skill) return undefined;
         const reasons = retirementReasons(skill, this.policy);
         if (reasons.length === 0) return undefined;
+        const dependents = this.composition.dependents(skill.name).map((d) => d.name);
+        if (dependents.length > 0 && !force) {
+          const verb = dependents.length === 1 ? "depends" : "depend";
+          kept.push({ name: skill.name, reasons: [...reasons, `kept: ${dependents.join(", ")} ${verb} on it (force retires it anyway)`] });
+          return undefined;
+        }
         if (!dryRun) {
           const retiredSkill = this.registry.setStatus(skill.name, "retired", reasons.join("; "), this.now());
           await this.store.moveSkill(skill.name, locationOf(skill.status), "retired", this.now());
@@ -388,10 +594,24 @@ export class SkillService {
   async invoke(name: string, payloadText: string, context: CallContext, routeId = ""): Promise<InvocationResult> {
     const skill = this.liveSkill(this.visibleSkill(name, context.caller), "invoke");
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
-    const result = await this.run("invoke", name, await this.activeCode(skill), payload, context);
-    const updated = this.registry.recordInvocation({
+    const resolved = this.composition.resolve({ name }, context.caller, "invoke");
+    const { result, steps, warnings } = await this.execute(resolved, payload, context, 1, true);
+    const updated = this.recordTelemetry(name, skill.version, result, context);
+    if (updated && updated.status !== skill.status) {
+      this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
+      await this.mirror.flush();
+      await this.reindex(updated);
+    } else {
+      this.mirror.schedule();
+    }
+    if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
+    return { result, version: skill.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
+  }
+
+  private recordTelemetry(name: string, version: number, result: ExecutionResult, context: CallContext): SkillRecord | undefined {
+    return this.registry.recordInvocation({
       name,
-      version: skill.version,
+      version,
       at: this.now(),
       success: result.success,
       durationMs: result.durationMs,
@@ -401,15 +621,86 @@ export class SkillService {
       errorSummary: result.errorSummary,
       caller: context.caller.agentId,
     });
-    if (updated && updated.status !== skill.status) {
-      this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
-      await this.mirror.flush();
-      await this.reindex(updated);
-    } else {
-      this.mirror.schedule();
+  }
+
+  /**
+   * Runs one resolved skill version: a plain skill in a sandbox with its dependencies' code beside
+   * it, a composed skill step by step (`depth` counts the nesting). `telemetry` records every
+   * step skill's invocation (the caller records the skill itself); test runs record nothing.
+   */
+  private async execute(
+    resolved: ResolvedSkill,
+    payload: string,
+    context: CallContext,
+    depth: number,
+    telemetry: boolean,
+  ): Promise<{ result: ExecutionResult; steps: StepOutcome[]; warnings: string[] }> {
+    // The active version through activeCode, which also repairs an altered canonical file; a pinned one from history.
+    const code =
+      resolved.version === resolved.record.version ? await this.activeCode(resolved.record) : await this.composition.readCode(resolved);
+    const name = resolved.record.name;
+    if (resolved.declared.kind === "composed") {
+      let definition: CompositionDefinition | undefined;
+      try {
+        definition = parseStoredDefinition(code);
+      } catch (error) {
+        throw new InternalError(
+          `the stored definition of composed skill "${name}" v${resolved.version} is malformed: ${errorMessage(error)}`,
+        );
+      }
+      if (!definition)
+        throw new InternalError(`the stored definition of composed skill "${name}" v${resolved.version} is not a composition`);
+      return this.runComposed(name, definition, payload, context, depth, telemetry);
     }
-    if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
-    return { result, version: skill.version };
+    const files = await this.composition.dependencyFiles(name, resolved.declared.dependsOn);
+    return { result: await this.run(telemetry ? "invoke" : "test", name, code, payload, context, files), steps: [], warnings: [] };
+  }
+
+  /** A composition's steps, each a full invocation of its skill (docs/composition.md#running). */
+  private async runComposed(
+    name: string,
+    definition: CompositionDefinition,
+    payload: string,
+    context: CallContext,
+    depth: number,
+    telemetry: boolean,
+  ): Promise<{ result: ExecutionResult; steps: StepOutcome[]; warnings: string[] }> {
+    if (depth > this.composition.settings.maxDepth) {
+      throw new FailedPreconditionError(
+        `cannot run "${name}": composed skills nest deeper than ${this.composition.settings.maxDepth} (SKILL_ENGINE_COMPOSITION_MAX_DEPTH)`,
+      );
+    }
+    // A step skill that failed its re-test against a new dependency version runs only with the caller told so.
+    const warnings: string[] = [];
+    const run = await runComposition(definition, JSON.parse(payload) as unknown, async (ref: SkillRef, stepPayload: string) => {
+      const step = this.composition.resolve(ref, context.caller, `cannot run "${name}": its step skill`);
+      try {
+        // The active version's validator is cached; a pinned version's schema is compiled for the call.
+        const validate =
+          step.version === step.record.version
+            ? this.payloadValidatorFor(step.record)
+            : compileParametersSchema(this.registry.version(ref.name, step.version)?.parametersSchema ?? '{"type":"object"}');
+        validate("payload", stepPayload);
+      } catch (error) {
+        if (error instanceof InvalidArgumentError) throw new StepPayloadError(`its payload does not fit "${ref.name}": ${error.message}`);
+        throw error;
+      }
+      const ran = await this.execute(step, stepPayload, context, depth + 1, telemetry);
+      for (const warning of [...this.composition.retestWarnings(step.record), ...ran.warnings]) {
+        if (!warnings.includes(warning)) warnings.push(warning);
+      }
+      if (telemetry) {
+        const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context);
+        if (updated && updated.status !== step.record.status) {
+          await this.mirror.flush();
+          await this.reindex(updated);
+        } else {
+          this.mirror.schedule();
+        }
+      }
+      return { skill: step.record.name, version: step.version, result: ran.result };
+    });
+    return { ...run, warnings };
   }
 
   /** Explicit routing feedback (RecordRouteFeedback); only for the caller's own routes. */
@@ -441,7 +732,40 @@ export class SkillService {
 
   async get(name: string, context: CallContext): Promise<SkillWithCode> {
     const skill = this.visibleSkill(name, context.caller);
-    return { skill, code: await this.activeCode(skill) };
+    const declared = this.composition.declaredOf(skill);
+    return { skill, code: await this.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn };
+  }
+
+  /** GetSkillDependencies: what it needs, what needs it, the load order, what blocks it. */
+  dependencies(name: string, context: CallContext): DependencyReport {
+    const report = this.composition.report(this.visibleSkill(name, context.caller));
+    // Dependents the caller may not see stay unnamed, as everywhere else.
+    const dependents = report.dependents.filter((d) => {
+      const record = this.registry.get(d);
+      return record !== undefined && canSee(record, context.caller);
+    });
+    return { ...report, dependents };
+  }
+
+  /** GetCatalog: every skill the caller may see, with its dependency status. */
+  catalog(context: CallContext): CatalogEntry[] {
+    return this.list(context, { includeInactive: true }).map((skill) => this.composition.catalogEntry(skill));
+  }
+
+  /** FAILED_PRECONDITION listing the live dependents of `name`, unless `force` (then each is warned about). */
+  private protectDependents(name: string, action: string, force: boolean, context: CallContext): void {
+    const dependents = this.composition.dependents(name).map((d) => d.name);
+    if (dependents.length === 0) return;
+    if (!force) {
+      throw new FailedPreconditionError(
+        `cannot ${action} "${name}": ${dependents.join(", ")} depend${dependents.length === 1 ? "s" : ""} on it; ` +
+          `change or remove ${dependents.length === 1 ? "it" : "them"} first, or set force (their invocations then fail naming "${name}")`,
+      );
+    }
+    this.logger.warn(
+      { skill: name, dependents, agent: context.caller.agentId, requestId: context.requestId },
+      `${action} forced: dependents are blocked`,
+    );
   }
 
   /** The skills the caller may see, optionally only one owner's. */
@@ -488,8 +812,14 @@ export class SkillService {
   }
 
   /** Runs the TDD gate: the code must exit 0 and print something on its test payload. */
-  private async testRun(name: string, code: string, payload: string, context: CallContext): Promise<ExecutionResult> {
-    const test = await this.run("test", name, code, payload, context);
+  private async testRun(
+    name: string,
+    code: string,
+    payload: string,
+    context: CallContext,
+    files: readonly SandboxFile[] = [],
+  ): Promise<ExecutionResult> {
+    const test = await this.run("test", name, code, payload, context, files);
     if (!test.success) {
       this.logger.info(
         { skill: name, cause: test.errorSummary, agent: context.caller.agentId, requestId: context.requestId },
@@ -507,8 +837,16 @@ export class SkillService {
     code: string,
     payload: string,
     context: CallContext,
+    files: readonly SandboxFile[] = [],
   ): Promise<ExecutionResult> {
-    return this.runner.run({ code, payload, purpose, skillName, ...(context.signal ? { signal: context.signal } : {}) });
+    return this.runner.run({
+      code,
+      payload,
+      purpose,
+      skillName,
+      ...(files.length > 0 ? { files } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+    });
   }
 
   /**
@@ -523,6 +861,7 @@ export class SkillService {
     testPayload: string,
     origin: VersionOrigin,
     access: SkillAccess,
+    declared: DeclaredDependencies = { kind: "plain", dependsOn: [] },
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
     if (existing && !isLive(existing.status)) {
@@ -530,6 +869,9 @@ export class SkillService {
     }
     const version = this.registry.nextVersion(name);
     await this.store.writeVersion(name, version, code);
+    // Before the version exists, so an acknowledged version never lacks its declaration.
+    await this.composition.record(name, version, declared);
+    this.composition.dependencies.clearRetests(name);
     const committed = this.registry.commitVersion(
       {
         name,
@@ -624,5 +966,15 @@ export class SkillService {
     const validate = compileParametersSchema(skill.parametersSchema);
     this.validators.set(skill.name, { key, validate });
     return validate;
+  }
+}
+
+function checkExampleQueries(exampleQueries: readonly string[]): void {
+  if (exampleQueries.length > EXAMPLE_QUERY_LIMITS.count) {
+    throw new InvalidArgumentError("example_queries", `has ${exampleQueries.length} entries; the limit is ${EXAMPLE_QUERY_LIMITS.count}`);
+  }
+  const tooLong = exampleQueries.findIndex((q) => q.length > EXAMPLE_QUERY_LIMITS.chars);
+  if (tooLong >= 0) {
+    throw new InvalidArgumentError(`example_queries[${tooLong}]`, `is longer than ${EXAMPLE_QUERY_LIMITS.chars} characters`);
   }
 }

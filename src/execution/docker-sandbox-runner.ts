@@ -81,6 +81,7 @@ export class DockerSandboxRunner implements SandboxRunner {
           this.newRunId(),
           { kind: "cold", skillName: request.skillName, purpose: request.purpose, payload: request.payload },
           request.code,
+          request.files,
         ),
       destroy: (member) => this.destroy(member),
       destroyLater: (member) => {

@@ -68,6 +68,23 @@ describe("RunDirectories: host-side handling never follows links planted by sand
     expect(await runs.exists("run-5")).toBe(true);
   });
 
+  it("places dependency files read-only beside the skill, never through a planted link, never as skill.py or a path", async () => {
+    const dir = await runs.create("run-6", "import lib", [{ name: "lib.py", content: "X = 1\n" }]);
+    expect(await readFile(path.join(dir, "lib.py"), "utf8")).toBe("X = 1\n");
+    expect((await stat(path.join(dir, "lib.py"))).mode & 0o777).toBe(0o444);
+
+    // A warm container's directory: a link planted where a dependency goes is refused, its target untouched.
+    await runs.create("run-7", undefined);
+    await symlink(sentinel, path.join(runs.pathOf("run-7"), "lib.py"));
+    await expect(runs.writeSkill("run-7", "import lib", [{ name: "lib.py", content: "evil" }])).rejects.toMatchObject({ code: "EEXIST" });
+    expect(await readFile(sentinel, "utf8")).toBe("do not touch");
+
+    for (const [index, name] of ["skill.py", "../x.py", "a/b.py", "lib.txt", ".hidden.py"].entries()) {
+      await expect(runs.create(`run-8-${index}`, "x", [{ name, content: "" }])).rejects.toThrow(/invalid run file name/);
+      expect(await runs.exists(`run-8-${index}`)).toBe(false);
+    }
+  });
+
   it("rejects run ids that could escape runs/", () => {
     for (const id of ["../x", "a/b", "", ".hidden"]) expect(() => runs.pathOf(id)).toThrow(/invalid run id/);
   });

@@ -1,6 +1,7 @@
 import { constants as fsConstants } from "node:fs";
 import { lstat, mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
+import type { SandboxFile } from "./sandbox-runner.js";
 
 /** Where the run directory appears inside the container, read-only: `python3 /sandbox/skill.py <payload>`. */
 export const CONTAINER_CODE_DIR = "/sandbox";
@@ -35,14 +36,15 @@ export class RunDirectories {
    * container). Recreates `runs/` first, so an operator may delete the whole sandbox directory at
    * any time.
    */
-  async create(runId: string, code: string | undefined): Promise<string> {
+  async create(runId: string, code: string | undefined, files: readonly SandboxFile[] = []): Promise<string> {
     const runDir = this.pathOf(runId);
+    for (const extra of files) assertExtraFileName(extra.name);
     // 0700: no other host user can reach run directories; the engine binds them as root.
     await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
     await mkdir(runDir, { mode: 0o700 });
     // The sandbox user (an unprivileged uid inside the container) only needs to read the skill.
     await chmodNoFollow(runDir, 0o755);
-    if (code !== undefined) await this.writeSkill(runId, code);
+    if (code !== undefined) await this.writeSkill(runId, code, files);
     return runDir;
   }
 
@@ -50,14 +52,24 @@ export class RunDirectories {
    * Writes the skill file into an existing run directory (a warm container's, at hand-over).
    * ENOENT when the directory was wiped meanwhile.
    */
-  async writeSkill(runId: string, code: string): Promise<void> {
+  async writeSkill(runId: string, code: string, files: readonly SandboxFile[] = []): Promise<void> {
+    // Dependencies first: the skill file's appearance is what a run waits for.
+    for (const extra of files) {
+      assertExtraFileName(extra.name);
+      await this.writeReadOnly(runId, extra.name, extra.content);
+    }
+    await this.writeReadOnly(runId, SKILL_FILE_NAME, code);
+  }
+
+  /** A new 0444 file, created with O_EXCL|O_NOFOLLOW so nothing planted can be followed or overwritten. */
+  private async writeReadOnly(runId: string, name: string, content: string): Promise<void> {
     const file = await open(
-      path.join(this.pathOf(runId), SKILL_FILE_NAME),
+      path.join(this.pathOf(runId), name),
       fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW,
       0o444,
     );
     try {
-      await file.writeFile(code, "utf8");
+      await file.writeFile(content, "utf8");
     } finally {
       await file.close();
     }
@@ -104,6 +116,13 @@ async function chmodNoFollow(directory: string, mode: number): Promise<void> {
     await handle.chmod(mode);
   } finally {
     await handle.close();
+  }
+}
+
+/** A dependency file is a bare `<module>.py` name beside the skill: no path, not the skill's own file. */
+function assertExtraFileName(name: string): void {
+  if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}\.py$/.test(name) || name === SKILL_FILE_NAME) {
+    throw new Error(`invalid run file name ${JSON.stringify(name)}`);
   }
 }
 

@@ -7,7 +7,7 @@ import { type ContainerCommand, sandboxContainerSpec } from "./container-spec.js
 import type { DockerEngineClient, EngineContainer } from "./docker-engine-client.js";
 import { ExitMarkerFilter } from "./exit-marker-filter.js";
 import type { RunDirectories } from "./run-directories.js";
-import type { SandboxLimits } from "./sandbox-runner.js";
+import type { SandboxFile, SandboxLimits } from "./sandbox-runner.js";
 
 /** A container that is created, attached and started; cold ones run their skill, warm ones wait for a job. */
 export interface SandboxContainer {
@@ -52,9 +52,10 @@ export async function prepareContainer(
   runId: string,
   command: ContainerCommand,
   code?: string,
+  files?: readonly SandboxFile[],
 ): Promise<SandboxContainer> {
   const { engine, runDirectories, limits } = factory;
-  await runDirectories.create(runId, code).catch((error: unknown) => {
+  await runDirectories.create(runId, code, files).catch((error: unknown) => {
     throw (error as NodeJS.ErrnoException).code === "ENOENT" ? new RunDirectoryVanishedError() : error;
   });
   /** A failed create or start is a wipe when the run directory is gone, else the engine's error. */

@@ -33,6 +33,17 @@ export interface SandboxRunRequest {
   readonly skillName: string;
   /** Aborting stops the run and removes its container. */
   readonly signal?: AbortSignal;
+  /**
+   * Extra read-only files placed beside the skill file (its dependencies' code, importable by
+   * module name): plain file names only, never `skill.py`.
+   */
+  readonly files?: readonly SandboxFile[];
+}
+
+/** A file of a run directory besides the skill: a bare file name and its text. */
+export interface SandboxFile {
+  readonly name: string;
+  readonly content: string;
 }
 
 /** What a run produced. Success means exit code 0 and non-empty stdout. */

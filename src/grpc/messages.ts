@@ -1,5 +1,8 @@
 import type {
+  CatalogEntry as DomainCatalogEntry,
   IntakeWarning,
+  OnFailure as DomainOnFailure,
+  StepOutcome,
   RegistrationResult,
   SkillRecord,
   SkillStats,
@@ -9,7 +12,8 @@ import type {
 } from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
-import { type ExecutionResult } from "../gen/skillengine/v1/execution.js";
+import { CatalogStatus, type CatalogEntry, OnFailure } from "../gen/skillengine/v1/composition.js";
+import { type ExecutionResult, type StepResult } from "../gen/skillengine/v1/execution.js";
 import { type GuardFinding, type RegisterSkillResponse } from "../gen/skillengine/v1/registration.js";
 import { type RoutedSkill } from "../gen/skillengine/v1/routing.js";
 import { type GetSkillStatsResponse, type Skill, SkillStatus, type SkillVersion, Visibility } from "../gen/skillengine/v1/skills.js";
@@ -83,6 +87,44 @@ export function toGatedChangeMessage(result: RegistrationResult): RegisterSkillR
     test: toExecutionResultMessage(result.test),
     normalizations: result.normalizations,
     warnings: result.warnings.map(toWarningMessage),
+    dependentsRetested: (result.dependentsRetested ?? []).map((r) => ({ name: r.name, passed: r.passed, error: r.error })),
+  };
+}
+
+export function toStepResultMessage(step: StepOutcome): StepResult {
+  return {
+    id: step.id,
+    skill: step.skill,
+    version: step.version,
+    skipped: step.skipped,
+    result: step.result ? toExecutionResultMessage(step.result) : undefined,
+    error: step.error,
+  };
+}
+
+export function fromOnFailureMessage(onFailure: OnFailure): DomainOnFailure | undefined {
+  if (onFailure === OnFailure.ON_FAILURE_UNSPECIFIED || onFailure === OnFailure.ON_FAILURE_STOP) return "stop";
+  if (onFailure === OnFailure.ON_FAILURE_CONTINUE) return "continue";
+  return undefined;
+}
+
+const CATALOG_STATUS_TO_WIRE: Readonly<Record<DomainCatalogEntry["status"], CatalogStatus>> = {
+  ready: CatalogStatus.CATALOG_STATUS_READY,
+  blocked: CatalogStatus.CATALOG_STATUS_BLOCKED,
+  failed: CatalogStatus.CATALOG_STATUS_FAILED,
+  inactive: CatalogStatus.CATALOG_STATUS_INACTIVE,
+};
+
+export function toCatalogEntryMessage(entry: DomainCatalogEntry): CatalogEntry {
+  return {
+    name: entry.name,
+    kind: entry.kind,
+    status: CATALOG_STATUS_TO_WIRE[entry.status],
+    version: entry.version,
+    dependsOn: [...entry.dependsOn],
+    blockedBy: [...entry.blockedBy],
+    error: entry.error,
+    warnings: [...entry.warnings],
   };
 }
 

@@ -13,7 +13,10 @@ import type { RoutingService } from "../routing/index.js";
 import { signalOf } from "./call-context.js";
 import { toCallerError } from "./error-status.js";
 import {
+  fromOnFailureMessage,
   fromVisibilityMessage,
+  toCatalogEntryMessage,
+  toStepResultMessage,
   toExecutionResultMessage,
   toGatedChangeMessage,
   toRoutedSkillMessage,
@@ -43,6 +46,7 @@ export function skillEngineHandlers(
         context,
         request.exampleQueries,
         requestedVisibility(request.visibility, { required: false }),
+        request.dependsOn,
       );
       return toGatedChangeMessage(registered);
     }),
@@ -57,12 +61,17 @@ export function skillEngineHandlers(
 
     invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {
       const invoked = await service.invoke(request.name, request.payload, context, request.routeId);
-      return { result: toExecutionResultMessage(invoked.result), version: invoked.version };
+      return {
+        result: toExecutionResultMessage(invoked.result),
+        version: invoked.version,
+        steps: invoked.steps.map(toStepResultMessage),
+        warnings: invoked.warnings,
+      };
     }),
 
     getSkill: unary(logger, "GetSkill", async (request, context) => {
       const found = await service.get(request.name, context);
-      return { skill: toSkillMessage(found.skill), code: found.code };
+      return { skill: toSkillMessage(found.skill), code: found.code, composed: found.kind === "composed", dependsOn: [...found.dependsOn] };
     }),
 
     listSkills: unary(logger, "ListSkills", async (request, context) => ({
@@ -83,7 +92,7 @@ export function skillEngineHandlers(
     })),
 
     deleteSkill: unary(logger, "DeleteSkill", async (request, context) => ({
-      skill: toSkillMessage(await service.delete(request.name, context)),
+      skill: toSkillMessage(await service.delete(request.name, context, request.force)),
     })),
 
     restoreSkill: unary(logger, "RestoreSkill", async (request, context) => ({
@@ -116,9 +125,50 @@ export function skillEngineHandlers(
       return { skillsIndexed: report.skillsIndexed, repairs: report.repairs, durationMs: Math.round(performance.now() - started) };
     }),
 
-    retireDegradedSkills: unary(logger, "RetireDegradedSkills", async (request, context) => ({
-      retired: (await service.retireDegraded(request.dryRun, context)).map((r) => ({ name: r.name, reasons: r.reasons })),
-      dryRun: request.dryRun,
+    retireDegradedSkills: unary(logger, "RetireDegradedSkills", async (request, context) => {
+      const kept: { name: string; reasons: string[] }[] = [];
+      const retired = await service.retireDegraded(request.dryRun, context, request.force, kept);
+      return { retired: retired.map((r) => ({ name: r.name, reasons: r.reasons })), dryRun: request.dryRun, kept };
+    }),
+
+    registerComposedSkill: unary(logger, "RegisterComposedSkill", async (request, context) => {
+      const registered = await service.registerComposed(
+        {
+          name: request.name,
+          description: request.description,
+          parametersSchema: request.parametersSchema,
+          steps: request.steps.map((step, index) => {
+            const onFailure = fromOnFailureMessage(step.onFailure);
+            if (!onFailure) throw new InvalidArgumentError(`steps[${index}].on_failure`, "must be ON_FAILURE_STOP or ON_FAILURE_CONTINUE");
+            return { id: step.id, skill: step.skill, args: step.args, when: step.when, onFailure };
+          }),
+          output: request.output,
+          testPayload: request.testPayload,
+        },
+        context,
+        request.exampleQueries,
+        requestedVisibility(request.visibility, { required: false }),
+      );
+      return {
+        skill: toSkillMessage(registered.skill),
+        test: toExecutionResultMessage(registered.test),
+        steps: registered.steps.map(toStepResultMessage),
+        evicted: registered.evicted,
+      };
+    }),
+
+    getSkillDependencies: unary(logger, "GetSkillDependencies", async (request, context) => {
+      const report = service.dependencies(request.name, context);
+      return {
+        dependsOn: [...report.dependsOn],
+        dependents: [...report.dependents],
+        loadOrder: [...report.loadOrder],
+        warnings: [...report.warnings],
+      };
+    }),
+
+    getCatalog: unary(logger, "GetCatalog", async (_request, context) => ({
+      skills: service.catalog(context).map(toCatalogEntryMessage),
     })),
 
     routeSkills: unary(logger, "RouteSkills", async (request, context) => {

@@ -104,4 +104,16 @@ export class ServiceMetrics {
     this.runs.inc({ outcome, path, purpose });
     this.runSeconds.observe({ path }, seconds);
   }
+
+  /** Qdrant stopped serving routes, by reason (unreachable, unauthorized, missing …; docs/routing.md#qdrant). */
+  recordVectorIndexUnavailable(reason: string): void {
+    this.vectorIndexUnavailable.inc({ reason });
+  }
+
+  private readonly vectorIndexUnavailable = new Counter({
+    name: "skill_engine_vector_index_unavailable_total",
+    help: "Times the scale-out vector index (Qdrant) stopped serving routes, by reason; routing used the embedded index meanwhile.",
+    labelNames: ["reason"],
+    registers: [this.registry],
+  });
 }

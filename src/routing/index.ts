@@ -2,5 +2,13 @@
 export { RoutingService, ROUTE_LIMITS, type RoutedSkill, type RouteRequest, type ToolFormat } from "./routing-service.js";
 export { documentText, SkillRouter, type RouteMode } from "./skill-router.js";
 export { CachedEmbedder, MiniLmEmbedder, OpenAiEmbedder, SqliteEmbeddingStore, UseLiteEmbedder, type Embedder } from "./embedding/index.js";
-export { FallbackVectorIndex, KeywordIndex, normalizedScoreFusion, QdrantVectorIndex, SqliteVecIndex, type VectorIndex } from "./index/index.js";
+export {
+  FallbackVectorIndex,
+  KeywordIndex,
+  normalizedScoreFusion,
+  QdrantVectorIndex,
+  qdrantCollectionName,
+  SqliteVecIndex,
+  type VectorIndex,
+} from "./index/index.js";
 export { hardenedDescription, toolDefinition } from "./hardened-description.js";

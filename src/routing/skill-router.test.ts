@@ -4,7 +4,7 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Embedder } from "./embedding/index.js";
 import { KeywordIndex, SqliteVecIndex } from "./index/index.js";
-import { type RoutableSkill, type RouteScope, SkillRouter } from "./skill-router.js";
+import { documentText, type RoutableSkill, type RouteScope, SkillRouter } from "./skill-router.js";
 
 /** Bag-of-words vectors: texts that share words point the same way; no model needed. */
 class WordEmbedder implements Embedder {
@@ -181,7 +181,7 @@ describe("SkillRouter upgrade from indexes without audience (layout 2)", () => {
     await router.init(skills);
     expect(await vectors.count()).toBe(skills.length);
     const meta = db.prepare("SELECT value FROM routing_meta WHERE key = 'embedder'").get() as { value: string };
-    expect(meta.value).toBe("test-words/64/layout-3");
+    expect(meta.value).toBe("test-words/64/layout-4");
     for (const mode of ["fused", "keywords", "vectors"] as const) {
       const { hits } = await router.route("convert celsius to fahrenheit", {
         limit: 10,
@@ -191,5 +191,13 @@ describe("SkillRouter upgrade from indexes without audience (layout 2)", () => {
       expect({ mode, names: hits.map((h) => h.name).sort() }).toEqual({ mode, names: ["alice_private", "alice_public", "bob_public"] });
     }
     db.close();
+  });
+});
+
+describe("documentText", () => {
+  it("embeds the name split as the keyword index splits it, then the description", () => {
+    expect(documentText({ name: "PDF_URLTool", description: "Reads a PDF at a URL." })).toBe("pdf url tool: Reads a PDF at a URL.");
+    expect(documentText({ name: "getWeatherForecast", description: "d" })).toBe("get weather forecast: d");
+    expect(documentText({ name: "tmdb_get_movie_movie_id_credits", description: "d" })).toBe("tmdb get movie movie id credits: d");
   });
 });

@@ -5,6 +5,7 @@ import type { Embedder } from "./embedding/index.js";
 import {
   audienceOf,
   type KeywordIndex,
+  nameWords,
   PUBLIC_AUDIENCE,
   type FusedItem,
   normalizedScoreFusion,
@@ -127,8 +128,9 @@ const META_EMBEDDER = "embedder";
  * 2: owner and visibility are the registry's (before identity, every skill was indexed public).
  * 3: every index entry carries its audience (own OR public is one search); Qdrant points written
  *    before it lack the field and would match no agent's scope until re-upserted.
+ * 4: a main vector embeds the name split as the keyword index splits it (acronym boundaries too).
  */
-const INDEX_LAYOUT = 3;
+const INDEX_LAYOUT = 4;
 
 /**
  * Routes a query to the few skills that matter: keywords (FTS5 bm25) and vectors (sentence
@@ -385,13 +387,13 @@ export function failsQualityFilter(quality: RouteQuality): boolean {
   return quality.selections >= 2 && quality.failures / quality.selections > 0.5;
 }
 
-/** What a skill's main vector is made of: its name, split into words, and its description. */
+/**
+ * What a skill's main vector is made of: its name split into words as the keyword index splits it
+ * (on `_`, `-` and punctuation, camelCase and acronym boundaries: `PDF_URLTool` → `pdf url tool`),
+ * and its description.
+ */
 export function documentText(skill: Pick<RoutableSkill, "name" | "description">): string {
-  const words = skill.name
-    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
-    .replace(/[_-]+/g, " ")
-    .toLowerCase();
-  return `${words}: ${skill.description}`;
+  return `${nameWords(skill.name).join(" ")}: ${skill.description}`;
 }
 
 /**

@@ -7,9 +7,13 @@ import type { AddressInfo } from "node:net";
  * response envelopes and error shapes, so the adapter's requests and error translation are tested
  * through the real client and real sockets when no Qdrant can be run.
  *
- * It is strict where Qdrant is strict (point ids must be UUIDs or unsigned integers, vector sizes
- * must match, filters it does not understand are a 400), records every request for assertions,
- * and can inject failures and delays.
+ * It behaves like the version docker-compose.yml pins (1.12.4) where the adapter's paths depend on
+ * it: strict point ids (UUIDs or unsigned integers) and vector sizes, a 400 for filters it does not
+ * understand, the API key checked like Qdrant's (401 with a plain-text body when it is missing or
+ * wrong, 403 when a read-only key writes), a 422 for collection parameters out of range, a 413 for
+ * a body over the request limit (32 MiB by default), an empty-body 404 for paths it does not serve
+ * (and everything outside its path prefix, when it sits behind one), and the version it reports.
+ * It records every request for assertions and can inject failures and delays.
  */
 export class FakeQdrantServer {
   /** Every request received, in order; `body` is the parsed JSON (undefined when none). */
@@ -17,6 +21,8 @@ export class FakeQdrantServer {
   readonly collections = new Map<string, FakeCollection>();
   private readonly faults: Fault[] = [];
   private server: Server | undefined;
+
+  constructor(private readonly options: FakeQdrantOptions = {}) {}
 
   /** Starts listening on 127.0.0.1 with a port chosen by the OS; resolves to the base URL. */
   async start(): Promise<string> {
@@ -31,7 +37,7 @@ export class FakeQdrantServer {
   get url(): string {
     const address = this.server?.address() as AddressInfo | null | undefined;
     if (!address) throw new Error("fake Qdrant server is not listening");
-    return `http://127.0.0.1:${address.port}`;
+    return `http://127.0.0.1:${address.port}${this.options.prefix ?? ""}`;
   }
 
   async stop(): Promise<void> {
@@ -51,6 +57,11 @@ export class FakeQdrantServer {
     this.faults.push(fault);
   }
 
+  /** Drops every fault not yet used: Qdrant is back. */
+  clearFaults(): void {
+    this.faults.splice(0);
+  }
+
   /** The recorded requests with this method whose path matches. */
   requestsTo(method: string, pathPattern: RegExp): RecordedRequest[] {
     return this.requests.filter((request) => request.method === method && pathPattern.test(request.path));
@@ -60,6 +71,20 @@ export class FakeQdrantServer {
     const started = process.hrtime.bigint();
     const url = new URL(request.url ?? "/", "http://127.0.0.1");
     const text = await readBody(request);
+    const prefix = this.options.prefix ?? "";
+    if (!url.pathname.startsWith(`${prefix}/`) && url.pathname !== prefix) return sendEmpty(response, 404);
+    const path = url.pathname.slice(prefix.length) || "/";
+    if (Buffer.byteLength(text) > (this.options.maxBodyBytes ?? 32 * 1024 * 1024)) {
+      return sendText(response, 413, "Payload Too Large");
+    }
+    const key = request.headers["api-key"];
+    if (this.options.apiKey !== undefined && path !== "/") {
+      if (key === undefined) return sendText(response, 401, "Must provide an API key or an Authorization bearer token");
+      if (key !== this.options.apiKey && key !== this.options.readOnlyApiKey) return sendText(response, 401, "Invalid API key or JWT");
+      if (key === this.options.readOnlyApiKey && isWrite(request.method ?? "GET", path)) {
+        return send(response, 403, { status: { error: "Forbidden: Write access is required for this operation" }, time: 0 });
+      }
+    }
     let body: unknown;
     try {
       body = text.length > 0 ? JSON.parse(text) : undefined;
@@ -68,7 +93,7 @@ export class FakeQdrantServer {
     }
     const recorded: RecordedRequest = {
       method: request.method ?? "GET",
-      path: url.pathname,
+      path,
       query: Object.fromEntries(url.searchParams),
       headers: request.headers,
       body,
@@ -90,7 +115,8 @@ export class FakeQdrantServer {
       send(response, 200, { result, status: "ok", time });
     } catch (error) {
       if (error instanceof QdrantHttpError) {
-        send(response, error.status, { status: { error: error.message }, time: 0 });
+        if (error.status === 404 && error.message === "") sendEmpty(response, 404);
+        else send(response, error.status, { status: { error: error.message }, time: 0 });
       } else {
         send(response, 500, { status: { error: `fake server bug: ${String(error)}` }, time: 0 });
       }
@@ -99,9 +125,10 @@ export class FakeQdrantServer {
 
   private route(request: RecordedRequest): unknown {
     const { method, path } = request;
-    if (method === "GET" && path === "/") return { title: "qdrant - vector search engine", version: "1.15.0" };
+    if (method === "GET" && path === "/") return { title: "qdrant - vector search engine", version: "1.12.4" };
     const match = /^\/collections\/([^/]+)(\/.*)?$/.exec(path);
-    if (!match?.[1]) throw new QdrantHttpError(404, `Not found: ${path}`);
+    // Qdrant's router answers a path it does not serve with an empty 404.
+    if (!match?.[1]) throw new QdrantHttpError(404, "");
     const name = decodeURIComponent(match[1]);
     const rest = match[2] ?? "";
     const body = (request.body ?? {}) as Record<string, unknown>;
@@ -124,7 +151,8 @@ export class FakeQdrantServer {
     if (method === "POST" && rest === "/points/count") {
       return { count: [...collection.points.values()].filter((point) => matches(point.payload, body["filter"])).length };
     }
-    throw new QdrantHttpError(404, `fake Qdrant does not implement ${method} ${path}`);
+    if (method === "POST" && rest === "/points/scroll") return this.scroll(collection, body);
+    throw new QdrantHttpError(404, "");
   }
 
   private describe(name: string): unknown {
@@ -137,7 +165,7 @@ export class FakeQdrantServer {
       points_count: collection.points.size,
       segments_count: 1,
       config: {
-        params: { vectors: { size: collection.size, distance: collection.distance }, shard_number: 1 },
+        params: { vectors: collection.named ?? { size: collection.size, distance: collection.distance }, shard_number: 1 },
         hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000 },
         optimizer_config: {},
       },
@@ -149,18 +177,48 @@ export class FakeQdrantServer {
 
   private create(name: string, body: Record<string, unknown>): boolean {
     if (this.collections.has(name)) throw new QdrantHttpError(409, `Wrong input: Collection \`${name}\` already exists!`);
-    const vectors = body["vectors"] as { size?: unknown; distance?: unknown } | undefined;
-    if (typeof vectors?.size !== "number" || !["Cosine", "Dot", "Euclid", "Manhattan"].includes(String(vectors.distance))) {
-      throw new QdrantHttpError(400, "Format error in JSON body: vectors must be {size, distance}");
+    type Params = { size?: unknown; distance?: unknown };
+    const vectors = body["vectors"] as Params | Record<string, Params> | undefined;
+    // Named vectors: a map of name → params (someone else's collection, in the tests).
+    const single = vectors !== undefined && "size" in vectors;
+    const params: Params[] = single ? [vectors as Params] : Object.values((vectors ?? {}) as Record<string, Params>);
+    for (const { size, distance } of params) {
+      if (typeof size !== "number" || !["Cosine", "Dot", "Euclid", "Manhattan"].includes(String(distance))) {
+        throw new QdrantHttpError(400, "Format error in JSON body: vectors must be {size, distance}");
+      }
+      if (size < 1 || size > 65536) {
+        throw new QdrantHttpError(422, `Validation error in JSON body: [vectors.size: value ${size} invalid, must be from 1 to 65536]`);
+      }
     }
+    const first = params[0] as { size: number; distance: string } | undefined;
     this.collections.set(name, {
-      size: vectors.size,
-      distance: String(vectors.distance),
+      size: single ? (first?.size ?? 0) : 0,
+      distance: single ? String(first?.distance) : "",
+      ...(single ? {} : { named: vectors as Record<string, unknown> }),
       points: new Map(),
       payloadIndexes: new Map(),
       operations: 0,
     });
     return true;
+  }
+
+  private scroll(collection: FakeCollection, body: Record<string, unknown>): unknown {
+    const limit = typeof body["limit"] === "number" ? body["limit"] : 10;
+    const sorted = [...collection.points.values()]
+      .filter((point) => matches(point.payload, body["filter"]))
+      .sort((a, b) => String(a.id).localeCompare(String(b.id)));
+    const offset = body["offset"];
+    const start = offset === undefined || offset === null ? 0 : sorted.findIndex((point) => point.id === offset);
+    const page = sorted.slice(Math.max(0, start), Math.max(0, start) + limit);
+    const next = sorted[Math.max(0, start) + limit];
+    return {
+      points: page.map((point) => ({
+        id: point.id,
+        payload: body["with_payload"] ? selectPayload(point.payload, body["with_payload"]) : undefined,
+        ...(body["with_vector"] ? { vector: point.vector } : {}),
+      })),
+      next_page_offset: next?.id ?? null,
+    };
   }
 
   private upsert(collection: FakeCollection, body: Record<string, unknown>): unknown {
@@ -234,9 +292,21 @@ export interface Fault {
   readonly destroy?: boolean;
 }
 
+/** How the stand-in is set up: an API key like Qdrant's `service.api_key` (and `read_only_api_key`), a path prefix, the request limit. */
+export interface FakeQdrantOptions {
+  readonly apiKey?: string;
+  readonly readOnlyApiKey?: string;
+  /** Serve under this path (`/qdrant`), as behind a reverse proxy; anything else is an empty 404. */
+  readonly prefix?: string;
+  /** @default 32 MiB, Qdrant's `service.max_request_size_mb` */
+  readonly maxBodyBytes?: number;
+}
+
 export interface FakeCollection {
   readonly size: number;
   readonly distance: string;
+  /** Set for a collection of named vectors. */
+  readonly named?: Record<string, unknown>;
   readonly points: Map<string | number, FakePoint>;
   readonly payloadIndexes: Map<string, unknown>;
   operations: number;
@@ -308,6 +378,24 @@ function readBody(request: IncomingMessage): Promise<string> {
     request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     request.on("error", reject);
   });
+}
+
+/** Reads (search, count, scroll, describe) are allowed with a read-only key; anything else writes. */
+function isWrite(method: string, path: string): boolean {
+  if (method === "GET") return false;
+  return !(method === "POST" && /\/points\/(query|count|scroll|search)$/.test(path));
+}
+
+function sendText(response: ServerResponse, status: number, text: string): void {
+  if (response.destroyed) return;
+  response.writeHead(status, { "content-type": "text/plain; charset=utf-8", "content-length": Buffer.byteLength(text) });
+  response.end(text);
+}
+
+function sendEmpty(response: ServerResponse, status: number): void {
+  if (response.destroyed) return;
+  response.writeHead(status, { "content-length": 0 });
+  response.end();
 }
 
 function send(response: ServerResponse, status: number, body: unknown): void {

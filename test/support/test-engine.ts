@@ -128,6 +128,7 @@ export function connect(port: number, token?: string, channelCredentials: Channe
           testPayload: "{}",
           exampleQueries: [],
           visibility: 0,
+          dependsOn: [],
           ...request,
         },
         ms,
@@ -162,6 +163,11 @@ async function metricsText(engine: TestEngine): Promise<string> {
   const port = engine.app.metricsPort;
   if (port === undefined) throw new Error("this test engine serves no metrics (SKILL_ENGINE_METRICS=off)");
   return (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+}
+
+/** Every sample of one metric on the engine's own /metrics: its labels and value. */
+export async function metricSamples(engine: TestEngine, metric: string): Promise<Array<{ labels: Record<string, string>; value: number }>> {
+  return samples(await metricsText(engine), metric);
 }
 
 /** Every sample of one metric: its labels and value. */

@@ -55,6 +55,8 @@ const OPTIONS = {
   "with-lesson": { type: "string" },
   "min-retrievals": { type: "string" },
   "max-drop": { type: "string" },
+  "depends-on": { type: "string", multiple: true },
+  force: { type: "boolean" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -75,9 +77,9 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   register: {
     positionals: [1, 1],
-    options: ["name", "description", "schema", "schema-json", "test-payload", "example", "public", "private"],
+    options: ["name", "description", "schema", "schema-json", "test-payload", "example", "public", "private", "depends-on"],
     usage:
-      "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private]\n" +
+      "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private] [--depends-on NAME[@V]]...\n" +
       "      Registers (or re-registers as a new version) the skill in <file.py>; the service test-runs it first.\n" +
       '      Schema defaults to {"type":"object"}, test payload to {}. Prints the version, normalizations and warnings.\n' +
       "      A new skill is private (its owner and admins) unless --public; a new version keeps the visibility\n" +
@@ -88,7 +90,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: [],
     usage:
       "invoke <name> [payload-json]\n" +
-      "      Runs the active version (payload defaults to {}). Prints the skill's stdout (--json: the whole result).\n" +
+      "      Runs the active version (payload defaults to {}). Prints the skill's stdout (--json: the whole result);\n" +
+      "      for a composed skill, each step (id, skill, version, outcome) on stderr.\n" +
       "      Exit code 0 when the skill succeeded, 1 when it failed.",
   },
   list: {
@@ -130,12 +133,18 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   retire: {
     positionals: [0, 0],
-    options: ["dry-run"],
-    usage: "retire [--dry-run]\n      Retires every degraded skill matching the retirement rule (--dry-run: only report).",
+    options: ["dry-run", "force"],
+    usage:
+      "retire [--dry-run] [--force]\n      Retires every degraded skill matching the retirement rule (--dry-run: only report; --force: skills others depend on too).",
   },
   restore: { positionals: [1, 1], options: [], usage: "restore <name>\n      Brings a retired or deleted skill back." },
   rollback: { positionals: [2, 2], options: [], usage: "rollback <name> <version>\n      Makes an earlier version active again." },
-  delete: { positionals: [1, 1], options: [], usage: "delete <name>\n      Soft delete (restorable with `restore`)." },
+  delete: {
+    positionals: [1, 1],
+    options: ["force"],
+    usage:
+      "delete <name> [--force]\n      Soft delete (restorable with `restore`); --force deletes a skill others depend on (they are then blocked).",
+  },
   protect: {
     positionals: [1, 1],
     options: [],
@@ -165,6 +174,25 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "rebuild\n" +
       "      Reconciles the canonical store with the registry, rewrites skills_registry.json and re-indexes every\n" +
       "      skill for routing, without a restart (admin only). Prints skills indexed, repairs and duration.",
+  },
+  compose: {
+    positionals: [1, 1],
+    options: [],
+    usage:
+      "compose <file.json|file.yaml>\n" +
+      "      Registers a composed skill (or a new version of one) described by the file: name, description,\n" +
+      "      parameters_schema, steps [{id, skill, args, when, on_failure}], output, test_payload, visibility.\n" +
+      "      The whole composition is test-run first; prints each step of the test run.",
+  },
+  deps: {
+    positionals: [1, 1],
+    options: [],
+    usage: "deps <name>\n      What a skill depends on, what depends on it, its load order, and what blocks it.",
+  },
+  catalog: {
+    positionals: [0, 0],
+    options: [],
+    usage: "catalog\n      Every skill with its dependency status: ready, blocked (by which dependency), failed, inactive.",
   },
   test: {
     positionals: [0, Infinity],

@@ -5,6 +5,7 @@ import { RouteMode, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v
 import { type Skill, skillStatusToJSON, Visibility } from "../../gen/skillengine/v1/skills.js";
 import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
 import type { Rpc } from "./client.js";
+import { printSteps } from "./composition-commands.js";
 import {
   failureCause,
   type Io,
@@ -87,6 +88,7 @@ export const register: Command = async (ctx) => {
       testPayload,
       exampleQueries: Array.isArray(examples) ? examples : [],
       visibility,
+      dependsOn: Array.isArray(ctx.options["depends-on"]) ? ctx.options["depends-on"] : [],
     })
     .finally(() => line.done());
   return newVersionOutput(ctx, "registered", response);
@@ -121,6 +123,8 @@ export const invoke: Command = async (ctx) => {
     return success ? 0 : 1;
   }
   const stdout = result?.stdout ?? "";
+  printSteps(ctx, response.steps);
+  for (const warning of response.warnings) ctx.io.err(`skillctl: warning: ${warning}\n`);
   if (stdout) ctx.io.out(stdout.endsWith("\n") ? stdout : `${stdout}\n`);
   if (!success) {
     const stderr = result?.stderr ?? "";
@@ -262,11 +266,12 @@ export const route: Command = async (ctx) => {
 
 export const retire: Command = async (ctx) => {
   const dryRun = ctx.options["dry-run"] === true;
-  const response = await ctx.rpc.call(ctx.rpc.raw.retireDegradedSkills, { dryRun });
+  const response = await ctx.rpc.call(ctx.rpc.raw.retireDegradedSkills, { dryRun, force: ctx.options.force === true });
   if (ctx.json) {
     ctx.io.out(toJson(response));
     return 0;
   }
+  for (const k of response.kept) ctx.io.out(`kept ${k.name}: ${k.reasons.join("; ")}\n`);
   if (response.retired.length === 0) {
     ctx.io.out(dryRun ? "nothing would be retired\n" : "nothing to retire\n");
     return 0;
@@ -288,7 +293,9 @@ export const restore = skillAction("restored", (ctx) => ctx.rpc.call(ctx.rpc.raw
 export const rollback = skillAction("rolled back:", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.rollbackSkill, { name: arg(ctx, 0), version: positiveInteger(arg(ctx, 1), "version") }),
 );
-export const remove = skillAction("deleted", (ctx) => ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0) }));
+export const remove = skillAction("deleted", (ctx) =>
+  ctx.rpc.call(ctx.rpc.raw.deleteSkill, { name: arg(ctx, 0), force: ctx.options.force === true }),
+);
 export const protect = skillAction("protected", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.setSkillProtected, { name: arg(ctx, 0), protected: true }),
 );

@@ -1,6 +1,7 @@
 import { parseCommandLine, usage, UsageError } from "./args.js";
 import { connect, describeRpcError, isServiceError, rpcErrorHint } from "./client.js";
 import * as commands from "./commands.js";
+import * as compositionCommands from "./composition-commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
 import type { Io } from "./format.js";
 import { lessons, playbook } from "./lesson-commands.js";
@@ -29,6 +30,9 @@ const HANDLERS: Record<string, commands.Command> = {
   test,
   lessons,
   playbook,
+  compose: compositionCommands.compose,
+  deps: compositionCommands.deps,
+  catalog: compositionCommands.catalog,
 };
 
 /** skillctl without the process: argv after the script name, the environment, where output goes. Returns the exit code. */

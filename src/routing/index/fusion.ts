@@ -47,28 +47,42 @@ export const DEFAULT_RRF_K = 60;
 export function reciprocalRankFusion(lists: readonly RankedList[], options: FusionOptions = {}): FusedItem[] {
   const k = options.k ?? DEFAULT_RRF_K;
   if (!(k >= 0)) throw new RangeError(`RRF k must be a non-negative number, got ${k}`);
-  const fused = new Map<
+  const fused = new FusedScores();
+  for (const list of lists) {
+    const weight = list.weight ?? 1;
+    list.items.forEach((item, index) => fused.add(list.source, item.id, index + 1, item.score, weight / (k + index + 1)));
+  }
+  return fused.ranked(options.limit);
+}
+
+/**
+ * Each item's contributions across lists, ranked with the tie-break every fusion shares: equal
+ * scores go to the better best rank, then to the item seen first. A list's second mention of an
+ * id counts for nothing.
+ */
+export class FusedScores {
+  private readonly entries = new Map<
     string,
     { score: number; ranks: Record<string, number>; scores: Record<string, number>; best: number; order: number }
   >();
-  for (const list of lists) {
-    const weight = list.weight ?? 1;
-    list.items.forEach((item, index) => {
-      const rank = index + 1;
-      let entry = fused.get(item.id);
-      if (!entry) {
-        entry = { score: 0, ranks: {}, scores: {}, best: rank, order: fused.size };
-        fused.set(item.id, entry);
-      }
-      if (entry.ranks[list.source] !== undefined) return;
-      entry.ranks[list.source] = rank;
-      if (item.score !== undefined) entry.scores[list.source] = item.score;
-      entry.score += weight / (k + rank);
-      entry.best = Math.min(entry.best, rank);
-    });
+
+  add(source: string, id: string, rank: number, score: number | undefined, contribution: number): void {
+    let entry = this.entries.get(id);
+    if (!entry) {
+      entry = { score: 0, ranks: {}, scores: {}, best: rank, order: this.entries.size };
+      this.entries.set(id, entry);
+    }
+    if (entry.ranks[source] !== undefined) return;
+    entry.ranks[source] = rank;
+    if (score !== undefined) entry.scores[source] = score;
+    entry.score += contribution;
+    entry.best = Math.min(entry.best, rank);
   }
-  const ranked = [...fused.entries()]
-    .sort(([, a], [, b]) => b.score - a.score || a.best - b.best || a.order - b.order)
-    .map(([id, { score, ranks, scores }]) => ({ id, score, ranks, scores }));
-  return options.limit === undefined ? ranked : ranked.slice(0, Math.max(0, options.limit));
+
+  ranked(limit?: number): FusedItem[] {
+    const ranked = [...this.entries.entries()]
+      .sort(([, a], [, b]) => b.score - a.score || a.best - b.best || a.order - b.order)
+      .map(([id, { score, ranks, scores }]) => ({ id, score, ranks, scores }));
+    return limit === undefined ? ranked : ranked.slice(0, Math.max(0, limit));
+  }
 }

@@ -14,7 +14,8 @@ export {
   type VectorSearchOptions,
 } from "./vector-index.js";
 export { SqliteVecIndex, type SqliteVecIndexOptions } from "./sqlite-vec-index.js";
-export { QdrantVectorIndex, type QdrantVectorIndexOptions } from "./qdrant-index.js";
+export { QdrantVectorIndex, qdrantCollectionName, type QdrantVectorIndexOptions } from "./qdrant-index.js";
+export { parseQdrantUrl, type QdrantEndpoint } from "./qdrant-endpoint.js";
 export {
   KeywordIndex,
   type KeywordColumnWeights,
@@ -25,7 +26,7 @@ export {
 } from "./keyword-index.js";
 export { DEFAULT_RRF_K, reciprocalRankFusion, type FusedItem, type FusionOptions, type RankedList } from "./fusion.js";
 export { normalizedScoreFusion, type ScoreFusionOptions } from "./score-fusion.js";
-export { VectorDimensionError, VectorIndexUnavailableError } from "./index-errors.js";
+export { VectorDimensionError, VectorIndexUnavailableError, type UnavailableReason } from "./index-errors.js";
 export { skillPointId } from "./point-id.js";
 export { nameWords, queryWords } from "./name-tokens.js";
-export { FallbackVectorIndex } from "./fallback-vector-index.js";
+export { FallbackVectorIndex, type FallbackVectorIndexOptions } from "./fallback-vector-index.js";

@@ -1,6 +1,6 @@
 import { QdrantClientResourceExhaustedError, QdrantClientTimeoutError, QdrantClientUnexpectedResponseError } from "@qdrant/js-client-rest";
-import { errorMessage, FailedPreconditionError, InternalError, SkillEngineError } from "../../errors/index.js";
-import { VectorIndexUnavailableError } from "./index-errors.js";
+import { errorMessage, InternalError, SkillEngineError } from "../../errors/index.js";
+import { type UnavailableReason, VectorIndexUnavailableError } from "./index-errors.js";
 
 /** Network failures that mean "Qdrant is not there (right now)", as Node's fetch reports them. */
 const UNREACHABLE_CODES = new Set([
@@ -17,64 +17,58 @@ const UNREACHABLE_CODES = new Set([
   "UND_ERR_CLOSED",
 ]);
 
-/** HTTP answers after which a retry or a fallback may succeed. */
-const TRANSIENT_STATUSES = new Set([429, 502, 503, 504]);
-
 /**
- * The one place where the Qdrant client's failures become domain errors.
+ * The one place where the Qdrant client's failures become domain errors (docs/routing.md#qdrant).
  *
- * Anything that means "Qdrant cannot serve us now" (refused connection, DNS, timeout, 429, 5xx
- * gateway errors) becomes {@link VectorIndexUnavailableError} so routing can fall back; a 404 on
- * the collection means `ensure` was never called; any other HTTP error is a request we built
- * wrong, so an internal error with Qdrant's own message.
+ * Whatever Qdrant answers, or fails to, routing must go on from the embedded index and say why:
+ * every failure of a request that reached (or tried to reach) Qdrant becomes
+ * {@link VectorIndexUnavailableError} with a reason an operator can act on. Only a client error
+ * with no HTTP answer and no network cause (a bug of ours) stays internal.
  */
 export function fromQdrantError(error: unknown, action: string, endpoint: string): SkillEngineError {
   if (error instanceof SkillEngineError) return error;
-  if (error instanceof QdrantClientTimeoutError) {
-    return new VectorIndexUnavailableError("qdrant", `Qdrant at ${endpoint} did not answer in time; could not ${action}`, {
-      cause: error,
-    });
-  }
+  const unavailable = (reason: UnavailableReason, message: string): VectorIndexUnavailableError =>
+    new VectorIndexUnavailableError("qdrant", `${message}; could not ${action}`, { cause: error, reason });
+  if (error instanceof QdrantClientTimeoutError) return unavailable("timeout", `Qdrant at ${endpoint} did not answer in time`);
   if (error instanceof QdrantClientResourceExhaustedError) {
-    return new VectorIndexUnavailableError(
-      "qdrant",
-      `Qdrant at ${endpoint} is rate limiting (retry after ${error.retry_after}s); could not ${action}`,
-      { cause: error },
-    );
+    return unavailable("overloaded", `Qdrant at ${endpoint} is rate limiting (retry after ${error.retry_after}s)`);
   }
   if (error instanceof QdrantClientUnexpectedResponseError) {
-    return new InternalError(`Qdrant gave an unexpected answer; could not ${action}: ${error.message}`, {
-      cause: error,
-    });
+    return unavailable("rejected", `Qdrant at ${endpoint} gave an unexpected answer (${error.message})`);
   }
   const httpStatus = httpStatusOf(error);
   if (httpStatus !== undefined) {
     const detail = qdrantMessage(error) ?? `HTTP ${httpStatus}`;
-    if (TRANSIENT_STATUSES.has(httpStatus) || httpStatus >= 500) {
-      return new VectorIndexUnavailableError("qdrant", `Qdrant at ${endpoint} failed (${detail}); could not ${action}`, {
-        cause: error,
-      });
+    switch (httpStatus) {
+      case 401:
+        return unavailable("unauthorized", `Qdrant at ${endpoint} refused the API key (401: ${detail}); check QDRANT_API_KEY`);
+      case 403:
+        return unavailable(
+          "forbidden",
+          `Qdrant at ${endpoint} forbade it (403: ${detail}); a read-only API key, or storage locked by the operator`,
+        );
+      case 404:
+        return unavailable("missing", `Qdrant at ${endpoint} has no such collection (404: ${detail})`);
+      case 408:
+        return unavailable("timeout", `Qdrant at ${endpoint} timed out on its side (408: ${detail})`);
+      default:
+        if (httpStatus === 429 || httpStatus >= 500) return unavailable("overloaded", `Qdrant at ${endpoint} failed (${detail})`);
+        return unavailable("rejected", `Qdrant at ${endpoint} rejected the request (${httpStatus}: ${detail})`);
     }
-    if (httpStatus === 404) {
-      return new FailedPreconditionError(`Qdrant has no such collection (${detail}); call ensure(dimensions) first; could not ${action}`, {
-        cause: error,
-      });
-    }
-    return new InternalError(`Qdrant rejected the request (${detail}); could not ${action}`, {
-      cause: error,
-    });
   }
   const code = networkCode(error);
   if (code !== undefined && UNREACHABLE_CODES.has(code)) {
-    return new VectorIndexUnavailableError("qdrant", `Qdrant at ${endpoint} is unreachable (${code}); could not ${action}`, {
-      cause: error,
-    });
+    return unavailable(
+      code === "ETIMEDOUT" || code === "UND_ERR_CONNECT_TIMEOUT" ? "timeout" : "unreachable",
+      `Qdrant at ${endpoint} is unreachable (${code})`,
+    );
   }
   if (error instanceof TypeError && error.message === "fetch failed") {
-    // Node's fetch hides odd socket failures behind this one message; none of them is our bug.
-    return new VectorIndexUnavailableError("qdrant", `Qdrant at ${endpoint} is unreachable; could not ${action}`, {
-      cause: error,
-    });
+    // Node's fetch hides odd socket and TLS failures behind this one message; none of them is our bug.
+    return unavailable(
+      "unreachable",
+      `Qdrant at ${endpoint} is unreachable (${errorMessage((error as { cause?: unknown }).cause ?? error)})`,
+    );
   }
   return new InternalError(`Qdrant client error; could not ${action}: ${errorMessage(error)}`, { cause: error });
 }

@@ -6,7 +6,8 @@ import { SkillEngineError } from "../../errors/index.js";
 import { FakeQdrantServer } from "../../../test/support/fake-qdrant-server.js";
 import { VectorIndexUnavailableError } from "./index-errors.js";
 import { skillPointId } from "./point-id.js";
-import { QdrantVectorIndex } from "./qdrant-index.js";
+import { parseQdrantUrl } from "./qdrant-endpoint.js";
+import { QdrantVectorIndex, qdrantCollectionName } from "./qdrant-index.js";
 import { unit, vectorIndexContract } from "./vector-index.contract.js";
 import { audienceOf, PUBLIC_AUDIENCE, SKILL_PAYLOAD_TYPE, type VectorIndexEntry } from "./vector-index.js";
 
@@ -14,18 +15,30 @@ const QDRANT_URL = process.env["QDRANT_URL"];
 
 // The real thing, when a deployment or CI provides one. None can be run on the build machines.
 describe.skipIf(!QDRANT_URL)("QdrantVectorIndex against the Qdrant at QDRANT_URL", () => {
-  vectorIndexContract("qdrant (real server)", async () => {
-    const collection = `contract_${randomUUID().slice(0, 8)}`;
-    const url = QDRANT_URL as string;
-    const apiKey = process.env["QDRANT_API_KEY"];
-    return {
-      index: new QdrantVectorIndex({ url, collection, ...(apiKey ? { apiKey } : {}) }),
-      dispose: async () => {
-        const client = new QdrantClient({ url, checkCompatibility: false, ...(apiKey ? { apiKey } : {}) });
-        await client.deleteCollection(collection);
-      },
-    };
-  });
+  vectorIndexContract(
+    "qdrant (real server)",
+    async () => {
+      const collection = `contract_${randomUUID().slice(0, 8)}`;
+      const url = QDRANT_URL as string;
+      const apiKey = process.env["QDRANT_API_KEY"];
+      const endpoint = parseQdrantUrl(url);
+      return {
+        index: new QdrantVectorIndex({ url, collection, ...(apiKey ? { apiKey } : {}) }),
+        dispose: async () => {
+          const client = new QdrantClient({
+            host: endpoint.host,
+            port: endpoint.port,
+            https: endpoint.https,
+            ...(endpoint.prefix ? { prefix: endpoint.prefix } : {}),
+            checkCompatibility: false,
+            ...(apiKey ? { apiKey } : {}),
+          });
+          await client.deleteCollection(collection);
+        },
+      };
+    },
+    { onNewDimensions: "refuse" },
+  );
 });
 
 describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
@@ -41,9 +54,13 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
 
   // The same contract as sqlite-vec: proves the adapter's requests and parsing compose into the
   // port's behaviour, with the fake standing in for Qdrant's filtering and scoring.
-  vectorIndexContract("qdrant adapter (fake server)", async () => ({
-    index: new QdrantVectorIndex({ url, collection: `contract_${randomUUID().slice(0, 8)}` }),
-  }));
+  vectorIndexContract(
+    "qdrant adapter (fake server)",
+    async () => ({
+      index: new QdrantVectorIndex({ url, collection: `contract_${randomUUID().slice(0, 8)}` }),
+    }),
+    { onNewDimensions: "refuse" },
+  );
 
   describe("request shapes", () => {
     let collection: string;
@@ -72,20 +89,36 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
       ]);
     });
 
-    it("ensure leaves a matching collection alone and re-creates one of another size", async () => {
+    it("ensure leaves a matching collection alone, and refuses (never deletes) one of another size or with named vectors", async () => {
       await index.ensure(4);
       server.requests.length = 0;
       await index.ensure(4);
       expect(server.requestsTo("PUT", /^\/collections\/[^/]+$/)).toHaveLength(0);
-      expect(server.requestsTo("DELETE", /.*/)).toHaveLength(0);
 
-      await index.ensure(8);
-      const writes = sent().filter((request) => request.method !== "GET" && !request.path.endsWith("/index"));
-      expect(writes).toEqual([
-        { method: "DELETE", path: `/collections/${collection}`, query: {}, body: undefined },
-        { method: "PUT", path: `/collections/${collection}`, query: {}, body: { vectors: { size: 8, distance: "Cosine" } } },
-      ]);
-      expect(server.collections.get(collection)?.size).toBe(8);
+      const error = await index.ensure(8).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(VectorIndexUnavailableError);
+      expect(error).toMatchObject({ reason: "incompatible" });
+      expect((error as Error).message).toContain(`holds 4-dimensional Cosine vectors, not 8-dimensional Cosine vectors`);
+      expect(server.collections.get(collection)?.size).toBe(4);
+
+      const shared = `shared_${randomUUID().slice(0, 8)}`;
+      server.collections.set(shared, {
+        size: 0,
+        distance: "",
+        named: { image: { size: 512, distance: "Dot" } },
+        points: new Map(),
+        payloadIndexes: new Map(),
+        operations: 0,
+      });
+      await expect(new QdrantVectorIndex({ url, collection: shared }).ensure(4)).rejects.toThrow(/holds named vectors \(image\)/);
+      expect(server.requestsTo("DELETE", /.*/)).toHaveLength(0);
+      expect(server.collections.has(shared)).toBe(true);
+    });
+
+    it("names a collection after the embedder, so a new model or size gets a collection of its own", () => {
+      expect(qdrantCollectionName("minilm-l6-v2@0.1.0", 384)).toBe("skill_engine_skills_minilm-l6-v2-0-1-0_384");
+      expect(qdrantCollectionName("openai:text-embedding-3-small", 1536)).toBe("skill_engine_skills_openai-text-embedding-3-small_1536");
+      expect(qdrantCollectionName("use-lite-en@0.2.0", 512, "team_a")).toMatch(/^team_a_use-lite-en-0-2-0_512$/);
     });
 
     it("upgrades a collection from before audience: adds its payload index, and re-upserted points match it", async () => {
@@ -307,25 +340,128 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
       await expect(index.count()).rejects.toBeInstanceOf(VectorIndexUnavailableError);
     });
 
-    it("a 400 is INTERNAL (we built a bad request) and carries Qdrant's reason", async () => {
-      server.injectFault({ status: 400, body: { status: { error: "Wrong input: Vector dimension error" }, time: 0 } });
-      const error = await index.search(unit([1, 0, 0, 0]), { limit: 1 }).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(SkillEngineError);
-      expect(error).not.toBeInstanceOf(VectorIndexUnavailableError);
-      expect(error).toMatchObject({ kind: "internal" });
-      expect((error as Error).message).toContain("Vector dimension error");
+    it("every refusal is UNAVAILABLE with a reason (routing falls back) and carries Qdrant's words", async () => {
+      const cases: Array<[number, unknown, string, RegExp]> = [
+        [
+          400,
+          { status: { error: "Wrong input: Vector dimension error" }, time: 0 },
+          "rejected",
+          /400: Wrong input: Vector dimension error/,
+        ],
+        [408, { status: { error: "Timeout error: deadline has elapsed" }, time: 0 }, "timeout", /timed out on its side \(408/],
+        [
+          422,
+          { status: { error: "Validation error in JSON body: [limit: value 0 invalid]" }, time: 0 },
+          "rejected",
+          /422: Validation error/,
+        ],
+        [500, { status: { error: "Service internal error: boom" }, time: 0 }, "overloaded", /Service internal error: boom/],
+      ];
+      for (const [status, body, reason, message] of cases) {
+        server.injectFault({ status, body });
+        const error = await index.search(unit([1, 0, 0, 0]), { limit: 1 }).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(VectorIndexUnavailableError);
+        expect(error).toMatchObject({ kind: "unavailable", reason });
+        expect((error as Error).message).toMatch(message);
+      }
     });
 
-    it("a missing collection is FAILED_PRECONDITION pointing at ensure", async () => {
+    it("a collection that disappeared is UNAVAILABLE with reason missing", async () => {
       server.collections.delete(collection);
-      await expect(index.search(unit([1, 0, 0, 0]), { limit: 1 })).rejects.toMatchObject({
-        kind: "failed-precondition",
-        message: expect.stringContaining("ensure"),
-      });
+      await expect(index.search(unit([1, 0, 0, 0]), { limit: 1 })).rejects.toMatchObject({ kind: "unavailable", reason: "missing" });
     });
 
     it("a malformed URL is refused at construction", () => {
       expect(() => new QdrantVectorIndex({ url: "qdrant:6333" })).toThrow(SkillEngineError);
+    });
+  });
+
+  describe("API keys, as the pinned server checks them", () => {
+    const keyed = new FakeQdrantServer({ apiKey: "rw-key", readOnlyApiKey: "ro-key" });
+    let keyedUrl: string;
+    beforeAll(async () => {
+      keyedUrl = await keyed.start();
+      // The client warns about a key over plain HTTP on every construction; the tests know.
+      vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    });
+    afterAll(async () => {
+      await keyed.stop();
+    });
+
+    it("a missing or wrong key is UNAVAILABLE (unauthorized) with Qdrant's plain-text reason and a hint", async () => {
+      for (const apiKey of [undefined, "wrong"]) {
+        const index = new QdrantVectorIndex({ url: keyedUrl, collection: "keyed", ...(apiKey ? { apiKey } : {}) });
+        const error = await index.ensure(4).catch((caught: unknown) => caught);
+        expect(error).toMatchObject({ kind: "unavailable", reason: "unauthorized" });
+        expect((error as Error).message).toMatch(/refused the API key \(401: (Must provide an API key|Invalid API key)/);
+        expect((error as Error).message).toContain("check QDRANT_API_KEY");
+        expect((error as Error).message).not.toContain("wrong");
+      }
+    });
+
+    it("a read-only key reads but is forbidden to write", async () => {
+      await new QdrantVectorIndex({ url: keyedUrl, collection: "keyed_ro", apiKey: "rw-key" }).ensure(4);
+      const readOnly = new QdrantVectorIndex({ url: keyedUrl, collection: "keyed_ro", apiKey: "ro-key" });
+      expect(await readOnly.count()).toBe(0);
+      await expect(readOnly.upsert([entry("a", [1, 0, 0, 0])])).rejects.toMatchObject({ kind: "unavailable", reason: "forbidden" });
+    });
+  });
+
+  describe("where the URL points", () => {
+    it("a path in QDRANT_URL is the prefix every request goes under (a reverse proxy)", async () => {
+      const proxied = new FakeQdrantServer({ prefix: "/qdrant" });
+      const proxiedUrl = await proxied.start();
+      try {
+        expect(proxiedUrl).toMatch(/\/qdrant$/);
+        const index = new QdrantVectorIndex({ url: proxiedUrl, collection: "behind_proxy" });
+        await index.ensure(4);
+        await index.upsert([entry("a", [1, 0, 0, 0])]);
+        expect((await index.search(unit([1, 0, 0, 0]), { limit: 1 }))[0]?.id).toBe("a");
+        expect(proxied.collections.get("behind_proxy")?.points.size).toBe(1);
+        // Without the prefix the same server answers Qdrant's empty 404: the adapter says "missing", not "crashed".
+        const stripped = new QdrantVectorIndex({ url: proxiedUrl.replace(/\/qdrant$/, ""), collection: "behind_proxy" });
+        await expect(stripped.count()).rejects.toMatchObject({ kind: "unavailable", reason: "missing" });
+      } finally {
+        await proxied.stop();
+      }
+    });
+
+    it("a URL without a port goes to the scheme's port, not 6333", async () => {
+      // Port 80 on loopback: nothing of ours listens there, so the error names where it went.
+      const index = new QdrantVectorIndex({ url: "http://127.0.0.1", collection: "no_port", timeoutMs: 2_000 });
+      const error = await index.count().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(VectorIndexUnavailableError);
+      expect((error as Error).message).toContain("Qdrant at http://127.0.0.1 ");
+      // The socket error down the cause chain says which port was dialled.
+      let cause: unknown = error;
+      let port: unknown;
+      for (let depth = 0; depth < 6 && typeof cause === "object" && cause !== null && port === undefined; depth++) {
+        port = (cause as { port?: unknown }).port;
+        cause = (cause as { cause?: unknown }).cause;
+      }
+      expect(port).toBe(80);
+    });
+  });
+
+  describe("request sizes", () => {
+    it("splits upserts by bytes, so thousands of dimensions stay under Qdrant's request limit", async () => {
+      const small = new FakeQdrantServer({ maxBodyBytes: 2 * 1024 * 1024 });
+      const smallUrl = await small.start();
+      try {
+        const index = new QdrantVectorIndex({ url: smallUrl, collection: "wide", maxRequestBytes: 1024 * 1024 });
+        await index.ensure(6000);
+        const wide = Array.from({ length: 40 }, (_, i) => {
+          const values = Array.from({ length: 6000 }, (_, d) => Math.sin(i * 7 + d) * 0.1 + (d === i ? 1 : 0));
+          return entry(`wide_${i}`, values);
+        });
+        await index.upsert(wide);
+        expect(await index.count()).toBe(40);
+        const bodies = small.requestsTo("PUT", /\/points$/);
+        expect(bodies.length).toBeGreaterThan(1);
+        for (const request of bodies) expect(JSON.stringify(request.body).length).toBeLessThan(1024 * 1024);
+      } finally {
+        await small.stop();
+      }
     });
   });
 

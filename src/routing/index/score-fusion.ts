@@ -1,4 +1,4 @@
-import type { FusedItem, RankedList } from "./fusion.js";
+import { type FusedItem, FusedScores, type RankedList } from "./fusion.js";
 
 export interface ScoreFusionOptions {
   /** Keep only the best `limit` fused items. */
@@ -16,10 +16,7 @@ export interface ScoreFusionOptions {
  * Ties go to the better best rank, then to the item seen first, as in reciprocal rank fusion.
  */
 export function normalizedScoreFusion(lists: readonly RankedList[], options: ScoreFusionOptions = {}): FusedItem[] {
-  const fused = new Map<
-    string,
-    { score: number; ranks: Record<string, number>; scores: Record<string, number>; best: number; order: number }
-  >();
+  const fused = new FusedScores();
   for (const list of lists) {
     const weight = list.weight ?? 1;
     const seen = new Map<string, number>();
@@ -32,21 +29,9 @@ export function normalizedScoreFusion(lists: readonly RankedList[], options: Sco
     const values = [...seen.values()];
     const max = Math.max(...values);
     const min = Math.min(...values);
-    [...seen.entries()].forEach(([id, score], index) => {
-      const rank = index + 1;
-      let entry = fused.get(id);
-      if (!entry) {
-        entry = { score: 0, ranks: {}, scores: {}, best: rank, order: fused.size };
-        fused.set(id, entry);
-      }
-      entry.ranks[list.source] = rank;
-      entry.scores[list.source] = score;
-      entry.score += weight * (max === min ? 1 : (score - min) / (max - min));
-      entry.best = Math.min(entry.best, rank);
-    });
+    [...seen.entries()].forEach(([id, score], index) =>
+      fused.add(list.source, id, index + 1, score, weight * (max === min ? 1 : (score - min) / (max - min))),
+    );
   }
-  const ranked = [...fused.entries()]
-    .sort(([, a], [, b]) => b.score - a.score || a.best - b.best || a.order - b.order)
-    .map(([id, { score, ranks, scores }]) => ({ id, score, ranks, scores }));
-  return options.limit === undefined ? ranked : ranked.slice(0, Math.max(0, options.limit));
+  return fused.ranked(options.limit);
 }

@@ -8,6 +8,7 @@ import {
   audienceOf,
   filterMatchesNothing,
   MAX_SEARCH_LIMIT,
+  SKILL_PAYLOAD_TYPE,
   type VectorIndex,
   type VectorIndexEntry,
   type VectorSearchFilter,
@@ -167,6 +168,42 @@ export class SqliteVecIndex implements VectorIndex {
       const row = this.db.prepare(`SELECT count(*) AS n FROM ${this.table}`).get() as { n: number };
       return row.n;
     });
+  }
+
+  async ids(): Promise<string[]> {
+    this.requireDimensions();
+    return withSqlite("routing index", "list skill vector ids", () =>
+      (this.db.prepare(`SELECT skill_id AS id FROM ${this.table} ORDER BY skill_id`).all() as Array<{ id: string }>).map((row) => row.id),
+    );
+  }
+
+  async *scan(batchSize: number): AsyncIterable<VectorIndexEntry[]> {
+    this.requireDimensions();
+    let after = "";
+    for (;;) {
+      // Keyset pages, one statement each: an iterator held open across a yield would keep the
+      // connection busy and fail every write made meanwhile.
+      const rows = withSqlite("routing index", "read skill vectors", () =>
+        this.db
+          .prepare(
+            `SELECT skill_id AS id, embedding, status, owner, visibility FROM ${this.table} WHERE skill_id > ? ORDER BY skill_id LIMIT ?`,
+          )
+          .all(after, Math.max(1, Math.floor(batchSize))),
+      ) as Array<{ id: string; embedding: Buffer; status: string; owner: string; visibility: string }>;
+      if (rows.length === 0) return;
+      yield rows.map((row) => ({
+        id: row.id,
+        vector: new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength)),
+        payload: {
+          type: SKILL_PAYLOAD_TYPE,
+          name: row.id,
+          owner: row.owner,
+          visibility: row.visibility === "public" ? "public" : "private",
+          status: row.status,
+        },
+      }));
+      after = (rows.at(-1) as { id: string }).id;
+    }
   }
 
   async close(): Promise<void> {

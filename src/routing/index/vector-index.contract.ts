@@ -19,7 +19,16 @@ export interface VectorIndexFixture {
  * The behaviour every {@link VectorIndex} adapter must share; run by each adapter's test file.
  * Vectors are tiny and hand-made so the expected order is obvious from the numbers.
  */
-export function vectorIndexContract(label: string, create: () => Promise<VectorIndexFixture>): void {
+export function vectorIndexContract(
+  label: string,
+  create: () => Promise<VectorIndexFixture>,
+  /**
+   * What `ensure` does with other dimensions: start over (sqlite-vec owns its table) or refuse,
+   * leaving the data alone (Qdrant: a collection is named per embedder, so one of another size
+   * was not made for these vectors and is never the service's to delete).
+   */
+  { onNewDimensions = "start-over" }: { onNewDimensions?: "start-over" | "refuse" } = {},
+): void {
   describe(`VectorIndex contract: ${label}`, () => {
     let fixture: VectorIndexFixture;
     let index: VectorIndex;
@@ -191,15 +200,41 @@ export function vectorIndexContract(label: string, create: () => Promise<VectorI
       expect(await index.count()).toBe(1);
     });
 
-    it("starts over when ensure is called with new dimensions (the embedder changed)", async () => {
-      await index.upsert([entry("a", [1, 0, 0, 0]), entry("b", [0, 1, 0, 0])]);
-      await index.ensure(6);
-      expect(await index.count()).toBe(0);
-      await index.upsert([entry("c", [0, 0, 0, 0, 1, 0])]);
-      expect(await index.search(unit([0, 0, 0, 0, 1, 0]), { limit: 5 })).toEqual([{ id: "c", score: expect.closeTo(1, 4) }]);
-      await expect(index.upsert([entry("d", [1, 0, 0, 0])])).rejects.toBeInstanceOf(SkillEngineError);
-      await expect(index.search(unit([1, 0, 0, 0]), { limit: 5 })).rejects.toBeInstanceOf(SkillEngineError);
+    it("lists every id, and scans every entry with its vector and payload, a batch at a time", async () => {
+      await index.upsert([
+        entry("b", [0, 1, 0, 0], { owner: "bob", visibility: "private", status: "degraded" }),
+        entry("a", [1, 0, 0, 0]),
+        entry("c", [0, 0, 1, 0]),
+      ]);
+      expect((await index.ids()).sort()).toEqual(["a", "b", "c"]);
+      const batches: VectorIndexEntry[][] = [];
+      for await (const batch of index.scan(2)) batches.push(batch);
+      expect(batches.every((batch) => batch.length <= 2)).toBe(true);
+      const scanned = batches.flat().sort((x, y) => x.id.localeCompare(y.id));
+      expect(scanned.map((e) => e.id)).toEqual(["a", "b", "c"]);
+      expect(scanned[1]?.payload).toMatchObject({ owner: "bob", visibility: "private", status: "degraded" });
+      expect(Array.from(scanned[1]?.vector ?? []).map((v) => Math.round(v * 1000) / 1000)).toEqual([0, 1, 0, 0]);
     });
+
+    it(
+      onNewDimensions === "start-over"
+        ? "starts over when ensure is called with new dimensions (the embedder changed)"
+        : "refuses new dimensions and keeps its data",
+      async () => {
+        await index.upsert([entry("a", [1, 0, 0, 0]), entry("b", [0, 1, 0, 0])]);
+        if (onNewDimensions === "refuse") {
+          await expect(index.ensure(6)).rejects.toMatchObject({ reason: "incompatible" });
+          expect(await index.count()).toBe(2);
+          return;
+        }
+        await index.ensure(6);
+        expect(await index.count()).toBe(0);
+        await index.upsert([entry("c", [0, 0, 0, 0, 1, 0])]);
+        expect(await index.search(unit([0, 0, 0, 0, 1, 0]), { limit: 5 })).toEqual([{ id: "c", score: expect.closeTo(1, 4) }]);
+        await expect(index.upsert([entry("d", [1, 0, 0, 0])])).rejects.toBeInstanceOf(SkillEngineError);
+        await expect(index.search(unit([1, 0, 0, 0]), { limit: 5 })).rejects.toBeInstanceOf(SkillEngineError);
+      },
+    );
 
     it("counts entries", async () => {
       await index.upsert(Array.from({ length: 7 }, (_, i) => entry(`s${i}`, [1, i, 0, 0])));

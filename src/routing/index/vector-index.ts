@@ -112,6 +112,13 @@ export interface VectorIndex {
   search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorSearchHit[]>;
   /** How many entries the index holds. */
   count(): Promise<number>;
+  /** The id of every entry the index holds (a re-sync removes from a copy what the original lacks). */
+  ids(): Promise<string[]>;
+  /**
+   * Every entry with its vector and payload, in id order, `batchSize` at a time (a re-sync copies
+   * them). Each batch is read on its own, so writes may go on between batches.
+   */
+  scan(batchSize: number): AsyncIterable<VectorIndexEntry[]>;
   /** Releases what the adapter opened itself (never a database handle it was given). */
   close(): Promise<void>;
 }

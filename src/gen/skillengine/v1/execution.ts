@@ -40,6 +40,28 @@ export interface InvokeSkillResponse {
     | undefined;
   /** The version that ran. */
   version: number;
+  /** A composed skill's steps, in order (skipped ones included); empty for a plain skill. */
+  steps: StepResult[];
+  /**
+   * Dependency warnings the caller must see (e.g. a re-test of this skill against a new
+   * version of its dependency failed).
+   */
+  warnings: string[];
+}
+
+/** One step of a composed run. */
+export interface StepResult {
+  id: string;
+  /** The skill the step ran, and its version (0 when skipped before resolving it). */
+  skill: string;
+  version: number;
+  /** The step's condition was false. */
+  skipped: boolean;
+  result:
+    | ExecutionResult
+    | undefined;
+  /** A template or condition error of this step (it then did not run). */
+  error: string;
 }
 
 function createBaseExecutionResult(): ExecutionResult {
@@ -400,7 +422,7 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
 };
 
 function createBaseInvokeSkillResponse(): InvokeSkillResponse {
-  return { result: undefined, version: 0 };
+  return { result: undefined, version: 0, steps: [], warnings: [] };
 }
 
 export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
@@ -410,6 +432,12 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     }
     if (message.version !== 0) {
       writer.uint32(16).uint32(message.version);
+    }
+    for (const v of message.steps) {
+      StepResult.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.warnings) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -443,6 +471,22 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
             message.version = reader.uint32();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.steps.push(StepResult.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.warnings.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -459,6 +503,8 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     return {
       result: isSet(object.result) ? ExecutionResult.fromJSON(object.result) : undefined,
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => StepResult.fromJSON(e)) : [],
+      warnings: globalThis.Array.isArray(object?.warnings) ? object.warnings.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -469,6 +515,12 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     }
     if (message.version !== 0) {
       obj.version = Math.round(message.version);
+    }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => StepResult.toJSON(e));
+    }
+    if (message.warnings?.length) {
+      obj.warnings = message.warnings;
     }
     return obj;
   },
@@ -482,6 +534,159 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
       ? ExecutionResult.fromPartial(object.result)
       : undefined;
     message.version = object.version ?? 0;
+    message.steps = object.steps?.map((e) => StepResult.fromPartial(e)) || [];
+    message.warnings = object.warnings?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseStepResult(): StepResult {
+  return { id: "", skill: "", version: 0, skipped: false, result: undefined, error: "" };
+}
+
+export const StepResult: MessageFns<StepResult> = {
+  encode(message: StepResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.skill !== "") {
+      writer.uint32(18).string(message.skill);
+    }
+    if (message.version !== 0) {
+      writer.uint32(24).uint32(message.version);
+    }
+    if (message.skipped !== false) {
+      writer.uint32(32).bool(message.skipped);
+    }
+    if (message.result !== undefined) {
+      ExecutionResult.encode(message.result, writer.uint32(42).fork()).join();
+    }
+    if (message.error !== "") {
+      writer.uint32(50).string(message.error);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): StepResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseStepResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.skill = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.version = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.skipped = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.result = ExecutionResult.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): StepResult {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      skill: isSet(object.skill) ? globalThis.String(object.skill) : "",
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      skipped: isSet(object.skipped) ? globalThis.Boolean(object.skipped) : false,
+      result: isSet(object.result) ? ExecutionResult.fromJSON(object.result) : undefined,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+    };
+  },
+
+  toJSON(message: StepResult): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.skill !== "") {
+      obj.skill = message.skill;
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.skipped !== false) {
+      obj.skipped = message.skipped;
+    }
+    if (message.result !== undefined) {
+      obj.result = ExecutionResult.toJSON(message.result);
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<StepResult>): StepResult {
+    return StepResult.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<StepResult>): StepResult {
+    const message = createBaseStepResult();
+    message.id = object.id ?? "";
+    message.skill = object.skill ?? "";
+    message.version = object.version ?? 0;
+    message.skipped = object.skipped ?? false;
+    message.result = (object.result !== undefined && object.result !== null)
+      ? ExecutionResult.fromPartial(object.result)
+      : undefined;
+    message.error = object.error ?? "";
     return message;
   },
 };

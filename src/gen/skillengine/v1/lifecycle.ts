@@ -23,6 +23,8 @@ export interface RollbackSkillResponse {
 
 export interface DeleteSkillRequest {
   name: string;
+  /** Delete even though other skills depend on it (they are then blocked until it is restored). */
+  force: boolean;
 }
 
 export interface DeleteSkillResponse {
@@ -49,6 +51,8 @@ export interface SetSkillProtectedResponse {
 export interface RetireDegradedSkillsRequest {
   /** Report what would be retired without retiring anything. */
   dryRun: boolean;
+  /** Retire skills that others depend on too (without it they are kept and listed in `kept`). */
+  force: boolean;
 }
 
 export interface RetiredSkill {
@@ -60,6 +64,8 @@ export interface RetiredSkill {
 export interface RetireDegradedSkillsResponse {
   retired: RetiredSkill[];
   dryRun: boolean;
+  /** Skills matching the rule that were kept because other skills depend on them (reasons name them). */
+  kept: RetiredSkill[];
 }
 
 export interface SetSkillVisibilityRequest {
@@ -235,13 +241,16 @@ export const RollbackSkillResponse: MessageFns<RollbackSkillResponse> = {
 };
 
 function createBaseDeleteSkillRequest(): DeleteSkillRequest {
-  return { name: "" };
+  return { name: "", force: false };
 }
 
 export const DeleteSkillRequest: MessageFns<DeleteSkillRequest> = {
   encode(message: DeleteSkillRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.force !== false) {
+      writer.uint32(16).bool(message.force);
     }
     return writer;
   },
@@ -267,6 +276,14 @@ export const DeleteSkillRequest: MessageFns<DeleteSkillRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.force = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -280,13 +297,19 @@ export const DeleteSkillRequest: MessageFns<DeleteSkillRequest> = {
   },
 
   fromJSON(object: any): DeleteSkillRequest {
-    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      force: isSet(object.force) ? globalThis.Boolean(object.force) : false,
+    };
   },
 
   toJSON(message: DeleteSkillRequest): unknown {
     const obj: any = {};
     if (message.name !== "") {
       obj.name = message.name;
+    }
+    if (message.force !== false) {
+      obj.force = message.force;
     }
     return obj;
   },
@@ -297,6 +320,7 @@ export const DeleteSkillRequest: MessageFns<DeleteSkillRequest> = {
   fromPartial(object: DeepPartial<DeleteSkillRequest>): DeleteSkillRequest {
     const message = createBaseDeleteSkillRequest();
     message.name = object.name ?? "";
+    message.force = object.force ?? false;
     return message;
   },
 };
@@ -655,13 +679,16 @@ export const SetSkillProtectedResponse: MessageFns<SetSkillProtectedResponse> = 
 };
 
 function createBaseRetireDegradedSkillsRequest(): RetireDegradedSkillsRequest {
-  return { dryRun: false };
+  return { dryRun: false, force: false };
 }
 
 export const RetireDegradedSkillsRequest: MessageFns<RetireDegradedSkillsRequest> = {
   encode(message: RetireDegradedSkillsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.dryRun !== false) {
       writer.uint32(8).bool(message.dryRun);
+    }
+    if (message.force !== false) {
+      writer.uint32(16).bool(message.force);
     }
     return writer;
   },
@@ -687,6 +714,14 @@ export const RetireDegradedSkillsRequest: MessageFns<RetireDegradedSkillsRequest
             message.dryRun = reader.bool();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.force = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -706,6 +741,7 @@ export const RetireDegradedSkillsRequest: MessageFns<RetireDegradedSkillsRequest
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      force: isSet(object.force) ? globalThis.Boolean(object.force) : false,
     };
   },
 
@@ -713,6 +749,9 @@ export const RetireDegradedSkillsRequest: MessageFns<RetireDegradedSkillsRequest
     const obj: any = {};
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
+    }
+    if (message.force !== false) {
+      obj.force = message.force;
     }
     return obj;
   },
@@ -723,6 +762,7 @@ export const RetireDegradedSkillsRequest: MessageFns<RetireDegradedSkillsRequest
   fromPartial(object: DeepPartial<RetireDegradedSkillsRequest>): RetireDegradedSkillsRequest {
     const message = createBaseRetireDegradedSkillsRequest();
     message.dryRun = object.dryRun ?? false;
+    message.force = object.force ?? false;
     return message;
   },
 };
@@ -813,7 +853,7 @@ export const RetiredSkill: MessageFns<RetiredSkill> = {
 };
 
 function createBaseRetireDegradedSkillsResponse(): RetireDegradedSkillsResponse {
-  return { retired: [], dryRun: false };
+  return { retired: [], dryRun: false, kept: [] };
 }
 
 export const RetireDegradedSkillsResponse: MessageFns<RetireDegradedSkillsResponse> = {
@@ -823,6 +863,9 @@ export const RetireDegradedSkillsResponse: MessageFns<RetireDegradedSkillsRespon
     }
     if (message.dryRun !== false) {
       writer.uint32(16).bool(message.dryRun);
+    }
+    for (const v of message.kept) {
+      RetiredSkill.encode(v!, writer.uint32(26).fork()).join();
     }
     return writer;
   },
@@ -856,6 +899,14 @@ export const RetireDegradedSkillsResponse: MessageFns<RetireDegradedSkillsRespon
             message.dryRun = reader.bool();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.kept.push(RetiredSkill.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -878,6 +929,7 @@ export const RetireDegradedSkillsResponse: MessageFns<RetireDegradedSkillsRespon
         : isSet(object.dry_run)
         ? globalThis.Boolean(object.dry_run)
         : false,
+      kept: globalThis.Array.isArray(object?.kept) ? object.kept.map((e: any) => RetiredSkill.fromJSON(e)) : [],
     };
   },
 
@@ -889,6 +941,9 @@ export const RetireDegradedSkillsResponse: MessageFns<RetireDegradedSkillsRespon
     if (message.dryRun !== false) {
       obj.dryRun = message.dryRun;
     }
+    if (message.kept?.length) {
+      obj.kept = message.kept.map((e) => RetiredSkill.toJSON(e));
+    }
     return obj;
   },
 
@@ -899,6 +954,7 @@ export const RetireDegradedSkillsResponse: MessageFns<RetireDegradedSkillsRespon
     const message = createBaseRetireDegradedSkillsResponse();
     message.retired = object.retired?.map((e) => RetiredSkill.fromPartial(e)) || [];
     message.dryRun = object.dryRun ?? false;
+    message.kept = object.kept?.map((e) => RetiredSkill.fromPartial(e)) || [];
     return message;
   },
 };

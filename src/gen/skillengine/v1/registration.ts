@@ -27,6 +27,11 @@ export interface RegisterSkillRequest {
   exampleQueries: string[];
   /** Unspecified: private for a new skill, unchanged for a new version of an existing one. */
   visibility: Visibility;
+  /**
+   * Skills this one imports: "name" (the active version) or "name@version" (pinned). Their code
+   * is placed read-only beside the skill (importable as `import name`), transitively.
+   */
+  dependsOn: string[];
 }
 
 export interface RegisterSkillResponse {
@@ -44,6 +49,16 @@ export interface RegisterSkillResponse {
   normalizations: string[];
   /** Content-guard findings of "caution" severity: accepted, but worth a look. */
   warnings: GuardFinding[];
+  /** A new version re-runs the stored tests of the skills that depend on this one unpinned. */
+  dependentsRetested: DependentRetest[];
+}
+
+/** The stored test of a dependent, run against a new version of its dependency. */
+export interface DependentRetest {
+  name: string;
+  passed: boolean;
+  /** One-line cause when it failed. */
+  error: string;
 }
 
 /**
@@ -84,6 +99,7 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     testPayload: "",
     exampleQueries: [],
     visibility: 0,
+    dependsOn: [],
   };
 }
 
@@ -109,6 +125,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     if (message.visibility !== 0) {
       writer.uint32(56).int32(message.visibility);
+    }
+    for (const v of message.dependsOn) {
+      writer.uint32(66).string(v!);
     }
     return writer;
   },
@@ -182,6 +201,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.visibility = reader.int32() as any;
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.dependsOn.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -215,6 +242,11 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         ? object.example_queries.map((e: any) => globalThis.String(e))
         : [],
       visibility: isSet(object.visibility) ? visibilityFromJSON(object.visibility) : 0,
+      dependsOn: globalThis.Array.isArray(object?.dependsOn)
+        ? object.dependsOn.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.depends_on)
+        ? object.depends_on.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -241,6 +273,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.visibility !== 0) {
       obj.visibility = visibilityToJSON(message.visibility);
     }
+    if (message.dependsOn?.length) {
+      obj.dependsOn = message.dependsOn;
+    }
     return obj;
   },
 
@@ -256,12 +291,13 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.testPayload = object.testPayload ?? "";
     message.exampleQueries = object.exampleQueries?.map((e) => e) || [];
     message.visibility = object.visibility ?? 0;
+    message.dependsOn = object.dependsOn?.map((e) => e) || [];
     return message;
   },
 };
 
 function createBaseRegisterSkillResponse(): RegisterSkillResponse {
-  return { skill: undefined, test: undefined, normalizations: [], warnings: [] };
+  return { skill: undefined, test: undefined, normalizations: [], warnings: [], dependentsRetested: [] };
 }
 
 export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
@@ -277,6 +313,9 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     }
     for (const v of message.warnings) {
       GuardFinding.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.dependentsRetested) {
+      DependentRetest.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -326,6 +365,14 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
             message.warnings.push(GuardFinding.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.dependentsRetested.push(DependentRetest.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -348,6 +395,11 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
       warnings: globalThis.Array.isArray(object?.warnings)
         ? object.warnings.map((e: any) => GuardFinding.fromJSON(e))
         : [],
+      dependentsRetested: globalThis.Array.isArray(object?.dependentsRetested)
+        ? object.dependentsRetested.map((e: any) => DependentRetest.fromJSON(e))
+        : globalThis.Array.isArray(object?.dependents_retested)
+        ? object.dependents_retested.map((e: any) => DependentRetest.fromJSON(e))
+        : [],
     };
   },
 
@@ -365,6 +417,9 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     if (message.warnings?.length) {
       obj.warnings = message.warnings.map((e) => GuardFinding.toJSON(e));
     }
+    if (message.dependentsRetested?.length) {
+      obj.dependentsRetested = message.dependentsRetested.map((e) => DependentRetest.toJSON(e));
+    }
     return obj;
   },
 
@@ -379,6 +434,108 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
       : undefined;
     message.normalizations = object.normalizations?.map((e) => e) || [];
     message.warnings = object.warnings?.map((e) => GuardFinding.fromPartial(e)) || [];
+    message.dependentsRetested = object.dependentsRetested?.map((e) => DependentRetest.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDependentRetest(): DependentRetest {
+  return { name: "", passed: false, error: "" };
+}
+
+export const DependentRetest: MessageFns<DependentRetest> = {
+  encode(message: DependentRetest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.passed !== false) {
+      writer.uint32(16).bool(message.passed);
+    }
+    if (message.error !== "") {
+      writer.uint32(26).string(message.error);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DependentRetest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDependentRetest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.passed = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.error = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DependentRetest {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      passed: isSet(object.passed) ? globalThis.Boolean(object.passed) : false,
+      error: isSet(object.error) ? globalThis.String(object.error) : "",
+    };
+  },
+
+  toJSON(message: DependentRetest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.passed !== false) {
+      obj.passed = message.passed;
+    }
+    if (message.error !== "") {
+      obj.error = message.error;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DependentRetest>): DependentRetest {
+    return DependentRetest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DependentRetest>): DependentRetest {
+    const message = createBaseDependentRetest();
+    message.name = object.name ?? "";
+    message.passed = object.passed ?? false;
+    message.error = object.error ?? "";
     return message;
   },
 };

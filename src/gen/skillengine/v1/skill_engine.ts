@@ -17,6 +17,14 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import {
+  GetCatalogRequest,
+  GetCatalogResponse,
+  GetSkillDependenciesRequest,
+  GetSkillDependenciesResponse,
+  RegisterComposedSkillRequest,
+  RegisterComposedSkillResponse,
+} from "./composition.js";
 import { InvokeSkillRequest, InvokeSkillResponse } from "./execution.js";
 import {
   DeleteSkillRequest,
@@ -323,6 +331,47 @@ export const SkillEngineService = {
       Buffer.from(RebuildIndexesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RebuildIndexesResponse => RebuildIndexesResponse.decode(value),
   },
+  /**
+   * Registers a composed skill (steps with templates, conditions and failure policy) or a new
+   * version of one, after the pre-flight (every step skill exists and is visible, templates
+   * reference only parameters and earlier steps, conditions parse, no cycle, depth within the
+   * limit) and the TDD gate (the whole composition runs on test_payload and must succeed).
+   *   INVALID_ARGUMENT    a malformed field, a template/condition error, a cycle (named a → b → a)
+   *   FAILED_PRECONDITION a step skill is missing, invisible or not live; the test run failed
+   */
+  registerComposedSkill: {
+    path: "/skillengine.v1.SkillEngine/RegisterComposedSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RegisterComposedSkillRequest): Buffer =>
+      Buffer.from(RegisterComposedSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RegisterComposedSkillRequest => RegisterComposedSkillRequest.decode(value),
+    responseSerialize: (value: RegisterComposedSkillResponse): Buffer =>
+      Buffer.from(RegisterComposedSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RegisterComposedSkillResponse => RegisterComposedSkillResponse.decode(value),
+  },
+  /** What a skill depends on, what depends on it, and the order its dependencies load in. */
+  getSkillDependencies: {
+    path: "/skillengine.v1.SkillEngine/GetSkillDependencies" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSkillDependenciesRequest): Buffer =>
+      Buffer.from(GetSkillDependenciesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSkillDependenciesRequest => GetSkillDependenciesRequest.decode(value),
+    responseSerialize: (value: GetSkillDependenciesResponse): Buffer =>
+      Buffer.from(GetSkillDependenciesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSkillDependenciesResponse => GetSkillDependenciesResponse.decode(value),
+  },
+  /** Every visible skill with its dependency status (ready, blocked by which dependency, failed). */
+  getCatalog: {
+    path: "/skillengine.v1.SkillEngine/GetCatalog" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetCatalogRequest): Buffer => Buffer.from(GetCatalogRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetCatalogRequest => GetCatalogRequest.decode(value),
+    responseSerialize: (value: GetCatalogResponse): Buffer => Buffer.from(GetCatalogResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetCatalogResponse => GetCatalogResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -403,6 +452,19 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    * re-indexes every skill for routing, without a restart. Admin only.
    */
   rebuildIndexes: handleUnaryCall<RebuildIndexesRequest, RebuildIndexesResponse>;
+  /**
+   * Registers a composed skill (steps with templates, conditions and failure policy) or a new
+   * version of one, after the pre-flight (every step skill exists and is visible, templates
+   * reference only parameters and earlier steps, conditions parse, no cycle, depth within the
+   * limit) and the TDD gate (the whole composition runs on test_payload and must succeed).
+   *   INVALID_ARGUMENT    a malformed field, a template/condition error, a cycle (named a → b → a)
+   *   FAILED_PRECONDITION a step skill is missing, invisible or not live; the test run failed
+   */
+  registerComposedSkill: handleUnaryCall<RegisterComposedSkillRequest, RegisterComposedSkillResponse>;
+  /** What a skill depends on, what depends on it, and the order its dependencies load in. */
+  getSkillDependencies: handleUnaryCall<GetSkillDependenciesRequest, GetSkillDependenciesResponse>;
+  /** Every visible skill with its dependency status (ready, blocked by which dependency, failed). */
+  getCatalog: handleUnaryCall<GetCatalogRequest, GetCatalogResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -748,6 +810,61 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RebuildIndexesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Registers a composed skill (steps with templates, conditions and failure policy) or a new
+   * version of one, after the pre-flight (every step skill exists and is visible, templates
+   * reference only parameters and earlier steps, conditions parse, no cycle, depth within the
+   * limit) and the TDD gate (the whole composition runs on test_payload and must succeed).
+   *   INVALID_ARGUMENT    a malformed field, a template/condition error, a cycle (named a → b → a)
+   *   FAILED_PRECONDITION a step skill is missing, invisible or not live; the test run failed
+   */
+  registerComposedSkill(
+    request: RegisterComposedSkillRequest,
+    callback: (error: ServiceError | null, response: RegisterComposedSkillResponse) => void,
+  ): ClientUnaryCall;
+  registerComposedSkill(
+    request: RegisterComposedSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RegisterComposedSkillResponse) => void,
+  ): ClientUnaryCall;
+  registerComposedSkill(
+    request: RegisterComposedSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RegisterComposedSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** What a skill depends on, what depends on it, and the order its dependencies load in. */
+  getSkillDependencies(
+    request: GetSkillDependenciesRequest,
+    callback: (error: ServiceError | null, response: GetSkillDependenciesResponse) => void,
+  ): ClientUnaryCall;
+  getSkillDependencies(
+    request: GetSkillDependenciesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSkillDependenciesResponse) => void,
+  ): ClientUnaryCall;
+  getSkillDependencies(
+    request: GetSkillDependenciesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSkillDependenciesResponse) => void,
+  ): ClientUnaryCall;
+  /** Every visible skill with its dependency status (ready, blocked by which dependency, failed). */
+  getCatalog(
+    request: GetCatalogRequest,
+    callback: (error: ServiceError | null, response: GetCatalogResponse) => void,
+  ): ClientUnaryCall;
+  getCatalog(
+    request: GetCatalogRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetCatalogResponse) => void,
+  ): ClientUnaryCall;
+  getCatalog(
+    request: GetCatalogRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetCatalogResponse) => void,
   ): ClientUnaryCall;
 }
 

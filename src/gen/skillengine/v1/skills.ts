@@ -174,8 +174,15 @@ export interface GetSkillResponse {
   skill:
     | Skill
     | undefined;
-  /** The active version's source code, from the canonical store. */
+  /**
+   * The active version's source code, from the canonical store; for a composed skill, its
+   * definition (JSON).
+   */
   code: string;
+  /** A composed skill (RegisterComposedSkill). */
+  composed: boolean;
+  /** The active version's declared dependencies ("name" or "name@version"). */
+  dependsOn: string[];
 }
 
 export interface ListSkillsRequest {
@@ -920,7 +927,7 @@ export const GetSkillRequest: MessageFns<GetSkillRequest> = {
 };
 
 function createBaseGetSkillResponse(): GetSkillResponse {
-  return { skill: undefined, code: "" };
+  return { skill: undefined, code: "", composed: false, dependsOn: [] };
 }
 
 export const GetSkillResponse: MessageFns<GetSkillResponse> = {
@@ -930,6 +937,12 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     }
     if (message.code !== "") {
       writer.uint32(18).string(message.code);
+    }
+    if (message.composed !== false) {
+      writer.uint32(24).bool(message.composed);
+    }
+    for (const v of message.dependsOn) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -963,6 +976,22 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
             message.code = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.composed = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.dependsOn.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -979,6 +1008,12 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     return {
       skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
       code: isSet(object.code) ? globalThis.String(object.code) : "",
+      composed: isSet(object.composed) ? globalThis.Boolean(object.composed) : false,
+      dependsOn: globalThis.Array.isArray(object?.dependsOn)
+        ? object.dependsOn.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.depends_on)
+        ? object.depends_on.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -990,6 +1025,12 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     if (message.code !== "") {
       obj.code = message.code;
     }
+    if (message.composed !== false) {
+      obj.composed = message.composed;
+    }
+    if (message.dependsOn?.length) {
+      obj.dependsOn = message.dependsOn;
+    }
     return obj;
   },
 
@@ -1000,6 +1041,8 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     const message = createBaseGetSkillResponse();
     message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
     message.code = object.code ?? "";
+    message.composed = object.composed ?? false;
+    message.dependsOn = object.dependsOn?.map((e) => e) || [];
     return message;
   },
 };

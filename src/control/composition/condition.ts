@@ -1,0 +1,138 @@
+/**
+ * Step conditions (docs/composition.md#conditions) in JSONata, a maintained expression language
+ * with no access to the host: it is interpreted (no eval, no Function), sees only the data it is
+ * given ({params, steps}), has no I/O, and is time-boxed, depth-limited and denied regular
+ * expressions here (a single regex match cannot be interrupted).
+ */
+import jsonata from "jsonata";
+import { InvalidArgumentError } from "../../errors/index.js";
+import { parseReference, type TemplateScope } from "./template.js";
+
+/** docs/composition.md#conditions: the box every evaluation runs in. */
+export const CONDITION_LIMITS = { timeoutMs: 100, stackDepth: 200, sequenceLength: 10_000 } as const;
+
+/** A regex engine that refuses: conditions get no regular expressions. */
+class NoRegex {
+  constructor() {
+    throw new Error("regular expressions are not available in conditions");
+  }
+}
+
+export interface CompiledCondition {
+  readonly text: string;
+  /** True when the step should run. Throws ConditionError when the evaluation fails. */
+  evaluate(scope: TemplateScope): Promise<boolean>;
+}
+
+export class ConditionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConditionError";
+  }
+}
+
+interface AstNode {
+  type: string;
+  value?: unknown;
+  steps?: AstNode[];
+  arguments?: AstNode[];
+  expressions?: AstNode[];
+  lhs?: AstNode | AstNode[] | [AstNode, AstNode][];
+  rhs?: AstNode;
+  condition?: AstNode;
+  then?: AstNode;
+  else?: AstNode;
+  procedure?: AstNode;
+  expression?: AstNode;
+}
+
+/**
+ * Parses a condition and checks what it reads: top-level paths must start at `params` or at
+ * `steps.<id>` of an earlier step (`earlier`). INVALID_ARGUMENT (on `field`) otherwise.
+ */
+export function compileCondition(text: string, earlier: ReadonlySet<string>, field: string): CompiledCondition {
+  let expression: jsonata.Expression;
+  try {
+    // The bare text first, so parse errors point at the caller's own characters.
+    checkPaths(jsonata(text, options()).ast() as AstNode, earlier, field);
+    expression = jsonata(`$boolean((${text}))`, options());
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw error;
+    throw new InvalidArgumentError(field, `does not parse: ${jsonataMessage(error)}`);
+  }
+  return {
+    text,
+    async evaluate(scope) {
+      try {
+        return (await expression.evaluate(scope)) === true;
+      } catch (error) {
+        throw new ConditionError(`condition ${JSON.stringify(text)} failed: ${jsonataMessage(error)}`);
+      }
+    },
+  };
+}
+
+function options(): jsonata.JsonataOptions {
+  return {
+    timeout: CONDITION_LIMITS.timeoutMs,
+    stack: CONDITION_LIMITS.stackDepth,
+    sequence: CONDITION_LIMITS.sequenceLength,
+    RegexEngine: NoRegex as unknown as RegExpConstructor,
+  };
+}
+
+/** Walks the expression (not into predicates or lambdas, whose names are relative) for top-level paths. */
+function checkPaths(node: AstNode | undefined, earlier: ReadonlySet<string>, field: string): void {
+  if (!node || typeof node !== "object") return;
+  if (node.type === "regex" || node.type === "regexp")
+    throw new InvalidArgumentError(field, "regular expressions are not available in conditions");
+  if (node.type === "path" && node.steps && node.steps.length > 0) {
+    const names: string[] = [];
+    for (const step of node.steps) {
+      if (step.type !== "name" || typeof step.value !== "string") break;
+      names.push(step.value);
+    }
+    if (names.length > 0) checkRoot(names, earlier, field);
+    else checkPaths(node.steps[0], earlier, field);
+    return;
+  }
+  if (node.type === "name" && typeof node.value === "string") {
+    checkRoot([node.value], earlier, field);
+    return;
+  }
+  if (node.type === "lambda") return;
+  const children: (AstNode | undefined)[] = [node.rhs, node.condition, node.then, node.else, node.procedure, node.expression];
+  if (Array.isArray(node.lhs)) {
+    for (const pair of node.lhs) children.push(...(Array.isArray(pair) ? pair : [pair]));
+  } else children.push(node.lhs);
+  children.push(...(node.arguments ?? []), ...(node.expressions ?? []));
+  for (const child of children) checkPaths(child, earlier, field);
+}
+
+function checkRoot(names: string[], earlier: ReadonlySet<string>, field: string): void {
+  const [root, step] = names;
+  if (root === "params") return;
+  if (root !== "steps") {
+    throw new InvalidArgumentError(field, `reads "${root}": conditions read only params.* and steps.<id>.*`);
+  }
+  if (step === undefined) throw new InvalidArgumentError(field, "reads steps without naming a step: write steps.<id>.<field>");
+  if (!earlier.has(step)) throw new InvalidArgumentError(field, `reads steps.${step}, which is not an earlier step`);
+  // The field after the id must be one templates know too (output, stdout, …).
+  if (names.length > 2) {
+    try {
+      parseReference(names.slice(0, 3).join("."));
+    } catch (error) {
+      throw new InvalidArgumentError(field, (error as Error).message);
+    }
+  }
+}
+
+function jsonataMessage(error: unknown): string {
+  if (error && typeof error === "object") {
+    const { message, position, code } = error as { message?: unknown; position?: unknown; code?: unknown };
+    const where = typeof position === "number" ? ` (at character ${position})` : "";
+    if (typeof message === "string") return `${message}${where}`;
+    if (typeof code === "string") return `${code}${where}`;
+  }
+  return String(error);
+}

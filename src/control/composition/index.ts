@@ -1,0 +1,26 @@
+/** Skills built from skills: composed skills and dependencies (docs/composition.md). The only way in. */
+export { runComposition, type StepInvoker, type StepOutcome, StepPayloadError } from "./composed-run.js";
+export {
+  type CatalogEntry,
+  type CatalogStatus,
+  Composition,
+  type CompositionSettings,
+  type DependencyFile,
+  type DependencyReport,
+  MandatorySkillError,
+  type ResolvedSkill,
+} from "./composition.js";
+export {
+  COMPOSITION_LIMITS,
+  type CompositionDefinition,
+  definitionFromInput,
+  formatSkillRef,
+  isDefinitionText,
+  type OnFailure,
+  parseSkillRef,
+  parseStoredDefinition,
+  serializeDefinition,
+  type SkillRef,
+  type StepInput,
+} from "./definition.js";
+export type { DeclaredDependencies, SkillKind } from "./dependency-store.js";
