@@ -371,7 +371,7 @@ export async function startRouting(
 /**
  * The playbook beside the registry: its own durable connection to registry.db (lessons are
  * acknowledged only once on disk), the routing embedder, a vector index of its own (sqlite-vec
- * table `lesson_vectors`; with Qdrant, the collection `skill_engine_lessons` in front of it).
+ * table `lesson_vectors`; with Qdrant, the collection `skill_engine_lessons_<model>_<dims>` in front of it).
  */
 export async function startPlaybook(
   config: SkillEngineConfig,
