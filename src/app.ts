@@ -142,7 +142,6 @@ export async function startSkillEngine(
   const playbookMetrics = new PlaybookMetrics(metrics.registry);
   const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, {
     events: playbookMetrics,
-    onVectorIndexUnavailable: (reason) => metrics.recordVectorIndexUnavailable(reason),
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
   playbookMetrics.attach(() => playbook.service.countsByOwnerAndState());
@@ -381,7 +380,6 @@ export async function startPlaybook(
   hooks: {
     readonly clock?: Clock;
     readonly events?: PlaybookEvents;
-    readonly onVectorIndexUnavailable?: (reason: string) => void;
   } = {},
 ): Promise<{ service: PlaybookService; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
@@ -396,7 +394,8 @@ export async function startPlaybook(
         }),
         embedded,
         // The embedded table stays the source: Qdrant is filled from it and caught up after an outage.
-        { logger, onUnavailable: (reason) => hooks.onVectorIndexUnavailable?.(reason) },
+        // Outages are logged; skill_engine_vector_index_unavailable_total counts routing's index only.
+        { logger },
       )
     : embedded;
   const service = createPlaybook({
