@@ -388,7 +388,10 @@ export async function startPlaybook(
   logger: Logger,
   embedder: Embedder,
   canonicalDirectory: string,
-  hooks: { readonly clock?: Clock; readonly events?: PlaybookEvents } = {},
+  hooks: {
+    readonly clock?: Clock;
+    readonly events?: PlaybookEvents;
+  } = {},
 ): Promise<{ service: PlaybookService; close(): Promise<void> }> {
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
   const embedded = new SqliteVecIndex(db, { table: "lesson_vectors", logger });
@@ -412,7 +415,8 @@ export async function startPlaybook(
     mirrorDirectory: canonicalDirectory,
     policy: config.playbook,
     logger,
-    ...hooks,
+    ...(hooks.clock ? { clock: hooks.clock } : {}),
+    ...(hooks.events ? { events: hooks.events } : {}),
   });
   const report = await service.init();
   if (report.restored > 0 || report.reindexed) logger.info(report, "playbook ready");
