@@ -13,8 +13,12 @@ export interface FaultProbe {
 
 /** Exit codes from 128 up mean the skill's process died of a signal (128 + its number). */
 const SIGNAL_EXIT_BASE = 128;
-/** How long a signal death waits for the engine's kill event, which travels on another connection. */
-const KILL_EVENT_WAIT_MS = 250;
+/**
+ * How long a signal death waits for the engine's word: its kill event, or its event stream ending
+ * (an engine shutting down stops every container with SIGTERM, and may close the stream only a
+ * moment after the containers' exits reached us). A skill that kills itself pays this once.
+ */
+const KILL_EVENT_WAIT_MS = 2_000;
 const KILL_EVENT_POLL_MS = 25;
 
 /**
@@ -51,7 +55,13 @@ export async function infrastructureFault(
     );
   }
   if (!Number.isInteger(exitCode) || (exitCode >= SIGNAL_EXIT_BASE && !state.oomKilled)) {
-    const signal = await killSignalOf(watch, member.container.id);
+    const signal = await killSignalOf(watch, member);
+    if (signal === OUTAGE) {
+      return new SandboxUnavailableError(
+        "the Docker engine went away while this run was in flight (stopped or restarted), so its result is not the skill's; retry once the engine is back",
+        "engine-unreachable",
+      );
+    }
     if (signal !== undefined) {
       return new SandboxUnavailableError(
         `the run's container was stopped from outside (signal ${signal}: an engine shutdown, docker stop or docker kill), so its result is not the skill's; retry`,
@@ -74,12 +84,19 @@ export async function infrastructureFault(
   return undefined;
 }
 
-/** The kill the engine reported for the container, waiting briefly for the event to arrive. */
-async function killSignalOf(watch: EngineWatch, containerId: string): Promise<string | undefined> {
+const OUTAGE = Symbol("engine outage");
+
+/**
+ * The kill the engine reported for the container, or {@link OUTAGE} when the engine's event stream
+ * broke meanwhile, waiting up to {@link KILL_EVENT_WAIT_MS} for either to arrive.
+ */
+async function killSignalOf(watch: EngineWatch, member: SandboxContainer): Promise<string | typeof OUTAGE | undefined> {
   if (!watch.mark().connected) return undefined;
   for (let waited = 0; ; waited += KILL_EVENT_POLL_MS) {
-    const signal = watch.killSignal(containerId);
-    if (signal !== undefined || waited >= KILL_EVENT_WAIT_MS) return signal;
+    const signal = watch.killSignal(member.container.id);
+    if (signal !== undefined) return signal;
+    if (watch.outageSince(member.engineMark)) return OUTAGE;
+    if (waited >= KILL_EVENT_WAIT_MS) return undefined;
     await sleep(KILL_EVENT_POLL_MS);
   }
 }
