@@ -1,17 +1,13 @@
-import { randomUUID } from "node:crypto";
-import { performance } from "node:perf_hooks";
-import { Metadata, type sendUnaryData, type ServerErrorResponse, type ServerUnaryCall, status } from "@grpc/grpc-js";
+import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { CallContext, SkillService, SkillVisibility } from "../control/index.js";
-import { InvalidArgumentError, RunCancelledError } from "../errors/index.js";
+import { InvalidArgumentError } from "../errors/index.js";
 import { RouteMode, ToolFormat } from "../gen/skillengine/v1/routing.js";
 import { type SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";
-import type { Authenticator, Caller } from "../identity/index.js";
+import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
-import { signalOf } from "./call-context.js";
-import { toCallerError } from "./error-status.js";
 import {
   fromOnFailureMessage,
   fromVisibilityMessage,
@@ -24,6 +20,7 @@ import {
   toStatsMessage,
   toVersionMessage,
 } from "./messages.js";
+import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
 export function skillEngineHandlers(
@@ -197,64 +194,18 @@ export function skillEngineHandlers(
     })),
   };
 
-  /**
-   * Wraps a handler so every outcome reaches the client exactly once: the caller is authenticated
-   * first (UNAUTHENTICATED before any work); the call context's signal fires on cancellation or
-   * deadline; a domain error becomes its status and message (error-status.ts); anything else is
-   * logged and answered INTERNAL without leaking details.
-   */
+  /** The shared wrapper (unary-call.ts), with the skill's name and version in the rpc log line. */
   function unary<Req, Res>(
     log: Logger,
     method: string,
     handler: (request: Req, context: CallContext) => Promise<Res>,
   ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
-    return (call, callback) => {
-      const { signal, dispose } = signalOf(call);
-      const started = performance.now();
-      const requestId = requestIdOf(call.metadata);
-      const reply = new Metadata();
-      reply.set(REQUEST_ID_HEADER, requestId);
-      call.sendMetadata(reply);
-      const skill = (call.request as { name?: unknown }).name;
-      let caller: Caller | undefined;
-      const done = (code: status, response?: Res): void => {
-        const seconds = (performance.now() - started) / 1000;
-        metrics?.recordRpc(method, status[code] ?? String(code), seconds);
-        // Names only: skill code, payloads and tokens never reach the log above debug.
-        const line = {
-          requestId,
-          method,
-          code: status[code],
-          ms: Math.round(seconds * 1000),
-          agent: caller?.agentId,
-          skill,
-          version: versionOf(response),
-        };
-        if (code === status.UNAUTHENTICATED) log.warn({ ...line, peer: call.getPeer() }, "rpc refused: no valid token");
-        else log.info(line, "rpc");
-      };
-      Promise.resolve()
-        .then(() => {
-          caller = authenticator.authenticate(authorizationOf(call.metadata));
-          return handler(call.request, { caller, requestId, signal });
-        })
-        .then(
-          (response) => {
-            done(status.OK, response);
-            callback(null, response);
-          },
-          (error: unknown) => {
-            const serviceError = toServiceError(log, method, error);
-            done(serviceError.code ?? status.UNKNOWN);
-            callback(serviceError);
-          },
-        )
-        .finally(dispose);
-    };
+    return unaryHandler({ authenticator, logger: log, ...(metrics ? { metrics } : {}) }, method, handler, (request, response) => ({
+      skill: (request as { name?: unknown }).name,
+      version: versionOf(response),
+    }));
   }
 }
-
-const REQUEST_ID_HEADER = "x-request-id";
 
 /** The skill version a response names (InvokeSkill's `version`, or that of its `skill`), for the log line. */
 function versionOf(response: unknown): number | undefined {
@@ -264,34 +215,10 @@ function versionOf(response: unknown): number | undefined {
   return typeof skill?.version === "number" && skill.version > 0 ? skill.version : undefined;
 }
 
-/** The `authorization` metadata as text (undefined when absent or binary). */
-function authorizationOf(metadata: Metadata): string | undefined {
-  const value = metadata.get("authorization")[0];
-  return typeof value === "string" ? value : undefined;
-}
-
 /** A visibility from the wire: unspecified is undefined (or INVALID_ARGUMENT when one is required). */
 function requestedVisibility(visibility: Visibility, options: { required: boolean }): SkillVisibility | undefined {
   const domain = fromVisibilityMessage(visibility);
   if (domain !== undefined) return domain;
   if (visibility === Visibility.VISIBILITY_UNSPECIFIED && !options.required) return undefined;
   throw new InvalidArgumentError("visibility", "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC");
-}
-
-/** The caller's x-request-id when it sent a sane one, else a new id. */
-function requestIdOf(metadata: Metadata): string {
-  const sent = metadata.get(REQUEST_ID_HEADER)[0];
-  return typeof sent === "string" && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
-}
-
-/** Logs what the operator must see (bugs, and infrastructure failures: internal, unavailable) and answers the caller. */
-function toServiceError(logger: Logger, method: string, error: unknown): ServerErrorResponse {
-  const { response, unexpected } = toCallerError(error);
-  if (unexpected) {
-    logger.error({ err: error, method }, "unexpected error");
-  } else if (!(error instanceof RunCancelledError) && (response.code === status.INTERNAL || response.code === status.UNAVAILABLE)) {
-    // A run cancelled, past its deadline or cut off by shutdown is expected; the rpc line says so.
-    logger.error({ err: error, method }, "request failed");
-  }
-  return response;
 }

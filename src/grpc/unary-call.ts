@@ -18,16 +18,18 @@ export interface UnaryDependencies {
 }
 
 /**
- * Wraps a handler of a service beside SkillEngine (the Playbook) the way SkillEngine's own are
- * wrapped: the caller is authenticated first (UNAUTHENTICATED before any work); the call context's
- * signal fires on cancellation or deadline; a domain error becomes its status and message
- * (error-status.ts); anything else is logged and answered INTERNAL without details; one `rpc`
- * log line and one metric sample per call, with the x-request-id echoed back.
+ * Wraps a handler of every service (SkillEngine, Playbook) so every outcome reaches the client
+ * exactly once: the caller is authenticated first (UNAUTHENTICATED before any work); the call
+ * context's signal fires on cancellation or deadline; a domain error becomes its status and message
+ * (error-status.ts); anything else is logged and answered INTERNAL without details; one `rpc` log
+ * line and one metric sample per call, with the x-request-id echoed back. `logFields` adds ids of
+ * the service's own to the log line (a skill's name and version; never code, payloads or texts).
  */
 export function unaryHandler<Req, Res>(
   deps: UnaryDependencies,
   method: string,
   handler: (request: Req, context: CallContext) => Promise<Res>,
+  logFields?: (request: Req, response: Res | undefined) => Record<string, unknown>,
 ): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
   const { authenticator, logger, metrics } = deps;
   return (call, callback) => {
@@ -38,11 +40,18 @@ export function unaryHandler<Req, Res>(
     reply.set(REQUEST_ID_HEADER, requestId);
     call.sendMetadata(reply);
     let caller: Caller | undefined;
-    const done = (code: status): void => {
+    const done = (code: status, response?: Res): void => {
       const seconds = (performance.now() - started) / 1000;
       metrics?.recordRpc(method, status[code] ?? String(code), seconds);
-      // Ids only: lesson texts, queries and tokens never reach the log above debug.
-      const line = { requestId, method, code: status[code], ms: Math.round(seconds * 1000), agent: caller?.agentId };
+      // Ids only: code, payloads, lesson texts, queries and tokens never reach the log above debug.
+      const line = {
+        requestId,
+        method,
+        code: status[code],
+        ms: Math.round(seconds * 1000),
+        agent: caller?.agentId,
+        ...logFields?.(call.request, response),
+      };
       if (code === status.UNAUTHENTICATED) logger.warn({ ...line, peer: call.getPeer() }, "rpc refused: no valid token");
       else logger.info(line, "rpc");
     };
@@ -54,7 +63,7 @@ export function unaryHandler<Req, Res>(
       })
       .then(
         (response) => {
-          done(status.OK);
+          done(status.OK, response);
           callback(null, response);
         },
         (error: unknown) => {
@@ -73,10 +82,13 @@ function requestIdOf(metadata: Metadata): string {
   return typeof sent === "string" && /^[\w.:-]{1,128}$/.test(sent) ? sent : randomUUID();
 }
 
+/** Logs what the operator must see (bugs, and infrastructure failures: internal, unavailable) and answers the caller. */
 function toServiceError(logger: Logger, method: string, error: unknown): ServerErrorResponse {
   const { response, unexpected } = toCallerError(error);
-  if (unexpected) logger.error({ err: error, method }, "unexpected error");
-  else if (!(error instanceof RunCancelledError) && (response.code === status.INTERNAL || response.code === status.UNAVAILABLE)) {
+  if (unexpected) {
+    logger.error({ err: error, method }, "unexpected error");
+  } else if (!(error instanceof RunCancelledError) && (response.code === status.INTERNAL || response.code === status.UNAVAILABLE)) {
+    // A run cancelled, past its deadline or cut off by shutdown is expected; the rpc line says so.
     logger.error({ err: error, method }, "request failed");
   }
   return response;
