@@ -98,6 +98,8 @@ export interface SkillWithCode {
   readonly code: string;
   readonly kind: SkillKind;
   readonly dependsOn: readonly string[];
+  /** Set for a skill kept as a folder (docs/skill-sources.md). */
+  readonly folder?: { readonly kind: "directory" | "instructions"; readonly skillId: string } | undefined;
 }
 
 /** RegisterComposedSkill's input. */
@@ -138,6 +140,8 @@ export interface SkillStats {
   readonly windowSuccesses: number;
   readonly totalInvocations: number;
   readonly totalSuccesses: number;
+  /** Seed 001's quality counters (docs/skill-sources.md#quality-counters), where routing keeps them. */
+  readonly quality?: { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
 }
 
 /** What RebuildIndexes did. */
@@ -177,9 +181,15 @@ export interface FolderSkillRuns {
   runOf(
     name: string,
     version: number,
-  ): Promise<{ readonly kind: "executable"; readonly launcher: string; readonly folder: SandboxFolderFile[] } | { readonly kind: "instructions" } | undefined>;
+  ): Promise<
+    | { readonly kind: "executable"; readonly launcher: string; readonly folder: SandboxFolderFile[] }
+    | { readonly kind: "instructions" }
+    | undefined
+  >;
   /** True when `name` is kept as a folder (its versions come from its folder, not from RegisterSkill). */
   isFolderSkill(name: string): boolean;
+  /** A folder skill's kind and id, for its active version; undefined for other skills. */
+  header(record: SkillRecord): { readonly kind: "directory" | "instructions"; readonly skillId: string } | undefined;
 }
 
 /** A version of a folder skill to register (docs/skill-sources.md#registration). */
@@ -392,7 +402,9 @@ export class SkillService {
   /** A folder skill's versions come from its folder (docs/skill-sources.md#registration), never from an RPC that writes code. */
   private refuseFolderSkill(name: string, action: string): void {
     if (this.folders?.isFolderSkill(name)) {
-      throw new FailedPreconditionError(`cannot ${action} "${name}": it is kept as a skill folder; edit its folder (or import a new bundle)`);
+      throw new FailedPreconditionError(
+        `cannot ${action} "${name}": it is kept as a skill folder; edit its folder (or import a new bundle)`,
+      );
     }
   }
 
@@ -402,7 +414,10 @@ export class SkillService {
    * an instructions-only folder has nothing to run. Committed like any version; owner and
    * visibility are `access`.
    */
-  async registerFolderSkill(input: FolderSkillInput, context: CallContext): Promise<{ skill: SkillRecord; test: ExecutionResult | undefined }> {
+  async registerFolderSkill(
+    input: FolderSkillInput,
+    context: CallContext,
+  ): Promise<{ skill: SkillRecord; test: ExecutionResult | undefined }> {
     const valid = validateRegistration(input);
     const existing = this.registry.get(valid.name);
     if (existing && !this.folders?.isFolderSkill(valid.name)) {
@@ -718,7 +733,12 @@ export class SkillService {
     } else {
       this.mirror.schedule();
     }
-    if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
+    if (routeId !== "" && updated) {
+      await this.creditRoute(routeId, updated, result.success, context.caller);
+      await this.indexer?.applied?.(routeId, updated, result.success, context.caller.agentId).catch((error: unknown) => {
+        this.logger.error({ err: error, skill: name, routeId }, "could not count the routed invocation");
+      });
+    }
     return { result, version: skill.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
   }
 
@@ -844,9 +864,15 @@ export class SkillService {
   }
 
   /** Explicit routing feedback (RecordRouteFeedback); only for the caller's own routes. */
-  async recordRouteFeedback(routeId: string, name: string, success: boolean, context: CallContext): Promise<boolean> {
+  async recordRouteFeedback(routeId: string, name: string, success: boolean, context: CallContext, fallback = false): Promise<boolean> {
     if (routeId.trim() === "") throw new InvalidArgumentError("route_id", "is required: the id RouteSkills returned");
     const skill = this.visibleSkill(name, context.caller);
+    // A fallback says the agent used something else: no success to credit (docs/skill-sources.md#quality-counters).
+    if (fallback) {
+      if (success)
+        throw new InvalidArgumentError("fallback", "cannot be set together with success: the agent either used the skill or replaced it");
+      return (await this.indexer?.fallback?.(routeId, skill, context.caller.agentId)) ?? false;
+    }
     return this.creditRoute(routeId, skill, success, context.caller);
   }
 
@@ -873,7 +899,13 @@ export class SkillService {
   async get(name: string, context: CallContext): Promise<SkillWithCode> {
     const skill = this.visibleSkill(name, context.caller);
     const declared = this.composition.declaredOf(skill);
-    return { skill, code: await this.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn };
+    return {
+      skill,
+      code: await this.activeCode(skill),
+      kind: declared.kind,
+      dependsOn: declared.dependsOn,
+      folder: this.folders?.header(skill),
+    };
   }
 
   /** GetSkillDependencies: what it needs, what needs it, the load order, what blocks it. */
@@ -941,6 +973,7 @@ export class SkillService {
       windowSuccesses: usage.window.successes,
       totalInvocations: usage.totalInvocations,
       totalSuccesses: usage.totalSuccesses,
+      quality: this.indexer?.quality?.(name),
     };
   }
 
@@ -1008,7 +1041,8 @@ export class SkillService {
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
     const from = existing && !isLive(existing.status) ? locationOf(existing.status) : undefined;
-    if (from === undefined) return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared, extra);
+    if (from === undefined)
+      return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared, extra);
     await this.store.moveSkill(name, from, "active", this.now()).catch((error: unknown) => {
       throw fromStoreError(error, `bring the files of "${name}" back from ${from}`);
     });

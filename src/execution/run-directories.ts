@@ -60,7 +60,12 @@ export class RunDirectories {
    * Writes the skill file into an existing run directory (a warm container's, at hand-over).
    * ENOENT when the directory was wiped meanwhile.
    */
-  async writeSkill(runId: string, code: string, files: readonly SandboxFile[] = [], folder: readonly SandboxFolderFile[] = []): Promise<void> {
+  async writeSkill(
+    runId: string,
+    code: string,
+    files: readonly SandboxFile[] = [],
+    folder: readonly SandboxFolderFile[] = [],
+  ): Promise<void> {
     // Dependencies first: the skill file's appearance is what a run waits for.
     for (const extra of files) {
       assertExtraFileName(extra.name);

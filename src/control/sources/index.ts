@@ -2,6 +2,8 @@
  * Skill sources: `SKILL.md` folders found on disk, their canonical copies, hot reload and
  * progressive disclosure (docs/skill-sources.md). The only way in.
  */
+export { type BundleLimits, DEFAULT_BUNDLE_LIMITS, packBundle, unpackBundle } from "./bundle-archive.js";
+export { type ImportedBundle, plainSkillFolder, SkillBundles, type SkillBundlesOptions } from "./bundles.js";
 export { type DiscoveredSkill, type DiscoveryOptions, type DiscoveryResult, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 export { DEFAULT_FOLDER_LIMITS, type FolderFile, type FolderLimits, type FolderVerdict, inspectSkillFolder } from "./folder-safety.js";
 export { checkedSegments, type FolderContent, FolderStore, readFolder } from "./folder-store.js";
@@ -17,5 +19,6 @@ export {
   type SkillSourcesOptions,
   type SourceEntry,
 } from "./skill-sources.js";
+export { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./source-catalog.js";
 export { SourceWatcher, type SourceWatcherOptions } from "./source-watcher.js";
 export { type FolderSkillKind, SourceStore, type SourceVersion } from "./source-store.js";

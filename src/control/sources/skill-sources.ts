@@ -2,12 +2,14 @@ import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import { errorMessage, InvalidArgumentError, RunCancelledError, SkillNotFoundError } from "../../errors/index.js";
-import type { SandboxFolderFile } from "../../execution/index.js";
+import type { ExecutionResult, SandboxFolderFile } from "../../execution/index.js";
 import { type Caller, LOCAL_AGENT, serviceCaller } from "../../identity/index.js";
-import { canSee } from "../access/index.js";
+import { canSee, requireAdmin } from "../access/index.js";
 import { validateSkillName } from "../intake/index.js";
 import { isLive, type SkillRecord, type SkillRegistry } from "../registry/index.js";
 import type { FolderSkillRuns, SkillService } from "../skill-service.js";
+import type { CatalogEntry } from "../composition/index.js";
+import { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./source-catalog.js";
 import { type DiscoveredSkill, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 import { DEFAULT_FOLDER_LIMITS, type FolderLimits } from "./folder-safety.js";
 import { type FolderContent, FolderStore, readDiscoveredFolder } from "./folder-store.js";
@@ -125,6 +127,11 @@ export class SkillSources implements FolderSkillRuns {
     return { kind: "executable", launcher: folderLauncher(row.entrypoint), folder: await this.options.folders.read(name, version) };
   }
 
+  /** Resolves when no scan is in progress (shutdown waits for it before closing the registry). */
+  rescanSettled(): Promise<void> {
+    return this.scanning.then(() => undefined);
+  }
+
   /** Runs a scan after the one in progress (if any); `signal` cancels waiting for it, not the scan. */
   rescan(signal?: AbortSignal): Promise<ScanReport> {
     const next = this.scanning.then(() => this.scanOnce());
@@ -190,13 +197,19 @@ export class SkillSources implements FolderSkillRuns {
     const kind = manifest.kind === "executable" ? "directory" : "instructions";
     const record = this.options.registry.get(name);
     if (record && !this.isFolderSkill(name)) {
-      return { entry: entryOf(discovered, "failed", `the name "${name}" is taken by a skill that is not kept as a folder`, 0), registered: false };
+      return {
+        entry: entryOf(discovered, "failed", `the name "${name}" is taken by a skill that is not kept as a folder`, 0),
+        registered: false,
+      };
     }
     const active = record ? this.options.sources.get(name, record.version) : undefined;
     if (record && active && active.folderHash === discovered.contentHash) {
       if (active.folder !== discovered.folder) this.options.sources.moveFolder(name, record.version, discovered.root, discovered.folder);
       if (record.status === "deleted") {
-        return { entry: entryOf(discovered, "failed", "deleted with DeleteSkill: RestoreSkill brings it back, or edit the folder", record.version), registered: false };
+        return {
+          entry: entryOf(discovered, "failed", "deleted with DeleteSkill: RestoreSkill brings it back, or edit the folder", record.version),
+          registered: false,
+        };
       }
       if (record.status === "retired") {
         await service.restore(name, { caller: serviceCaller("skill-sources") }).catch((error: unknown) => {
@@ -246,6 +259,7 @@ export class SkillSources implements FolderSkillRuns {
     service: SkillService,
     context: { caller: Caller; signal?: AbortSignal },
     access: { owner: string; visibility: "private" | "public" } = FOLDER_ACCESS,
+    onTest?: (test: ExecutionResult | undefined) => void,
   ): Promise<SkillRecord> {
     const text = (file: string): string | undefined => files.find((f) => f.path === file)?.content.toString("utf8");
     const manifest = parseSkillManifest(text("SKILL.md") ?? "");
@@ -259,7 +273,10 @@ export class SkillSources implements FolderSkillRuns {
       code = entry;
       const payload = manifest.testPayload ?? text(TEST_PAYLOAD_FILE);
       if (payload === undefined) {
-        throw new InvalidArgumentError("SKILL.md", `an executable skill needs a test payload: test_payload in the frontmatter, or ${TEST_PAYLOAD_FILE}`);
+        throw new InvalidArgumentError(
+          "SKILL.md",
+          `an executable skill needs a test payload: test_payload in the frontmatter, or ${TEST_PAYLOAD_FILE}`,
+        );
       }
       testPayload = payload;
     } else {
@@ -294,13 +311,16 @@ export class SkillSources implements FolderSkillRuns {
       },
       { caller: context.caller, ...(context.signal ? { signal: context.signal } : {}) },
     );
+    onTest?.(registered.test);
     return registered.skill;
   }
 
   /** GetSkillContent: the body of a folder skill the caller may see, `{baseDir}` resolved, and its bundled files. */
   async content(ref: { name?: string; skillId?: string }, caller: Caller): Promise<SkillContent> {
     const { record, row } = this.resolve(ref, caller);
-    const skillMd = (await this.options.folders.readFile(record.name, record.version, "SKILL.md", Number.MAX_SAFE_INTEGER)).toString("utf8");
+    const skillMd = (await this.options.folders.readFile(record.name, record.version, "SKILL.md", Number.MAX_SAFE_INTEGER)).toString(
+      "utf8",
+    );
     const baseDir = this.options.folders.pathOf(record.name, record.version);
     return {
       skill: record,
@@ -315,7 +335,10 @@ export class SkillSources implements FolderSkillRuns {
   /** GetSkillFile: one bundled file, traversal-safe and size-capped. */
   async file(ref: { name?: string; skillId?: string }, relative: string, caller: Caller): Promise<{ skill: SkillRecord; content: Buffer }> {
     const { record } = this.resolve(ref, caller);
-    return { skill: record, content: await this.options.folders.readFile(record.name, record.version, relative, this.options.maxFileBytes) };
+    return {
+      skill: record,
+      content: await this.options.folders.readFile(record.name, record.version, relative, this.options.maxFileBytes),
+    };
   }
 
   /** The folder skill a name or an id names, visible to `caller`; NOT_FOUND otherwise, INVALID_ARGUMENT without either. */
@@ -336,7 +359,28 @@ export class SkillSources implements FolderSkillRuns {
     return { record, row };
   }
 
-  /** Live folder skills by source root and kind, for metrics. */
+  /** ListSkillSources: the folders of a scan (the last one by default) as catalog entries. */
+  sourceEntries(report: ScanReport = this.last): SourcedCatalogEntry[] {
+    return report.entries.map(sourceCatalogEntry);
+  }
+
+  /** RescanSkillDirs: a scan now, for an admin (the scan changes every agent's view of the folder skills). */
+  rescanFor(caller: Caller, signal?: AbortSignal): Promise<ScanReport> {
+    requireAdmin(caller, "RescanSkillDirs");
+    return this.rescan(signal);
+  }
+
+  /** GetCatalog: the registry's entries the caller may see, merged with the folders of the last scan. */
+  catalog(base: readonly CatalogEntry[]): SourcedCatalogEntry[] {
+    return mergeCatalog(base, this.last.entries, (name) => {
+      const record = this.options.registry.get(name);
+      const row = record ? this.options.sources.get(name, record.version) : undefined;
+      if (!row) return undefined;
+      return { kind: row.kind === "executable" ? "directory" : "instructions", skillId: row.skillId, root: row.root, folder: row.folder };
+    });
+  }
+
+  /** Folders of the last scan by configured directory and status, for metrics. */
   countsBySourceAndStatus(): Array<{ source: string; status: string; count: number }> {
     const counts = new Map<string, number>();
     for (const entry of this.last.entries) {

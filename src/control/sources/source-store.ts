@@ -93,9 +93,7 @@ export class SourceStore {
   /** The newest version of `name` that came from a folder. */
   latest(name: string): SourceVersion | undefined {
     const row = withSqlite("registry", "read a folder skill version", () =>
-      this.db
-        .prepare<[string], SourceRow>("SELECT * FROM skill_source_versions WHERE name = ? ORDER BY version DESC LIMIT 1")
-        .get(name),
+      this.db.prepare<[string], SourceRow>("SELECT * FROM skill_source_versions WHERE name = ? ORDER BY version DESC LIMIT 1").get(name),
     );
     return row ? toSourceVersion(row) : undefined;
   }
@@ -116,7 +114,9 @@ export class SourceStore {
   /** A folder moved or renamed: the rows keep their id and version, and point at where it is now. */
   moveFolder(name: string, version: number, root: string, folder: string): void {
     withSqlite("registry", "update a folder skill's location", () =>
-      this.db.prepare("UPDATE skill_source_versions SET root = ?, folder = ? WHERE name = ? AND version = ?").run(root, folder, name, version),
+      this.db
+        .prepare("UPDATE skill_source_versions SET root = ?, folder = ? WHERE name = ? AND version = ?")
+        .run(root, folder, name, version),
     );
   }
 
