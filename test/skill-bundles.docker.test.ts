@@ -18,21 +18,20 @@ async function tarGz(members: Member[]): Promise<Buffer> {
   const tar = pack();
   const chunks: Buffer[] = [];
   tar.on("data", (data: unknown) => chunks.push(data as Buffer));
-  const done = new Promise((resolve) => tar.on("end", resolve));
+  const done = new Promise<void>((resolve) => tar.on("end", () => resolve()));
   for (const member of members) {
     const content = member.content === undefined ? Buffer.alloc(0) : Buffer.from(member.content);
-    await new Promise<void>((resolve, reject) =>
-      tar.entry(
-        {
-          name: member.name,
-          type: member.type ?? "file",
-          size: member.type && member.type !== "file" ? 0 : content.length,
-          linkname: member.linkname,
-        },
-        member.type && member.type !== "file" ? undefined : content,
-        (error) => (error ? reject(error) : resolve()),
-      ),
-    );
+    const header = {
+      name: member.name,
+      type: member.type ?? "file",
+      size: member.type && member.type !== "file" ? 0 : content.length,
+      linkname: member.linkname,
+    };
+    await new Promise<void>((resolve, reject) => {
+      const callback = (error?: Error | null): void => (error ? reject(error) : resolve());
+      if (member.type && member.type !== "file") tar.entry(header, callback);
+      else tar.entry(header, content, callback);
+    });
   }
   tar.finalize();
   await done;
