@@ -344,8 +344,9 @@ export async function startSkillEngine(
         else logger.info(summary, "calls in flight drained");
         // Stops runs still going (their calls answer UNAVAILABLE) and removes every container.
         // A scan in progress may still be testing a folder; its run ends with the runner.
+        const scanStopped = skillSources.close();
         await runner.close();
-        await skillSources.rescanSettled();
+        await scanStopped;
         if (outcome !== "drained") {
           // Let the stopped runs' calls deliver their answer, then drop whatever is left.
           await Promise.race([drained, delay(CUT_OFF_DELIVERY_MS)]);

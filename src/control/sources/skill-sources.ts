@@ -76,6 +76,8 @@ export interface FolderHeader {
 /** Who owns folder skills: the operator configured the directories, so every agent may see them. */
 const FOLDER_ACCESS = { owner: LOCAL_AGENT, visibility: "public" } as const;
 const DEFAULT_SCHEMA = '{"type":"object"}';
+/** How a retirement for a removed folder starts (docs/skill-sources.md#registration). */
+const FOLDER_GONE = "its folder";
 const TEST_PAYLOAD_FILE = "tests/test_payload.json";
 
 /**
@@ -90,6 +92,7 @@ export class SkillSources implements FolderSkillRuns {
   private last: ScanReport = { entries: [], problems: [], registered: [], retired: [], durationMs: 0 };
   /** A folder content that failed its test run is not tested again until it changes. */
   private readonly failures = new Map<string, { hash: string; reason: string }>();
+  private closed = false;
 
   constructor(private readonly options: SkillSourcesOptions) {}
 
@@ -127,9 +130,10 @@ export class SkillSources implements FolderSkillRuns {
     return { kind: "executable", launcher: folderLauncher(row.entrypoint), folder: await this.options.folders.read(name, version) };
   }
 
-  /** Resolves when no scan is in progress (shutdown waits for it before closing the registry). */
-  rescanSettled(): Promise<void> {
-    return this.scanning.then(() => undefined);
+  /** Shutdown: a scan in progress stops between folders; resolves when it has. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.scanning;
   }
 
   /** Runs a scan after the one in progress (if any); `signal` cancels waiting for it, not the scan. */
@@ -158,6 +162,8 @@ export class SkillSources implements FolderSkillRuns {
     const present = new Set<string>();
     const registered: string[] = [];
     for (const discovered of found.skills) {
+      // Shutdown: the scan stops between folders; what it did not reach, the next start's scan does.
+      if (this.closed) break;
       if (discovered.status !== "discovered" && discovered.status !== "ready") {
         entries.push(entryOf(discovered, discovered.status, discovered.reason, 0));
         continue;
@@ -170,11 +176,12 @@ export class SkillSources implements FolderSkillRuns {
     }
     const unreadable = new Set(found.problems.map((p) => p.root));
     const retired: string[] = [];
-    for (const row of sources.latestOfAll()) {
+    // A scan cut short by shutdown has not seen every folder: it retires nothing.
+    for (const row of this.closed ? [] : sources.latestOfAll()) {
       // Imported bundles have no folder to lose; a directory that cannot be listed right now loses nothing.
       if (row.root === "" || present.has(row.name) || unreadable.has(row.root)) continue;
       const gone = await service
-        .retireFolderSkill(row.name, `its folder ${row.folder} is gone from the skill directories`)
+        .retireFolderSkill(row.name, `${FOLDER_GONE} ${row.folder} is gone from the skill directories`)
         .catch((error: unknown) => {
           logger.error({ err: error, skill: row.name }, "could not retire a folder skill whose folder is gone");
           return undefined;
@@ -211,7 +218,8 @@ export class SkillSources implements FolderSkillRuns {
           registered: false,
         };
       }
-      if (record.status === "retired") {
+      // Only a retirement for a missing folder is undone; one by the health rules stays (RestoreSkill decides).
+      if (record.status === "retired" && record.statusReason.startsWith(FOLDER_GONE)) {
         await service.restore(name, { caller: serviceCaller("skill-sources") }).catch((error: unknown) => {
           this.options.logger.error({ err: error, skill: name }, "could not restore a folder skill whose folder is back");
         });
