@@ -224,7 +224,7 @@ export class SkillSources implements FolderSkillRuns {
           this.options.logger.error({ err: error, skill: name }, "could not restore a folder skill whose folder is back");
         });
       }
-      return { entry: { ...entryOf(discovered, "ready", "", record.version), kind }, registered: false };
+      return { entry: { ...entryOf(discovered, "ready", discovered.identityNote ?? "", record.version), kind }, registered: false };
     }
     const failed = this.failures.get(name);
     if (failed && failed.hash === discovered.contentHash) {
@@ -233,7 +233,8 @@ export class SkillSources implements FolderSkillRuns {
     try {
       const skill = await this.registerFolder(discovered, service);
       this.failures.delete(name);
-      return { entry: { ...entryOf(discovered, "ready", "", skill.version), kind }, registered: true };
+      // A folder whose .skill_id cannot be written is reported, its id kept in the registry.
+      return { entry: { ...entryOf(discovered, "ready", discovered.identityNote ?? "", skill.version), kind }, registered: true };
     } catch (error) {
       const reason = errorMessage(error);
       // The sandbox being away is no fault of the folder: it is tried again on the next scan.

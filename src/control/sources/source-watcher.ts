@@ -36,6 +36,9 @@ export class SourceWatcher {
       depth: 10,
     });
     this.watcher.on("all", () => this.schedule());
+    // With ignoreInitial, what appears while the watcher's first walk runs is taken as already there
+    // and reported by no event: one rescan once the walk is done covers that window.
+    this.watcher.on("ready", () => this.schedule());
     this.watcher.on("error", (error: unknown) => logger.warn({ err: error }, "skill directory watcher error; the periodic rescan goes on"));
     if (this.options.intervalMs > 0) {
       this.interval = setInterval(() => this.run("periodic"), this.options.intervalMs);
