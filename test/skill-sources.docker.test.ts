@@ -8,7 +8,7 @@ import { CatalogStatus } from "../src/gen/skillengine/v1/composition.js";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { eventually } from "./support/poll.js";
-import { makeDirs, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { makeDirs, metricSamples, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /** An executable folder: reads its bundled reference from the working directory, and tries to write there. */
 const CSV_SKILL_MD = `---
@@ -105,6 +105,11 @@ describe("skill folders through the server: discovery, statuses, identity, runni
     expect(csv).toMatchObject({ kind: "directory", skillId: byFolder.csv?.skillId, status: CatalogStatus.CATALOG_STATUS_READY });
     expect(catalog.skills.some((s) => s.status === CatalogStatus.CATALOG_STATUS_BLOCKED && s.sourceFolder.endsWith("evil"))).toBe(true);
     expect(catalog.skills.some((s) => s.status === CatalogStatus.CATALOG_STATUS_FAILED && s.sourceFolder.endsWith("broken"))).toBe(true);
+
+    // Metrics by source and status.
+    const folders = await metricSamples(engine, "skill_engine_skill_folders");
+    const count = (status: string): number => folders.find((s) => s.labels.source === skills && s.labels.status === status)?.value ?? 0;
+    expect([count("ready"), count("blocked"), count("failed")]).toEqual([3, 1, 1]);
 
     const listed = await engine.client.call(engine.client.raw.listSkillSources, {});
     expect(listed.directories).toEqual([skills]);
