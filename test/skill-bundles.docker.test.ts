@@ -38,17 +38,23 @@ async function tarGz(members: Member[]): Promise<Buffer> {
   return gzipSync(Buffer.concat(chunks));
 }
 
-/** A .zip written by Python's zipfile (no zip writer in the project's dependencies). */
-async function zipOf(members: Record<string, string>): Promise<Buffer> {
+/** A .zip written by Python's zipfile (no zip writer in the project's dependencies); `links` become symlink members. */
+async function zipOf(members: Record<string, string>, links: Record<string, string> = {}): Promise<Buffer> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "zip-"));
   const out = path.join(dir, "bundle.zip");
   const script = `import json, sys, zipfile
 members = json.loads(sys.argv[2])
+links = json.loads(sys.argv[3])
 with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
     for name, text in members.items():
         z.writestr(name, text)
+    for name, target in links.items():
+        info = zipfile.ZipInfo(name)
+        info.create_system = 3
+        info.external_attr = 0o120777 << 16
+        z.writestr(info, target)
 `;
-  await promisify(execFile)("/usr/bin/python3", ["-c", script, out, JSON.stringify(members)]);
+  await promisify(execFile)("/usr/bin/python3", ["-c", script, out, JSON.stringify(members), JSON.stringify(links)]);
   const bytes = await readFile(out);
   await rm(dir, { recursive: true, force: true });
   return bytes;
@@ -107,6 +113,7 @@ describe("bundles: ImportSkillBundle refuses hostile archives, ExportSkill → I
         /member "tips\/assets\/zeros\.bin": unpacks past .*compression bomb/,
       ],
       [await zipOf({ "tips/SKILL.md": TIPS, "tips/../../escape.py": "print(1)" }), /a path with "\.\."|cannot be read as a \.zip/],
+      [await zipOf({ "tips/SKILL.md": TIPS }, { "tips/passwd": "/etc/passwd" }), /member "tips\/passwd": a symbolic link/],
       [Buffer.from("not an archive"), /neither a \.tar\.gz nor a \.zip/],
     ];
     for (const [archive, message] of cases) {
