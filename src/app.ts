@@ -176,6 +176,8 @@ export async function startSkillEngine(
     folders: skillSources,
   });
   skillSources.attach(service);
+  const recoveredSources = await skillSources.backfill();
+  if (recoveredSources > 0) logger.warn({ recovered: recoveredSources }, "folder skill versions recognised from their canonical records");
   routing.service.describeWith((skill) => skillSources.header(skill) ?? { kind: composition.declaredOf(skill).kind, skillId: "" });
   const bundles = new SkillBundles({
     sources: skillSources,

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { status } from "@grpc/grpc-js";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CatalogStatus } from "../src/gen/skillengine/v1/composition.js";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
@@ -173,13 +174,17 @@ describe("skill folders through the server: discovery, statuses, identity, runni
     const stuckBefore = (await engine.client.get("stuck_tips")).skillId;
     await engine.stop();
     await rename(path.join(skills, "csv"), path.join(skills, "csv_moved"));
+    // The source rows lost (as after rebuilding the registry from the canonical store): read back from the store's records.
+    const db = new Database(path.join(dirs.home, "registry.db"));
+    db.prepare("DELETE FROM skill_source_versions").run();
+    db.close();
     engine = await startTestEngine({ dirs, env: env() });
     const scan = await engine.client.call(engine.client.raw.rescanSkillDirs, {}, 120_000);
     const moved = scan.sources.find((s) => s.name === "csv_scale");
     expect(moved).toMatchObject({ skillId: before, status: CatalogStatus.CATALOG_STATUS_READY, version: 1 });
     expect(moved?.sourceFolder).toBe(path.join(skills, "csv_moved"));
     expect((await readFile(path.join(skills, "csv_moved", ".skill_id"), "utf8")).trim()).toBe(before);
-    expect((await engine.client.get("csv_scale")).skill?.version).toBe(1);
+    expect(await engine.client.get("csv_scale")).toMatchObject({ skill: { version: 1 }, kind: "directory", skillId: before });
     // The read-only folder's id came from the registry, the same after the restart.
     expect(scan.sources.find((s) => s.name === "stuck_tips")).toMatchObject({ skillId: stuckBefore, version: 1 });
   });

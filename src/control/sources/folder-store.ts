@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { lstat, mkdir, open, readdir, rename, rm } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { InvalidArgumentError, NotFoundError } from "../../errors/index.js";
 import type { SandboxFolderFile } from "../../execution/index.js";
+import { writeFileAtomic } from "../store/index.js";
 import { SKILL_ID_FILE } from "./skill-identity.js";
 
 /** A file of a skill folder in memory: its path inside the folder and its bytes. */
@@ -54,9 +55,36 @@ export class FolderStore {
     }
   }
 
-  /** Removes a version's folder that the registry never committed. */
+  /** Removes a version's folder (and its source record) that the registry never committed. */
   async discard(name: string, version: number): Promise<void> {
     await rm(this.pathOf(name, version), { recursive: true, force: true });
+    await rm(`${this.pathOf(name, version)}.json`, { force: true });
+  }
+
+  /**
+   * Writes what the registry keeps about a version's source beside its folder (`v<n>.json`), so
+   * the store alone can rebuild the registry's source rows (docs/skill-sources.md#storage).
+   */
+  async writeRecord(name: string, version: number, record: Record<string, unknown>): Promise<void> {
+    await writeFileAtomic(`${this.pathOf(name, version)}.json`, `${JSON.stringify(record, null, 2)}\n`);
+  }
+
+  /** Every version's source record in the store; unreadable ones are skipped. */
+  async records(): Promise<Array<Record<string, unknown>>> {
+    const out: Array<Record<string, unknown>> = [];
+    const names = await readdir(this.directory).catch(() => [] as string[]);
+    for (const name of names) {
+      const files = await readdir(path.join(this.directory, name)).catch(() => [] as string[]);
+      for (const file of files.filter((f) => /^v\d+\.json$/.test(f))) {
+        try {
+          const parsed: unknown = JSON.parse(await readFile(path.join(this.directory, name, file), "utf8"));
+          if (typeof parsed === "object" && parsed !== null) out.push(parsed as Record<string, unknown>);
+        } catch {
+          // A record that cannot be read rebuilds nothing; the folder's next scan registers it again.
+        }
+      }
+    }
+    return out;
   }
 
   /** Every file of a stored version, in path order, read without following anything. */

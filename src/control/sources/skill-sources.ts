@@ -130,6 +130,32 @@ export class SkillSources implements FolderSkillRuns {
     return { kind: "executable", launcher: folderLauncher(row.entrypoint), folder: await this.options.folders.read(name, version) };
   }
 
+  /**
+   * Start-up: source rows missing from registry.db (a registry rebuilt from the canonical store)
+   * are read back from the records beside the canonical folders. Returns how many.
+   */
+  async backfill(): Promise<number> {
+    let recovered = 0;
+    for (const raw of await this.options.folders.records()) {
+      const name = typeof raw.name === "string" ? raw.name : "";
+      const version = typeof raw.version === "number" ? raw.version : 0;
+      if (name === "" || version < 1 || this.options.sources.get(name, version) || !this.options.registry.version(name, version)) continue;
+      this.options.sources.record({
+        name,
+        version,
+        skillId: String(raw.skillId ?? ""),
+        kind: raw.kind === "executable" ? "executable" : "instructions",
+        entrypoint: String(raw.entrypoint ?? ""),
+        root: String(raw.root ?? ""),
+        folder: String(raw.folder ?? ""),
+        folderHash: String(raw.folderHash ?? ""),
+        createdAt: new Date(String(raw.createdAt ?? "")),
+      });
+      recovered++;
+    }
+    return recovered;
+  }
+
   /** Shutdown: a scan in progress stops between folders; resolves when it has. */
   async close(): Promise<void> {
     this.closed = true;
@@ -314,7 +340,9 @@ export class SkillSources implements FolderSkillRuns {
         access,
         beforeCommit: async (version) => {
           await folders.write(source.name, version, files);
-          sources.record(row(version));
+          const entry = row(version);
+          await folders.writeRecord(source.name, version, { ...entry, createdAt: entry.createdAt.toISOString() });
+          sources.record(entry);
         },
         discard: (version) => folders.discard(source.name, version),
       },
