@@ -18,11 +18,16 @@ import {
   REGISTRY_FILE,
   SkillRegistry,
   SkillService,
+  FolderStore,
+  SkillBundles,
+  SkillSources,
+  SourceStore,
+  SourceWatcher,
 } from "./control/index.js";
 import { DockerSandboxRunner } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
-import { PlaybookMetrics, ServiceMetrics, startMetricsServer } from "./observability/index.js";
+import { PlaybookMetrics, ServiceMetrics, SourceMetrics, startMetricsServer } from "./observability/index.js";
 import { openRegistryDatabase } from "./sqlite/index.js";
 import {
   CachedEmbedder,
@@ -38,6 +43,7 @@ import {
   UseLiteEmbedder,
   type Embedder,
   MiniLmEmbedder,
+  QualityCounters,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
 import { type Clock, createPlaybook, type PlaybookEvents, type PlaybookService } from "./playbook/index.js";
@@ -146,6 +152,17 @@ export async function startSkillEngine(
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
   playbookMetrics.attach(() => playbook.service.countsByOwnerAndState());
+  // Skill folders (docs/skill-sources.md): their tables beside composition's, their canonical copies in the home.
+  const sourceStore = new SourceStore(compositionDb);
+  const folderStore = new FolderStore(config.home);
+  const skillSources = new SkillSources({
+    roots: config.skillSources.dirs,
+    registry,
+    sources: sourceStore,
+    folders: folderStore,
+    logger: logger.child({ component: "skill-sources" }),
+    maxFileBytes: config.skillSources.maxFileBytes,
+  });
   const service = new SkillService({
     composition,
     registry,
@@ -156,12 +173,28 @@ export async function startSkillEngine(
     policy: config.healthPolicy,
     indexer: routing.service,
     logger: logger.child({ component: "control" }),
+    folders: skillSources,
   });
+  skillSources.attach(service);
+  const recoveredSources = await skillSources.backfill();
+  if (recoveredSources > 0) logger.warn({ recovered: recoveredSources }, "folder skill versions recognised from their canonical records");
+  routing.service.describeWith((skill) => skillSources.header(skill) ?? { kind: composition.declaredOf(skill).kind, skillId: "" });
+  const bundles = new SkillBundles({
+    sources: skillSources,
+    sourceStore,
+    folders: folderStore,
+    registry,
+    service,
+    stagingDir: path.join(config.home, "memory", ".bundle-staging"),
+  });
+  new SourceMetrics(metrics.registry).attach(() => skillSources.countsBySourceAndStatus());
   const server = await startGrpcServer({
     host: config.host,
     port: config.port,
     service,
     routing: routing.service,
+    sources: skillSources,
+    bundles,
     playbook: playbook.service,
     authenticator,
     logger,
@@ -238,6 +271,19 @@ export async function startSkillEngine(
       : undefined;
   lessonSweep?.unref();
 
+  // The first scan runs beside serving (executable folders wait for their test runs); hot reload after it.
+  const sourceWatcher = new SourceWatcher({
+    roots: config.skillSources.watch ? config.skillSources.dirs : [],
+    rescan: () => skillSources.rescan(),
+    logger: logger.child({ component: "skill-sources" }),
+    debounceMs: config.skillSources.debounceMs,
+    intervalMs: config.skillSources.rescanMs,
+  });
+  if (config.skillSources.dirs.length > 0) {
+    void skillSources.rescan().catch((error: unknown) => logger.error({ err: error }, "first scan of the skill directories failed"));
+    sourceWatcher.start();
+  }
+
   const tls = config.tls !== undefined;
   logger.info(
     {
@@ -271,6 +317,7 @@ export async function startSkillEngine(
         clearInterval(probe);
         if (sweep) clearInterval(sweep);
         if (lessonSweep) clearInterval(lessonSweep);
+        await sourceWatcher.close();
         server.setServing(false);
         engineReady = false; // /readyz: 503 from now on, like grpc.health.v1
         const graceMs = config.shutdownGraceMs;
@@ -298,7 +345,10 @@ export async function startSkillEngine(
           logger.warn(summary, "grace over: stopping what is still running");
         else logger.info(summary, "calls in flight drained");
         // Stops runs still going (their calls answer UNAVAILABLE) and removes every container.
+        // A scan in progress may still be testing a folder; its run ends with the runner.
+        const scanStopped = skillSources.close();
         await runner.close();
+        await scanStopped;
         if (outcome !== "drained") {
           // Let the stopped runs' calls deliver their answer, then drop whatever is left.
           await Promise.race([drained, delay(CUT_OFF_DELIVERY_MS)]);
@@ -364,7 +414,14 @@ export async function startRouting(
     vectorWeight: config.routing.vectorWeight,
     splitClauses: config.routing.splitClauses,
   });
-  const service = new RoutingService(router, registry, config.healthPolicy, logger, { minRelevance: config.routing.minRelevance });
+  const service = new RoutingService(
+    router,
+    registry,
+    config.healthPolicy,
+    logger,
+    { minRelevance: config.routing.minRelevance },
+    new QualityCounters(db),
+  );
   await service.init();
   return {
     service,

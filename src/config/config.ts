@@ -112,6 +112,22 @@ export interface SkillEngineConfig {
    */
   readonly mandatorySkills: readonly string[];
   /**
+   * Skill folders (docs/skill-sources.md#configuration): the directories scanned for `SKILL.md`
+   * folders, in order (earlier ones shadow later ones); hot reload by a file watcher with a quiet
+   * time, plus a periodic rescan; the largest file GetSkillFile returns; bundle limits.
+   * @default no directories (SKILL_ENGINE_SKILL_DIRS: a path list, separated like PATH); watcher on
+   * (SKILL_ENGINE_SKILL_WATCH = on | off) with 300 ms quiet time (SKILL_ENGINE_SKILL_WATCH_DEBOUNCE_MS);
+   * rescan every 60 s, 0 = off (SKILL_ENGINE_SKILL_RESCAN_SECONDS); files up to 1 MiB
+   * (SKILL_ENGINE_SKILL_FILE_MAX_BYTES)
+   */
+  readonly skillSources: {
+    readonly dirs: readonly string[];
+    readonly watch: boolean;
+    readonly debounceMs: number;
+    readonly rescanMs: number;
+    readonly maxFileBytes: number;
+  };
+  /**
    * The playbook's rules (docs/playbook.md). @default guard 6-grams (SKILL_ENGINE_LESSON_MIN_NGRAM); the
    * taxonomy in docs/playbook.md#gates (SKILL_ENGINE_LESSON_DOMAINS, comma-separated); cosine distance below 0.45
    * (SKILL_ENGINE_PLAYBOOK_MAX_DISTANCE); 5 lessons a context (SKILL_ENGINE_PLAYBOOK_LIMIT); credit window 300 s
@@ -202,6 +218,11 @@ const schema = z.object({
     .string()
     .regex(/^\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*(,\s*[A-Za-z_][A-Za-z0-9_-]{0,63}\s*)*,?\s*$/, "must be comma-separated skill names")
     .optional(),
+  SKILL_ENGINE_SKILL_DIRS: z.string().optional(),
+  SKILL_ENGINE_SKILL_WATCH: z.enum(["on", "off"]).default("on"),
+  SKILL_ENGINE_SKILL_WATCH_DEBOUNCE_MS: integer(0, 60_000).default(300),
+  SKILL_ENGINE_SKILL_RESCAN_SECONDS: z.coerce.number().min(0).max(86_400).default(60),
+  SKILL_ENGINE_SKILL_FILE_MAX_BYTES: integer(1, 16 * 1024 * 1024).default(1024 * 1024),
   SKILL_ENGINE_LESSON_MIN_NGRAM: integer(2, 100).default(6),
   SKILL_ENGINE_LESSON_DOMAINS: z
     .string()
@@ -234,6 +255,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
   const home = path.resolve(v.SKILL_ENGINE_HOME ?? path.join(dataHome, "skill-engine"));
   const sandboxDir = path.resolve(v.SKILL_ENGINE_SANDBOX_DIR ?? path.join(cacheHome, "skill-engine", "sandbox"));
   const problems: string[] = [];
+  const skillDirs = (v.SKILL_ENGINE_SKILL_DIRS ?? "")
+    .split(path.delimiter)
+    .filter((dir) => dir.trim() !== "")
+    .map((dir) => path.resolve(dir));
+  for (const dir of skillDirs) {
+    if (isSameOrInside(dir, sandboxDir) || isSameOrInside(sandboxDir, dir)) {
+      problems.push(`SKILL_ENGINE_SKILL_DIRS: ${dir} and SKILL_ENGINE_SANDBOX_DIR (${sandboxDir}) must not contain each other`);
+    }
+  }
   if (isSameOrInside(home, sandboxDir) || isSameOrInside(sandboxDir, home)) {
     problems.push(
       `SKILL_ENGINE_HOME (${home}) and SKILL_ENGINE_SANDBOX_DIR (${sandboxDir}) must not contain each other: ` +
@@ -327,6 +357,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       .split(",")
       .map((name) => name.trim())
       .filter((name) => name !== ""),
+    skillSources: {
+      dirs: [...new Set(skillDirs)],
+      watch: v.SKILL_ENGINE_SKILL_WATCH === "on",
+      debounceMs: v.SKILL_ENGINE_SKILL_WATCH_DEBOUNCE_MS,
+      rescanMs: Math.round(v.SKILL_ENGINE_SKILL_RESCAN_SECONDS * 1000),
+      maxFileBytes: v.SKILL_ENGINE_SKILL_FILE_MAX_BYTES,
+    },
     playbook: {
       minCopiedNgram: v.SKILL_ENGINE_LESSON_MIN_NGRAM,
       domains: v.SKILL_ENGINE_LESSON_DOMAINS

@@ -56,3 +56,15 @@ export {
   type SkillWithCode,
 } from "./skill-service.js";
 export { CanonicalStore, MirrorWriter } from "./store/index.js";
+export {
+  type FolderContent,
+  FolderStore,
+  type ScanReport,
+  type SkillContent,
+  SkillBundles,
+  SkillSources,
+  type SourcedCatalogEntry,
+  type SourceEntry,
+  SourceStore,
+  SourceWatcher,
+} from "./sources/index.js";

@@ -12,6 +12,12 @@ export interface SkillIndexer {
    * counts for nothing). Returns true when the route's query became evidence for the skill.
    */
   credit(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean>;
+  /** An invocation with a route id (docs/skill-sources.md#quality-counters); true when it counted. */
+  applied?(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean>;
+  /** The agent used something else instead of a routed skill; true when it counted. */
+  fallback?(routeId: string, skill: SkillRecord, agentId: string): Promise<boolean>;
+  /** Seed 001's quality counters of a skill, where they are kept. */
+  quality?(name: string): { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
   /** Re-indexes every skill; returns how many. */
   reindexAll(): Promise<number>;
 }

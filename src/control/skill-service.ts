@@ -12,7 +12,7 @@ import {
   SkillTestFailedError,
   SkillVersionNotFoundError,
 } from "../errors/index.js";
-import type { ExecutionResult, SandboxFile, SandboxRunner, SandboxRunRequest } from "../execution/index.js";
+import type { ExecutionResult, SandboxFile, SandboxFolderFile, SandboxRunner, SandboxRunRequest } from "../execution/index.js";
 import { agentIdProblem, type Caller } from "../identity/index.js";
 import { canManage, canSee, notYoursError, requireAdmin } from "./access/index.js";
 import {
@@ -98,6 +98,8 @@ export interface SkillWithCode {
   readonly code: string;
   readonly kind: SkillKind;
   readonly dependsOn: readonly string[];
+  /** Set for a skill kept as a folder (docs/skill-sources.md). */
+  readonly folder?: { readonly kind: "directory" | "instructions"; readonly skillId: string } | undefined;
 }
 
 /** RegisterComposedSkill's input. */
@@ -138,6 +140,8 @@ export interface SkillStats {
   readonly windowSuccesses: number;
   readonly totalInvocations: number;
   readonly totalSuccesses: number;
+  /** Seed 001's quality counters (docs/skill-sources.md#quality-counters), where routing keeps them. */
+  readonly quality?: { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
 }
 
 /** What RebuildIndexes did. */
@@ -165,6 +169,44 @@ export interface SkillServiceDependencies {
   /** Keeps routing's indexes in step; omitted where routing is not wired (some tests). */
   readonly indexer?: SkillIndexer;
   readonly now?: () => Date;
+  /** Folder skills (docs/skill-sources.md); omitted where no skill sources are wired. */
+  readonly folders?: FolderSkillRuns;
+}
+
+/**
+ * What running a folder skill needs (docs/skill-sources.md#running), from the skill sources;
+ * undefined for a skill that is not kept as a folder.
+ */
+export interface FolderSkillRuns {
+  runOf(
+    name: string,
+    version: number,
+  ): Promise<
+    | { readonly kind: "executable"; readonly launcher: string; readonly folder: SandboxFolderFile[] }
+    | { readonly kind: "instructions" }
+    | undefined
+  >;
+  /** True when `name` is kept as a folder (its versions come from its folder, not from RegisterSkill). */
+  isFolderSkill(name: string): boolean;
+  /** A folder skill's kind and id, for its active version; undefined for other skills. */
+  header(record: SkillRecord): { readonly kind: "directory" | "instructions"; readonly skillId: string } | undefined;
+}
+
+/** A version of a folder skill to register (docs/skill-sources.md#registration). */
+export interface FolderSkillInput {
+  readonly name: string;
+  readonly description: string;
+  readonly parametersSchema: string;
+  /** The entrypoint's source (executable), or the SKILL.md text (instructions). */
+  readonly code: string;
+  readonly testPayload: string;
+  /** Set for an executable folder: the launcher and the folder's files the TDD gate runs. */
+  readonly run?: { readonly launcher: string; readonly folder: readonly SandboxFolderFile[] };
+  readonly access: SkillAccess;
+  /** Writes what belongs to the version (its canonical folder, its source row) before the registry commits it. */
+  readonly beforeCommit: (version: number) => Promise<void>;
+  /** Undoes `beforeCommit` when the commit fails. */
+  readonly discard: (version: number) => Promise<void>;
 }
 
 /** Example queries a registration may carry for routing. */
@@ -190,8 +232,10 @@ export class SkillService {
   private readonly indexer: SkillIndexer | undefined;
   private readonly now: () => Date;
   private readonly composition: Composition;
+  private readonly folders: FolderSkillRuns | undefined;
 
   constructor(deps: SkillServiceDependencies) {
+    this.folders = deps.folders;
     this.composition = deps.composition;
     this.indexer = deps.indexer;
     this.registry = deps.registry;
@@ -346,12 +390,78 @@ export class SkillService {
   private refuseKindChange(name: string, kind: SkillKind): void {
     const existing = this.registry.get(name);
     if (!existing) return;
+    this.refuseFolderSkill(name, "register");
     const current = this.composition.declaredOf(existing).kind;
     if (current !== kind) {
       throw new FailedPreconditionError(
         `"${name}" is a ${current} skill and a name keeps its kind: register the ${kind} skill under another name`,
       );
     }
+  }
+
+  /** A folder skill's versions come from its folder (docs/skill-sources.md#registration), never from an RPC that writes code. */
+  private refuseFolderSkill(name: string, action: string): void {
+    if (this.folders?.isFolderSkill(name)) {
+      throw new FailedPreconditionError(
+        `cannot ${action} "${name}": it is kept as a skill folder; edit its folder (or import a new bundle)`,
+      );
+    }
+  }
+
+  /**
+   * Registers a version of a folder skill (docs/skill-sources.md#registration): an executable
+   * folder passes the same TDD gate as every skill (its launcher run with the folder beside it);
+   * an instructions-only folder has nothing to run. Committed like any version; owner and
+   * visibility are `access`.
+   */
+  async registerFolderSkill(
+    input: FolderSkillInput,
+    context: CallContext,
+  ): Promise<{ skill: SkillRecord; test: ExecutionResult | undefined }> {
+    const valid = validateRegistration(input);
+    const existing = this.registry.get(valid.name);
+    if (existing && !this.folders?.isFolderSkill(valid.name)) {
+      throw new AlreadyExistsError(`the name "${valid.name}" is taken by a skill that is not kept as a folder`);
+    }
+    const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    let test: ExecutionResult | undefined;
+    if (input.run) {
+      test = await this.run("test", valid.name, input.run.launcher, testPayload, context, [], input.run.folder);
+      if (!test.success) {
+        this.logger.info({ skill: valid.name, cause: test.errorSummary }, "skill folder rejected by its test run");
+        throw new SkillTestFailedError(valid.name, test.errorSummary);
+      }
+    }
+    const skill = await this.perName.run(valid.name, () =>
+      this.commitNewVersion(
+        valid.name,
+        valid.code,
+        valid.description,
+        valid.parametersSchema,
+        testPayload,
+        "register",
+        input.access,
+        { kind: "plain", dependsOn: [] },
+        { before: input.beforeCommit, discard: input.discard },
+      ),
+    );
+    await this.reindex(skill);
+    this.logger.info({ skill: skill.name, version: skill.version, requestId: context.requestId }, "folder skill registered");
+    return { skill, test };
+  }
+
+  /** Retires a folder skill whose folder is gone (docs/skill-sources.md#hot-reload); a no-op unless it is live. */
+  async retireFolderSkill(name: string, reason: string): Promise<SkillRecord | undefined> {
+    return this.perName.run(name, async () => {
+      const current = this.registry.get(name);
+      if (!current || !isLive(current.status)) return undefined;
+      const retired = this.registry.setStatus(name, "retired", reason, this.now());
+      await this.store.moveSkill(name, locationOf(current.status), "retired", this.now());
+      await this.mirror.flushOrLater();
+      await this.reindex(retired);
+      this.logger.warn({ skill: name, reason }, "folder skill retired");
+      return retired;
+    });
   }
 
   /**
@@ -392,6 +502,7 @@ export class SkillService {
 
   async patch(input: PatchInput, context: CallContext): Promise<RegistrationResult> {
     const skill = this.liveSkill(this.manageableSkill(input.name, context.caller, "patch"), "patch");
+    this.refuseFolderSkill(skill.name, "patch");
     const declared = this.composition.declaredOf(skill);
     if (declared.kind === "composed") {
       throw new FailedPreconditionError(`"${skill.name}" is a composed skill: replace its definition with RegisterComposedSkill`);
@@ -622,7 +733,12 @@ export class SkillService {
     } else {
       this.mirror.schedule();
     }
-    if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
+    if (routeId !== "" && updated) {
+      await this.creditRoute(routeId, updated, result.success, context.caller);
+      await this.indexer?.applied?.(routeId, updated, result.success, context.caller.agentId).catch((error: unknown) => {
+        this.logger.error({ err: error, skill: name, routeId }, "could not count the routed invocation");
+      });
+    }
     return { result, version: skill.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
   }
 
@@ -669,6 +785,14 @@ export class SkillService {
       if (!definition)
         throw new InternalError(`the stored definition of composed skill "${name}" v${resolved.version} is not a composition`);
       return this.runComposed(name, definition, payload, context, depth, telemetry);
+    }
+    const folderRun = await this.folders?.runOf(name, resolved.version);
+    if (folderRun?.kind === "instructions") {
+      throw new FailedPreconditionError(`"${name}" is an instructions-only skill: there is nothing to run; read it with GetSkillContent`);
+    }
+    if (folderRun) {
+      const result = await this.run(telemetry ? "invoke" : "test", name, folderRun.launcher, payload, context, [], folderRun.folder);
+      return { result, steps: [], warnings: [] };
     }
     const files = await this.composition.dependencyFiles(name, resolved.declared.dependsOn);
     return { result: await this.run(telemetry ? "invoke" : "test", name, code, payload, context, files), steps: [], warnings: [] };
@@ -740,9 +864,15 @@ export class SkillService {
   }
 
   /** Explicit routing feedback (RecordRouteFeedback); only for the caller's own routes. */
-  async recordRouteFeedback(routeId: string, name: string, success: boolean, context: CallContext): Promise<boolean> {
+  async recordRouteFeedback(routeId: string, name: string, success: boolean, context: CallContext, fallback = false): Promise<boolean> {
     if (routeId.trim() === "") throw new InvalidArgumentError("route_id", "is required: the id RouteSkills returned");
     const skill = this.visibleSkill(name, context.caller);
+    // A fallback says the agent used something else: no success to credit (docs/skill-sources.md#quality-counters).
+    if (fallback) {
+      if (success)
+        throw new InvalidArgumentError("fallback", "cannot be set together with success: the agent either used the skill or replaced it");
+      return (await this.indexer?.fallback?.(routeId, skill, context.caller.agentId)) ?? false;
+    }
     return this.creditRoute(routeId, skill, success, context.caller);
   }
 
@@ -769,7 +899,13 @@ export class SkillService {
   async get(name: string, context: CallContext): Promise<SkillWithCode> {
     const skill = this.visibleSkill(name, context.caller);
     const declared = this.composition.declaredOf(skill);
-    return { skill, code: await this.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn };
+    return {
+      skill,
+      code: await this.activeCode(skill),
+      kind: declared.kind,
+      dependsOn: declared.dependsOn,
+      folder: this.folders?.header(skill),
+    };
   }
 
   /** GetSkillDependencies: what it needs, what needs it, the load order, what blocks it. */
@@ -837,6 +973,7 @@ export class SkillService {
       windowSuccesses: usage.window.successes,
       totalInvocations: usage.totalInvocations,
       totalSuccesses: usage.totalSuccesses,
+      quality: this.indexer?.quality?.(name),
     };
   }
 
@@ -874,6 +1011,7 @@ export class SkillService {
     payload: string,
     context: CallContext,
     files: readonly SandboxFile[] = [],
+    folder: readonly SandboxFolderFile[] = [],
   ): Promise<ExecutionResult> {
     return this.runner.run({
       code,
@@ -881,6 +1019,7 @@ export class SkillService {
       purpose,
       skillName,
       ...(files.length > 0 ? { files } : {}),
+      ...(folder.length > 0 ? { folder } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
     });
   }
@@ -898,15 +1037,17 @@ export class SkillService {
     origin: VersionOrigin,
     access: SkillAccess,
     declared: DeclaredDependencies = { kind: "plain", dependsOn: [] },
+    extra?: VersionExtras,
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
     const from = existing && !isLive(existing.status) ? locationOf(existing.status) : undefined;
-    if (from === undefined) return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared);
+    if (from === undefined)
+      return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared, extra);
     await this.store.moveSkill(name, from, "active", this.now()).catch((error: unknown) => {
       throw fromStoreError(error, `bring the files of "${name}" back from ${from}`);
     });
     try {
-      return await this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared);
+      return await this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared, extra);
     } catch (error) {
       // Nothing was committed: the files go back where the registry says they are.
       await this.store.moveSkill(name, "active", from, this.now()).catch((moveError: unknown) => {
@@ -925,6 +1066,7 @@ export class SkillService {
     origin: VersionOrigin,
     access: SkillAccess,
     declared: DeclaredDependencies,
+    extra?: VersionExtras,
   ): Promise<SkillRecord> {
     const version = this.registry.nextVersion(name);
     // History file and new active file are written in full before the registry commits; when any
@@ -942,7 +1084,15 @@ export class SkillService {
       throw error instanceof SkillEngineError ? error : fromStoreError(error, action);
     });
     this.composition.dependencies.clearRetests(name);
+    if (extra) {
+      await extra.before(version).catch(async (error: unknown) => {
+        await extra.discard(version).catch(() => undefined);
+        await this.store.discardUncommittedVersion(name, version);
+        throw error instanceof SkillEngineError ? error : fromStoreError(error, action);
+      });
+    }
     const active = await this.store.prepareActive(name, code).catch(async (error: unknown) => {
+      await extra?.discard(version).catch(() => undefined);
       await this.store.discardUncommittedVersion(name, version);
       throw fromStoreError(error, action);
     });
@@ -963,6 +1113,7 @@ export class SkillService {
       );
     } catch (error) {
       await active.discard();
+      await extra?.discard(version).catch(() => undefined);
       await this.store.discardUncommittedVersion(name, version);
       throw error;
     }
@@ -1061,6 +1212,12 @@ export class SkillService {
     this.validators.set(skill.name, { key, validate });
     return validate;
   }
+}
+
+/** What a folder skill's version writes beside the registry (its canonical folder, its source row). */
+interface VersionExtras {
+  readonly before: (version: number) => Promise<void>;
+  readonly discard: (version: number) => Promise<void>;
 }
 
 function checkExampleQueries(exampleQueries: readonly string[]): void {

@@ -11,7 +11,15 @@ import type { RunStrategyContext } from "./run-context.js";
 import { RunDirectories } from "./run-directories.js";
 import { RunQueue } from "./run-queue.js";
 import { type ContainerFactory, destroyContainer, prepareContainer, type SandboxContainer } from "./sandbox-container.js";
-import type { EngineHealth, ExecutionResult, SandboxFile, SandboxLimits, SandboxRunner, SandboxRunRequest } from "./sandbox-runner.js";
+import type {
+  EngineHealth,
+  ExecutionResult,
+  SandboxFile,
+  SandboxFolderFile,
+  SandboxLimits,
+  SandboxRunner,
+  SandboxRunRequest,
+} from "./sandbox-runner.js";
 import { WarmPool } from "./warm-pool.js";
 import { runWarm } from "./warm-run.js";
 
@@ -89,7 +97,7 @@ export class DockerSandboxRunner implements SandboxRunner {
       logger,
       faults: { engine: this.engine, watch: this.watch },
       prepareCold: (request) =>
-        this.prepare({ kind: "cold", skillName: request.skillName, purpose: request.purpose }, request.code, request.files),
+        this.prepare({ kind: "cold", skillName: request.skillName, purpose: request.purpose }, request.code, request.files, request.folder),
       destroy: (member) => this.destroy(member),
       destroyLater: (member) => {
         // Tracked so that shutdown still waits for it.
@@ -219,11 +227,16 @@ export class DockerSandboxRunner implements SandboxRunner {
   }
 
   /** Prepares a container under a new run id that stays tracked until the container is removed. */
-  private async prepare(command: ContainerCommand, code?: string, files?: readonly SandboxFile[]): Promise<SandboxContainer> {
+  private async prepare(
+    command: ContainerCommand,
+    code?: string,
+    files?: readonly SandboxFile[],
+    folder?: readonly SandboxFolderFile[],
+  ): Promise<SandboxContainer> {
     const runId = `${this.options.instanceTag}-${this.bootId}-${randomUUID()}`;
     this.tracked.add(runId);
     try {
-      return await prepareContainer(this.containers, runId, command, code, files);
+      return await prepareContainer(this.containers, runId, command, code, files, folder);
     } catch (error) {
       // prepareContainer removed what it made; what it could not remove, the next sweep does.
       this.tracked.delete(runId);

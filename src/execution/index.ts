@@ -1,4 +1,12 @@
 /** The execution plane: single-use, hardened sandboxes for skill runs. The only way in. */
-export type { EngineHealth, ExecutionResult, SandboxFile, SandboxLimits, SandboxRunner, SandboxRunRequest } from "./sandbox-runner.js";
+export type {
+  EngineHealth,
+  ExecutionResult,
+  SandboxFile,
+  SandboxFolderFile,
+  SandboxLimits,
+  SandboxRunner,
+  SandboxRunRequest,
+} from "./sandbox-runner.js";
 export { LABEL_INSTANCE, LABEL_MANAGED, LABEL_SKILL, SANDBOX_USER, sandboxContainerSpec } from "./container-spec.js";
 export { DockerSandboxRunner, type DockerSandboxRunnerOptions } from "./docker-sandbox-runner.js";

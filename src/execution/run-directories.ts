@@ -1,13 +1,15 @@
 import { constants as fsConstants } from "node:fs";
 import { lstat, mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
-import type { SandboxFile } from "./sandbox-runner.js";
+import type { SandboxFile, SandboxFolderFile } from "./sandbox-runner.js";
 
 /** Where the run directory appears inside the container, read-only: `python3 /sandbox/skill.py <payload>`. */
 export const CONTAINER_CODE_DIR = "/sandbox";
 /** The skill's working directory: a size-capped, noexec tmpfs (with /dev/shm, its only writable places). */
 export const CONTAINER_SCRATCH_DIR = "/tmp";
 export const SKILL_FILE_NAME = "skill.py";
+/** Where a skill folder's files go in the run directory (`/sandbox/skill_dir/` in the container). */
+export const SKILL_FOLDER_NAME = "skill_dir";
 
 /**
  * Host-side handling of per-run directories under `<sandboxDir>/runs/<run-id>/`.
@@ -36,15 +38,21 @@ export class RunDirectories {
    * container). Recreates `runs/` first, so an operator may delete the whole sandbox directory at
    * any time.
    */
-  async create(runId: string, code: string | undefined, files: readonly SandboxFile[] = []): Promise<string> {
+  async create(
+    runId: string,
+    code: string | undefined,
+    files: readonly SandboxFile[] = [],
+    folder: readonly SandboxFolderFile[] = [],
+  ): Promise<string> {
     const runDir = this.pathOf(runId);
     for (const extra of files) assertExtraFileName(extra.name);
+    for (const member of folder) assertFolderPath(member.path);
     // 0700: no other host user can reach run directories; the engine binds them as root.
     await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
     await mkdir(runDir, { mode: 0o700 });
     // The sandbox user (an unprivileged uid inside the container) only needs to read the skill.
     await chmodNoFollow(runDir, 0o755);
-    if (code !== undefined) await this.writeSkill(runId, code, files);
+    if (code !== undefined) await this.writeSkill(runId, code, files, folder);
     return runDir;
   }
 
@@ -52,24 +60,55 @@ export class RunDirectories {
    * Writes the skill file into an existing run directory (a warm container's, at hand-over).
    * ENOENT when the directory was wiped meanwhile.
    */
-  async writeSkill(runId: string, code: string, files: readonly SandboxFile[] = []): Promise<void> {
+  async writeSkill(
+    runId: string,
+    code: string,
+    files: readonly SandboxFile[] = [],
+    folder: readonly SandboxFolderFile[] = [],
+  ): Promise<void> {
     // Dependencies first: the skill file's appearance is what a run waits for.
     for (const extra of files) {
       assertExtraFileName(extra.name);
       await this.writeReadOnly(runId, extra.name, extra.content);
     }
+    if (folder.length > 0) await this.writeFolder(runId, folder);
     await this.writeReadOnly(runId, SKILL_FILE_NAME, code);
   }
 
+  /**
+   * A skill folder's files under `skill_dir/` (docs/skill-sources.md#running): directories 0755
+   * made fresh (mkdir fails on anything already there), files 0444 as below.
+   */
+  private async writeFolder(runId: string, folder: readonly SandboxFolderFile[]): Promise<void> {
+    const made = new Set<string>();
+    const makeDirectory = async (relative: string): Promise<void> => {
+      if (made.has(relative)) return;
+      const parent = path.posix.dirname(relative);
+      if (parent !== ".") await makeDirectory(parent);
+      const directory = path.join(this.pathOf(runId), relative);
+      await mkdir(directory, { mode: 0o755 });
+      await chmodNoFollow(directory, 0o755);
+      made.add(relative);
+    };
+    await makeDirectory(SKILL_FOLDER_NAME);
+    for (const member of folder) {
+      assertFolderPath(member.path);
+      const relative = `${SKILL_FOLDER_NAME}/${member.path}`;
+      const parent = path.posix.dirname(relative);
+      await makeDirectory(parent);
+      await this.writeReadOnly(runId, relative, member.content);
+    }
+  }
+
   /** A new 0444 file, created with O_EXCL|O_NOFOLLOW so nothing planted can be followed or overwritten. */
-  private async writeReadOnly(runId: string, name: string, content: string): Promise<void> {
+  private async writeReadOnly(runId: string, name: string, content: string | Buffer): Promise<void> {
     const file = await open(
       path.join(this.pathOf(runId), name),
       fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW,
       0o444,
     );
     try {
-      await file.writeFile(content, "utf8");
+      await file.writeFile(content);
     } finally {
       await file.close();
     }
@@ -123,6 +162,14 @@ async function chmodNoFollow(directory: string, mode: number): Promise<void> {
 function assertExtraFileName(name: string): void {
   if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}\.py$/.test(name) || name === SKILL_FILE_NAME) {
     throw new Error(`invalid run file name ${JSON.stringify(name)}`);
+  }
+}
+
+/** A folder member: a relative path of plain segments, never `..`, `.` or empty. */
+function assertFolderPath(relative: string): void {
+  const segments = relative.split("/");
+  if (relative.length > 512 || segments.some((s) => s === "" || s === "." || s === ".." || s.includes("\0"))) {
+    throw new Error(`invalid skill folder path ${JSON.stringify(relative)}`);
   }
 }
 

@@ -8,7 +8,7 @@ import type { DockerEngineClient, EngineContainer } from "./docker-engine-client
 import type { EngineWatch, WatchMark } from "./engine-watch.js";
 import { ExitMarkerFilter } from "./exit-marker-filter.js";
 import type { RunDirectories } from "./run-directories.js";
-import type { SandboxFile, SandboxLimits } from "./sandbox-runner.js";
+import type { SandboxFile, SandboxFolderFile, SandboxLimits } from "./sandbox-runner.js";
 
 /** A container that is created, attached and started, its runner waiting on stdin for its one job. */
 export interface SandboxContainer {
@@ -59,10 +59,11 @@ export async function prepareContainer(
   command: ContainerCommand,
   code?: string,
   files?: readonly SandboxFile[],
+  folder?: readonly SandboxFolderFile[],
 ): Promise<SandboxContainer> {
   const { engine, runDirectories, limits } = factory;
   const engineMark = factory.watch.mark();
-  await runDirectories.create(runId, code, files).catch(async (error: unknown) => {
+  await runDirectories.create(runId, code, files, folder).catch(async (error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new RunDirectoryVanishedError();
     // A directory made before the skill file failed (a full disk) must not stay behind.
     await runDirectories.remove(runId).catch(() => undefined);

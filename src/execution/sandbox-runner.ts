@@ -38,6 +38,18 @@ export interface SandboxRunRequest {
    * module name): plain file names only, never `skill.py`.
    */
   readonly files?: readonly SandboxFile[];
+  /**
+   * A skill folder (docs/skill-sources.md#running), placed read-only under
+   * `/sandbox/skill_dir/`: relative paths, no `..`, no links. The skill file is then a launcher
+   * that makes that folder its working directory.
+   */
+  readonly folder?: readonly SandboxFolderFile[];
+}
+
+/** A file of a skill folder: its path relative to the folder and its bytes. */
+export interface SandboxFolderFile {
+  readonly path: string;
+  readonly content: Buffer;
 }
 
 /** A file of a run directory besides the skill: a bare file name and its text. */

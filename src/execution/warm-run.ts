@@ -19,7 +19,7 @@ export async function runWarm(
   const logger = runLogger(context.logger, member.runId, request, "warm");
   try {
     if (signal.aborted) throw cancellationOf(signal);
-    const handedOver = await context.runDirectories.writeSkill(member.runId, request.code, request.files).then(
+    const handedOver = await context.runDirectories.writeSkill(member.runId, request.code, request.files, request.folder).then(
       () => true,
       (error: unknown) => {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;

@@ -10,6 +10,7 @@ import type {
   SkillVisibility as DomainVisibility,
   VersionRecord,
 } from "../control/index.js";
+import type { SourcedCatalogEntry } from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
 import { CatalogStatus, type CatalogEntry, OnFailure } from "../gen/skillengine/v1/composition.js";
@@ -108,14 +109,18 @@ export function fromOnFailureMessage(onFailure: OnFailure): DomainOnFailure | un
   return undefined;
 }
 
-const CATALOG_STATUS_TO_WIRE: Readonly<Record<DomainCatalogEntry["status"], CatalogStatus>> = {
+const CATALOG_STATUS_TO_WIRE: Readonly<Record<SourcedCatalogEntry["status"], CatalogStatus>> = {
   ready: CatalogStatus.CATALOG_STATUS_READY,
   blocked: CatalogStatus.CATALOG_STATUS_BLOCKED,
   failed: CatalogStatus.CATALOG_STATUS_FAILED,
   inactive: CatalogStatus.CATALOG_STATUS_INACTIVE,
+  discovered: CatalogStatus.CATALOG_STATUS_DISCOVERED,
+  shadowed: CatalogStatus.CATALOG_STATUS_SHADOWED,
 };
 
-export function toCatalogEntryMessage(entry: DomainCatalogEntry): CatalogEntry {
+/** A catalog entry: composition's, or one that also says where a skill folder is (docs/skill-sources.md#catalog). */
+export function toCatalogEntryMessage(entry: DomainCatalogEntry | SourcedCatalogEntry): CatalogEntry {
+  const source: Partial<SourcedCatalogEntry> = entry;
   return {
     name: entry.name,
     kind: entry.kind,
@@ -125,6 +130,10 @@ export function toCatalogEntryMessage(entry: DomainCatalogEntry): CatalogEntry {
     blockedBy: [...entry.blockedBy],
     error: entry.error,
     warnings: [...entry.warnings],
+    skillId: source.skillId ?? "",
+    sourceDirectory: source.sourceDirectory ?? "",
+    sourceFolder: source.sourceFolder ?? "",
+    reason: source.reason ?? entry.error,
   };
 }
 
@@ -144,6 +153,10 @@ export function toStatsMessage(stats: SkillStats): GetSkillStatsResponse {
     totalInvocations: stats.totalInvocations,
     totalSuccesses: stats.totalSuccesses,
     skill: toSkillMessage(stats.skill),
+    selections: stats.quality?.selections ?? 0,
+    applied: stats.quality?.applied ?? 0,
+    completions: stats.quality?.completions ?? 0,
+    fallbacks: stats.quality?.fallbacks ?? 0,
   };
 }
 
@@ -179,5 +192,11 @@ export function toRoutedSkillMessage(routed: DomainRoutedSkill): RoutedSkill {
     hasRelevance: routed.relevance !== undefined,
     keywordScore: routed.keywordScore,
     vectorScore: routed.vectorScore,
+    kind: routed.kind,
+    skillId: routed.skillId,
+    selections: routed.quality?.selections ?? 0,
+    applied: routed.quality?.applied ?? 0,
+    completions: routed.quality?.completions ?? 0,
+    fallbacks: routed.quality?.fallbacks ?? 0,
   };
 }

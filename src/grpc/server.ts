@@ -6,7 +6,7 @@ import { loadSync, type PackageDefinition } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "pino";
-import type { SkillService } from "../control/index.js";
+import type { SkillBundles, SkillService, SkillSources } from "../control/index.js";
 import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { RoutingService } from "../routing/index.js";
@@ -32,6 +32,9 @@ export interface GrpcServerOptions {
   readonly port: number;
   readonly service: SkillService;
   readonly routing: RoutingService;
+  /** Skill folders and bundles (docs/skill-sources.md). */
+  readonly sources: SkillSources;
+  readonly bundles: SkillBundles;
   /** The Playbook service (lessons); not served when absent. */
   readonly playbook?: PlaybookService;
   /** Turns each call's `authorization` metadata into the calling agent. */
@@ -69,7 +72,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   });
   server.addService(
     SkillEngineService,
-    skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics),
+    skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics, {
+      sources: options.sources,
+      bundles: options.bundles,
+    }),
   );
 
   if (options.playbook) {

@@ -1,6 +1,6 @@
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { CallContext, SkillService, SkillVisibility } from "../control/index.js";
+import type { CallContext, SkillBundles, SkillService, SkillSources, SkillVisibility } from "../control/index.js";
 import { InvalidArgumentError } from "../errors/index.js";
 import { RouteMode, ToolFormat } from "../gen/skillengine/v1/routing.js";
 import { type SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
@@ -11,7 +11,6 @@ import type { RoutingService } from "../routing/index.js";
 import {
   fromOnFailureMessage,
   fromVisibilityMessage,
-  toCatalogEntryMessage,
   toStepResultMessage,
   toExecutionResultMessage,
   toGatedChangeMessage,
@@ -20,6 +19,7 @@ import {
   toStatsMessage,
   toVersionMessage,
 } from "./messages.js";
+import { skillSourceHandlers } from "./source-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -28,7 +28,8 @@ export function skillEngineHandlers(
   routing: RoutingService,
   authenticator: Authenticator,
   logger: Logger,
-  metrics?: ServiceMetrics,
+  metrics: ServiceMetrics | undefined,
+  folders: { readonly sources: SkillSources; readonly bundles: SkillBundles },
 ): SkillEngineServer {
   return {
     registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
@@ -68,7 +69,14 @@ export function skillEngineHandlers(
 
     getSkill: unary(logger, "GetSkill", async (request, context) => {
       const found = await service.get(request.name, context);
-      return { skill: toSkillMessage(found.skill), code: found.code, composed: found.kind === "composed", dependsOn: [...found.dependsOn] };
+      return {
+        skill: toSkillMessage(found.skill),
+        code: found.code,
+        composed: found.kind === "composed",
+        dependsOn: [...found.dependsOn],
+        kind: found.folder?.kind ?? found.kind,
+        skillId: found.folder?.skillId ?? "",
+      };
     }),
 
     listSkills: unary(logger, "ListSkills", async (request, context) => ({
@@ -164,10 +172,6 @@ export function skillEngineHandlers(
       };
     }),
 
-    getCatalog: unary(logger, "GetCatalog", async (_request, context) => ({
-      skills: service.catalog(context).map(toCatalogEntryMessage),
-    })),
-
     routeSkills: unary(logger, "RouteSkills", async (request, context) => {
       const format = request.format === ToolFormat.TOOL_FORMAT_ANTHROPIC ? "anthropic" : "openai";
       const mode =
@@ -186,12 +190,19 @@ export function skillEngineHandlers(
     }),
 
     recordRouteFeedback: unary(logger, "RecordRouteFeedback", async (request, context) => ({
-      credited: await service.recordRouteFeedback(request.routeId, request.name, request.success, context),
+      credited: await service.recordRouteFeedback(request.routeId, request.name, request.success, context, request.fallback ?? false),
     })),
 
     wipeSandbox: unary(logger, "WipeSandbox", async (_request, context) => ({
       removedRunDirectories: await service.wipeSandbox(context),
     })),
+
+    // Skill folders (docs/skill-sources.md), GetCatalog included: one catalog.
+    ...skillSourceHandlers(folders.sources, folders.bundles, service, {
+      authenticator,
+      logger,
+      ...(metrics ? { metrics } : {}),
+    }),
   };
 
   /** The shared wrapper (unary-call.ts), with the skill's name and version in the rpc log line. */

@@ -3,6 +3,7 @@ import { canSee, type HealthPolicy, type SkillIndexer, type SkillRecord, type Sk
 import { InvalidArgumentError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
 import { hardenedDescription, toolDefinition } from "./hardened-description.js";
+import { failsFallbackFilter, type QualityCounters, type SkillQuality } from "./quality-counters.js";
 import { failsQualityFilter, type RoutableSkill, ROUTABLE_STATUSES, type RouteMode, type SkillRouter } from "./skill-router.js";
 
 export type ToolFormat = "openai" | "anthropic";
@@ -21,7 +22,15 @@ export interface RoutedSkill {
   readonly relevance: number | undefined;
   readonly keywordScore: number;
   readonly vectorScore: number;
+  /** "plain", "composed", "directory" or "instructions", and a folder skill's id (docs/skill-sources.md#routing). */
+  readonly kind: string;
+  readonly skillId: string;
+  /** Seed 001's counters, as the header shows them; undefined where they are not kept. */
+  readonly quality: SkillQuality | undefined;
 }
+
+/** What a routed skill's header says about its kind (composition and skill sources know it; routing does not). */
+export type SkillDescriber = (skill: SkillRecord) => { readonly kind: string; readonly skillId: string };
 
 export interface RouteRequest {
   readonly query: string;
@@ -39,13 +48,21 @@ export const ROUTE_LIMITS = { defaultLimit: 5, maxLimit: 50, queryChars: 2000 } 
  * registry and turns its hits into tool definitions with health attached.
  */
 export class RoutingService implements SkillIndexer {
+  private describe: SkillDescriber = () => ({ kind: "plain", skillId: "" });
+
   constructor(
     private readonly router: SkillRouter,
     private readonly registry: SkillRegistry,
     private readonly policy: HealthPolicy,
     private readonly logger: Logger,
     private readonly defaults: { readonly minRelevance: number } = { minRelevance: 0 },
+    private readonly counters?: QualityCounters,
   ) {}
+
+  /** Set by the composition root once composition and the skill sources exist. */
+  describeWith(describe: SkillDescriber): void {
+    this.describe = describe;
+  }
 
   async init(): Promise<void> {
     const started = Date.now();
@@ -68,6 +85,24 @@ export class RoutingService implements SkillIndexer {
     return this.router.credit(routeId, skill.name, success, toRoutable(skill), agentId);
   }
 
+  /** An invocation that carried `routeId`: counted as applied (and completed on success) when the route returned the skill. */
+  async applied(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean> {
+    if (!this.counters || !this.router.routeIncludes(routeId, skill.name, agentId)) return false;
+    this.counters.applied(skill.name, success);
+    return true;
+  }
+
+  /** The agent used something else instead of a routed skill (RecordRouteFeedback with `fallback`). */
+  async fallback(routeId: string, skill: SkillRecord, agentId: string): Promise<boolean> {
+    if (!this.counters || !this.router.routeIncludes(routeId, skill.name, agentId)) return false;
+    this.counters.fallback(skill.name);
+    return true;
+  }
+
+  quality(name: string): SkillQuality | undefined {
+    return this.counters?.get(name);
+  }
+
   /** The skills for a query among those `caller` may see: its own and public ones (admins: all). */
   async route(request: RouteRequest, caller: Caller): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[] }> {
     const query = request.query.trim();
@@ -88,7 +123,8 @@ export class RoutingService implements SkillIndexer {
       mode: request.mode,
       minRelevance,
       scope: { agentId: caller.agentId, everything: caller.admin },
-      exclude: (name) => failsQualityFilter(this.router.quality(name)),
+      exclude: (name) =>
+        failsQualityFilter(this.router.quality(name)) || (this.counters !== undefined && failsFallbackFilter(this.counters.get(name))),
     });
     const skills: RoutedSkill[] = [];
     for (const hit of result.hits) {
@@ -110,7 +146,18 @@ export class RoutingService implements SkillIndexer {
         relevance: hit.relevance,
         keywordScore: hit.keywordScore,
         vectorScore: hit.vectorScore,
+        ...this.describe(skill),
+        quality: undefined,
       });
+    }
+    if (this.counters && skills.length > 0) {
+      const counters = this.counters;
+      try {
+        counters.selected(skills.map((s) => s.skill.name));
+        skills.forEach((s, i) => (skills[i] = { ...s, quality: counters.get(s.skill.name) }));
+      } catch (error) {
+        this.logger.error({ err: error }, "could not count routing selections");
+      }
     }
     return { routeId: result.routeId, skills, degraded: result.degraded };
   }

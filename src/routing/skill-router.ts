@@ -339,6 +339,14 @@ export class SkillRouter {
     return true;
   }
 
+  /** True when `routeId` is a route made for `agentId` that returned `name` (docs/skill-sources.md#quality-counters). */
+  routeIncludes(routeId: string, name: string, agentId: string): boolean {
+    const route = this.db
+      .prepare<[string, string], { names: string }>("SELECT names FROM routes WHERE route_id = ? AND agent = ?")
+      .get(routeId, agentId);
+    return route !== undefined && (JSON.parse(route.names) as string[]).includes(name);
+  }
+
   /** The quality counters: routed invocations (selections), successes and failures. */
   quality(name: string): RouteQuality {
     const row = this.db

@@ -57,6 +57,7 @@ const OPTIONS = {
   "with-lesson": { type: "string" },
   "min-retrievals": { type: "string" },
   "max-drop": { type: "string" },
+  output: { type: "string", short: "o" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -192,7 +193,38 @@ export const COMMANDS: Record<string, CommandSpec> = {
   catalog: {
     positionals: [0, 0],
     options: [],
-    usage: "catalog\n      Every skill with its dependency status: ready, blocked (by which dependency), failed, inactive.",
+    usage:
+      "catalog\n      Every skill with its dependency status: ready, blocked (by which dependency), failed, inactive; and every\n      skill folder that is not (yet) a ready skill: discovered, blocked, failed, shadowed (docs/skill-sources.md).",
+  },
+  sources: {
+    positionals: [0, 0],
+    options: [],
+    usage:
+      "sources\n      The folders the last scan of SKILL_ENGINE_SKILL_DIRS found: folder, name, kind, status (discovered, ready,\n" +
+      "      blocked, failed, shadowed), version, .skill_id and the reason.",
+  },
+  rescan: {
+    positionals: [0, 0],
+    options: [],
+    usage: "rescan\n      Scans the skill directories now (admin only): registers new and edited folders, retires removed ones.",
+  },
+  content: {
+    positionals: [1, 1],
+    options: [],
+    usage: "content <name|skill_id>\n      A folder skill's SKILL.md body ({baseDir} resolved) and its bundled files with sizes.",
+  },
+  import: {
+    positionals: [1, 1],
+    options: ["public", "private"],
+    usage:
+      "import <bundle.tar.gz|bundle.zip> [--public|--private]\n" +
+      "      Registers the skill folder in the bundle through the same checks and test run as every skill.",
+  },
+  export: {
+    positionals: [1, 1],
+    options: ["output"],
+    usage:
+      "export <name> [-o file]\n      Writes the skill as a .tar.gz bundle (default <name>.tar.gz); plain skills get a generated SKILL.md.",
   },
   test: {
     positionals: [0, Infinity],

@@ -129,7 +129,7 @@ export const catalog: Command = async (ctx) => {
     const status = catalogStatusToJSON(s.status)
       .replace(/^CATALOG_STATUS_/, "")
       .toLowerCase();
-    const detail = s.blockedBy.length > 0 ? `blocked by ${s.blockedBy.join(", ")}` : s.error || s.warnings.join("; ");
+    const detail = s.blockedBy.length > 0 ? `blocked by ${s.blockedBy.join(", ")}` : s.error || s.reason || s.warnings.join("; ");
     rows.push([s.name, s.kind, String(s.version), status, s.dependsOn.join(", ") || "-", detail]);
   }
   ctx.io.out(table(rows));

@@ -2,6 +2,7 @@ import { parseCommandLine, usage, UsageError } from "./args.js";
 import { connect, describeRpcError, isServiceError, rpcErrorHint } from "./client.js";
 import * as commands from "./commands.js";
 import * as compositionCommands from "./composition-commands.js";
+import * as sourceCommands from "./source-commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
 import type { Io } from "./format.js";
 import { lessons, playbook } from "./lesson-commands.js";
@@ -31,6 +32,11 @@ const HANDLERS: Record<string, commands.Command> = {
   compose: compositionCommands.compose,
   deps: compositionCommands.deps,
   catalog: compositionCommands.catalog,
+  sources: sourceCommands.sources,
+  rescan: sourceCommands.rescan,
+  content: sourceCommands.content,
+  import: sourceCommands.importBundle,
+  export: sourceCommands.exportSkill,
   lessons,
   playbook,
 };

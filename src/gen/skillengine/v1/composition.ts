@@ -72,6 +72,10 @@ export enum CatalogStatus {
   CATALOG_STATUS_FAILED = 3,
   /** CATALOG_STATUS_INACTIVE - The skill itself is retired or deleted. */
   CATALOG_STATUS_INACTIVE = 4,
+  /** CATALOG_STATUS_DISCOVERED - A skill folder waiting for its test run (docs/skill-sources.md#catalog). */
+  CATALOG_STATUS_DISCOVERED = 30,
+  /** CATALOG_STATUS_SHADOWED - A skill folder whose name an earlier directory already holds (reported, not an error). */
+  CATALOG_STATUS_SHADOWED = 31,
   UNRECOGNIZED = -1,
 }
 
@@ -92,6 +96,12 @@ export function catalogStatusFromJSON(object: any): CatalogStatus {
     case 4:
     case "CATALOG_STATUS_INACTIVE":
       return CatalogStatus.CATALOG_STATUS_INACTIVE;
+    case 30:
+    case "CATALOG_STATUS_DISCOVERED":
+      return CatalogStatus.CATALOG_STATUS_DISCOVERED;
+    case 31:
+    case "CATALOG_STATUS_SHADOWED":
+      return CatalogStatus.CATALOG_STATUS_SHADOWED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -111,6 +121,10 @@ export function catalogStatusToJSON(object: CatalogStatus): string {
       return "CATALOG_STATUS_FAILED";
     case CatalogStatus.CATALOG_STATUS_INACTIVE:
       return "CATALOG_STATUS_INACTIVE";
+    case CatalogStatus.CATALOG_STATUS_DISCOVERED:
+      return "CATALOG_STATUS_DISCOVERED";
+    case CatalogStatus.CATALOG_STATUS_SHADOWED:
+      return "CATALOG_STATUS_SHADOWED";
     case CatalogStatus.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -196,6 +210,14 @@ export interface CatalogEntry {
   error: string;
   /** Warnings that do not block (a failed re-test against a new dependency version). */
   warnings: string[];
+  /**
+   * Skill folders (docs/skill-sources.md#catalog): the .skill_id, the configured directory and the
+   * folder it was found in, and why it has its status (empty when ready).
+   */
+  skillId: string;
+  sourceDirectory: string;
+  sourceFolder: string;
+  reason: string;
 }
 
 export interface GetCatalogResponse {
@@ -908,7 +930,20 @@ export const GetCatalogRequest: MessageFns<GetCatalogRequest> = {
 };
 
 function createBaseCatalogEntry(): CatalogEntry {
-  return { name: "", kind: "", status: 0, version: 0, dependsOn: [], blockedBy: [], error: "", warnings: [] };
+  return {
+    name: "",
+    kind: "",
+    status: 0,
+    version: 0,
+    dependsOn: [],
+    blockedBy: [],
+    error: "",
+    warnings: [],
+    skillId: "",
+    sourceDirectory: "",
+    sourceFolder: "",
+    reason: "",
+  };
 }
 
 export const CatalogEntry: MessageFns<CatalogEntry> = {
@@ -936,6 +971,18 @@ export const CatalogEntry: MessageFns<CatalogEntry> = {
     }
     for (const v of message.warnings) {
       writer.uint32(66).string(v!);
+    }
+    if (message.skillId !== "") {
+      writer.uint32(242).string(message.skillId);
+    }
+    if (message.sourceDirectory !== "") {
+      writer.uint32(250).string(message.sourceDirectory);
+    }
+    if (message.sourceFolder !== "") {
+      writer.uint32(258).string(message.sourceFolder);
+    }
+    if (message.reason !== "") {
+      writer.uint32(266).string(message.reason);
     }
     return writer;
   },
@@ -1017,6 +1064,38 @@ export const CatalogEntry: MessageFns<CatalogEntry> = {
             message.warnings.push(reader.string());
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.skillId = reader.string();
+            continue;
+          }
+          case 31: {
+            if (tag !== 250) {
+              break;
+            }
+
+            message.sourceDirectory = reader.string();
+            continue;
+          }
+          case 32: {
+            if (tag !== 258) {
+              break;
+            }
+
+            message.sourceFolder = reader.string();
+            continue;
+          }
+          case 33: {
+            if (tag !== 266) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1047,6 +1126,22 @@ export const CatalogEntry: MessageFns<CatalogEntry> = {
         : [],
       error: isSet(object.error) ? globalThis.String(object.error) : "",
       warnings: globalThis.Array.isArray(object?.warnings) ? object.warnings.map((e: any) => globalThis.String(e)) : [],
+      skillId: isSet(object.skillId)
+        ? globalThis.String(object.skillId)
+        : isSet(object.skill_id)
+        ? globalThis.String(object.skill_id)
+        : "",
+      sourceDirectory: isSet(object.sourceDirectory)
+        ? globalThis.String(object.sourceDirectory)
+        : isSet(object.source_directory)
+        ? globalThis.String(object.source_directory)
+        : "",
+      sourceFolder: isSet(object.sourceFolder)
+        ? globalThis.String(object.sourceFolder)
+        : isSet(object.source_folder)
+        ? globalThis.String(object.source_folder)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
     };
   },
 
@@ -1076,6 +1171,18 @@ export const CatalogEntry: MessageFns<CatalogEntry> = {
     if (message.warnings?.length) {
       obj.warnings = message.warnings;
     }
+    if (message.skillId !== "") {
+      obj.skillId = message.skillId;
+    }
+    if (message.sourceDirectory !== "") {
+      obj.sourceDirectory = message.sourceDirectory;
+    }
+    if (message.sourceFolder !== "") {
+      obj.sourceFolder = message.sourceFolder;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
     return obj;
   },
 
@@ -1092,6 +1199,10 @@ export const CatalogEntry: MessageFns<CatalogEntry> = {
     message.blockedBy = object.blockedBy?.map((e) => e) || [];
     message.error = object.error ?? "";
     message.warnings = object.warnings?.map((e) => e) || [];
+    message.skillId = object.skillId ?? "";
+    message.sourceDirectory = object.sourceDirectory ?? "";
+    message.sourceFolder = object.sourceFolder ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };

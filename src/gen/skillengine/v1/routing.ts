@@ -149,6 +149,18 @@ export interface RoutedSkill {
    */
   keywordScore: number;
   vectorScore: number;
+  /**
+   * "plain", "composed", "directory" (an executable skill folder) or "instructions" (a skill folder
+   * with nothing to run: load its body with GetSkillContent). docs/skill-sources.md#routing
+   */
+  kind: string;
+  /** A skill folder's .skill_id; empty for other skills. */
+  skillId: string;
+  /** Quality counters (docs/skill-sources.md#quality-counters). */
+  selections: number;
+  applied: number;
+  completions: number;
+  fallbacks: number;
 }
 
 export interface RouteSkillsResponse {
@@ -163,6 +175,8 @@ export interface RecordRouteFeedbackRequest {
   routeId: string;
   name: string;
   success: boolean;
+  /** The agent used something else instead of this routed skill (docs/skill-sources.md#quality-counters). */
+  fallback?: boolean | undefined;
 }
 
 export interface RecordRouteFeedbackResponse {
@@ -324,6 +338,12 @@ function createBaseRoutedSkill(): RoutedSkill {
     hasRelevance: false,
     keywordScore: 0,
     vectorScore: 0,
+    kind: "",
+    skillId: "",
+    selections: 0,
+    applied: 0,
+    completions: 0,
+    fallbacks: 0,
   };
 }
 
@@ -373,6 +393,24 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     }
     if (message.vectorScore !== 0) {
       writer.uint32(121).double(message.vectorScore);
+    }
+    if (message.kind !== "") {
+      writer.uint32(242).string(message.kind);
+    }
+    if (message.skillId !== "") {
+      writer.uint32(250).string(message.skillId);
+    }
+    if (message.selections !== 0) {
+      writer.uint32(256).uint64(message.selections);
+    }
+    if (message.applied !== 0) {
+      writer.uint32(264).uint64(message.applied);
+    }
+    if (message.completions !== 0) {
+      writer.uint32(272).uint64(message.completions);
+    }
+    if (message.fallbacks !== 0) {
+      writer.uint32(280).uint64(message.fallbacks);
     }
     return writer;
   },
@@ -510,6 +548,54 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
             message.vectorScore = reader.double();
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 31: {
+            if (tag !== 250) {
+              break;
+            }
+
+            message.skillId = reader.string();
+            continue;
+          }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.selections = longToNumber(reader.uint64());
+            continue;
+          }
+          case 33: {
+            if (tag !== 264) {
+              break;
+            }
+
+            message.applied = longToNumber(reader.uint64());
+            continue;
+          }
+          case 34: {
+            if (tag !== 272) {
+              break;
+            }
+
+            message.completions = longToNumber(reader.uint64());
+            continue;
+          }
+          case 35: {
+            if (tag !== 280) {
+              break;
+            }
+
+            message.fallbacks = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -577,6 +663,16 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
         : isSet(object.vector_score)
         ? globalThis.Number(object.vector_score)
         : 0,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      skillId: isSet(object.skillId)
+        ? globalThis.String(object.skillId)
+        : isSet(object.skill_id)
+        ? globalThis.String(object.skill_id)
+        : "",
+      selections: isSet(object.selections) ? globalThis.Number(object.selections) : 0,
+      applied: isSet(object.applied) ? globalThis.Number(object.applied) : 0,
+      completions: isSet(object.completions) ? globalThis.Number(object.completions) : 0,
+      fallbacks: isSet(object.fallbacks) ? globalThis.Number(object.fallbacks) : 0,
     };
   },
 
@@ -627,6 +723,24 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     if (message.vectorScore !== 0) {
       obj.vectorScore = floatToJson(message.vectorScore);
     }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.skillId !== "") {
+      obj.skillId = message.skillId;
+    }
+    if (message.selections !== 0) {
+      obj.selections = Math.round(message.selections);
+    }
+    if (message.applied !== 0) {
+      obj.applied = Math.round(message.applied);
+    }
+    if (message.completions !== 0) {
+      obj.completions = Math.round(message.completions);
+    }
+    if (message.fallbacks !== 0) {
+      obj.fallbacks = Math.round(message.fallbacks);
+    }
     return obj;
   },
 
@@ -650,6 +764,12 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     message.hasRelevance = object.hasRelevance ?? false;
     message.keywordScore = object.keywordScore ?? 0;
     message.vectorScore = object.vectorScore ?? 0;
+    message.kind = object.kind ?? "";
+    message.skillId = object.skillId ?? "";
+    message.selections = object.selections ?? 0;
+    message.applied = object.applied ?? 0;
+    message.completions = object.completions ?? 0;
+    message.fallbacks = object.fallbacks ?? 0;
     return message;
   },
 };
@@ -760,7 +880,7 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
 };
 
 function createBaseRecordRouteFeedbackRequest(): RecordRouteFeedbackRequest {
-  return { routeId: "", name: "", success: false };
+  return { routeId: "", name: "", success: false, fallback: undefined };
 }
 
 export const RecordRouteFeedbackRequest: MessageFns<RecordRouteFeedbackRequest> = {
@@ -773,6 +893,9 @@ export const RecordRouteFeedbackRequest: MessageFns<RecordRouteFeedbackRequest> 
     }
     if (message.success !== false) {
       writer.uint32(24).bool(message.success);
+    }
+    if (message.fallback !== undefined) {
+      writer.uint32(240).bool(message.fallback);
     }
     return writer;
   },
@@ -814,6 +937,14 @@ export const RecordRouteFeedbackRequest: MessageFns<RecordRouteFeedbackRequest> 
             message.success = reader.bool();
             continue;
           }
+          case 30: {
+            if (tag !== 240) {
+              break;
+            }
+
+            message.fallback = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -835,6 +966,7 @@ export const RecordRouteFeedbackRequest: MessageFns<RecordRouteFeedbackRequest> 
         : "",
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
+      fallback: isSet(object.fallback) ? globalThis.Boolean(object.fallback) : undefined,
     };
   },
 
@@ -849,6 +981,9 @@ export const RecordRouteFeedbackRequest: MessageFns<RecordRouteFeedbackRequest> 
     if (message.success !== false) {
       obj.success = message.success;
     }
+    if (message.fallback !== undefined) {
+      obj.fallback = message.fallback;
+    }
     return obj;
   },
 
@@ -860,6 +995,7 @@ export const RecordRouteFeedbackRequest: MessageFns<RecordRouteFeedbackRequest> 
     message.routeId = object.routeId ?? "";
     message.name = object.name ?? "";
     message.success = object.success ?? false;
+    message.fallback = object.fallback ?? undefined;
     return message;
   },
 };
@@ -943,6 +1079,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -67,6 +67,20 @@ import {
   ListSkillVersionsRequest,
   ListSkillVersionsResponse,
 } from "./skills.js";
+import {
+  ExportSkillRequest,
+  ExportSkillResponse,
+  GetSkillContentRequest,
+  GetSkillContentResponse,
+  GetSkillFileRequest,
+  GetSkillFileResponse,
+  ImportSkillBundleRequest,
+  ImportSkillBundleResponse,
+  ListSkillSourcesRequest,
+  ListSkillSourcesResponse,
+  RescanSkillDirsRequest,
+  RescanSkillDirsResponse,
+} from "./sources.js";
 
 export const protobufPackage = "skillengine.v1";
 
@@ -372,6 +386,75 @@ export const SkillEngineService = {
     responseSerialize: (value: GetCatalogResponse): Buffer => Buffer.from(GetCatalogResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetCatalogResponse => GetCatalogResponse.decode(value),
   },
+  /** Skill folders (docs/skill-sources.md): the folders of the last scan, as catalog entries. */
+  listSkillSources: {
+    path: "/skillengine.v1.SkillEngine/ListSkillSources" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSkillSourcesRequest): Buffer =>
+      Buffer.from(ListSkillSourcesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSkillSourcesRequest => ListSkillSourcesRequest.decode(value),
+    responseSerialize: (value: ListSkillSourcesResponse): Buffer =>
+      Buffer.from(ListSkillSourcesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSkillSourcesResponse => ListSkillSourcesResponse.decode(value),
+  },
+  /** Scans SKILL_ENGINE_SKILL_DIRS now (admins): registers new and edited folders, retires removed ones. */
+  rescanSkillDirs: {
+    path: "/skillengine.v1.SkillEngine/RescanSkillDirs" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RescanSkillDirsRequest): Buffer =>
+      Buffer.from(RescanSkillDirsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RescanSkillDirsRequest => RescanSkillDirsRequest.decode(value),
+    responseSerialize: (value: RescanSkillDirsResponse): Buffer =>
+      Buffer.from(RescanSkillDirsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RescanSkillDirsResponse => RescanSkillDirsResponse.decode(value),
+  },
+  /** Progressive disclosure: a folder skill's SKILL.md body ({baseDir} resolved) and its bundled files. */
+  getSkillContent: {
+    path: "/skillengine.v1.SkillEngine/GetSkillContent" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSkillContentRequest): Buffer =>
+      Buffer.from(GetSkillContentRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSkillContentRequest => GetSkillContentRequest.decode(value),
+    responseSerialize: (value: GetSkillContentResponse): Buffer =>
+      Buffer.from(GetSkillContentResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSkillContentResponse => GetSkillContentResponse.decode(value),
+  },
+  /** One bundled file of a folder skill (traversal-safe, size-capped). */
+  getSkillFile: {
+    path: "/skillengine.v1.SkillEngine/GetSkillFile" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetSkillFileRequest): Buffer => Buffer.from(GetSkillFileRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetSkillFileRequest => GetSkillFileRequest.decode(value),
+    responseSerialize: (value: GetSkillFileResponse): Buffer =>
+      Buffer.from(GetSkillFileResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetSkillFileResponse => GetSkillFileResponse.decode(value),
+  },
+  /** Registers a skill folder from a .tar.gz or .zip through the same gates. */
+  importSkillBundle: {
+    path: "/skillengine.v1.SkillEngine/ImportSkillBundle" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ImportSkillBundleRequest): Buffer =>
+      Buffer.from(ImportSkillBundleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ImportSkillBundleRequest => ImportSkillBundleRequest.decode(value),
+    responseSerialize: (value: ImportSkillBundleResponse): Buffer =>
+      Buffer.from(ImportSkillBundleResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ImportSkillBundleResponse => ImportSkillBundleResponse.decode(value),
+  },
+  /** Any skill as a bundle (a SKILL.md is generated for a plain Python skill). */
+  exportSkill: {
+    path: "/skillengine.v1.SkillEngine/ExportSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExportSkillRequest): Buffer => Buffer.from(ExportSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExportSkillRequest => ExportSkillRequest.decode(value),
+    responseSerialize: (value: ExportSkillResponse): Buffer => Buffer.from(ExportSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExportSkillResponse => ExportSkillResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -465,6 +548,18 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
   getSkillDependencies: handleUnaryCall<GetSkillDependenciesRequest, GetSkillDependenciesResponse>;
   /** Every visible skill with its dependency status (ready, blocked by which dependency, failed). */
   getCatalog: handleUnaryCall<GetCatalogRequest, GetCatalogResponse>;
+  /** Skill folders (docs/skill-sources.md): the folders of the last scan, as catalog entries. */
+  listSkillSources: handleUnaryCall<ListSkillSourcesRequest, ListSkillSourcesResponse>;
+  /** Scans SKILL_ENGINE_SKILL_DIRS now (admins): registers new and edited folders, retires removed ones. */
+  rescanSkillDirs: handleUnaryCall<RescanSkillDirsRequest, RescanSkillDirsResponse>;
+  /** Progressive disclosure: a folder skill's SKILL.md body ({baseDir} resolved) and its bundled files. */
+  getSkillContent: handleUnaryCall<GetSkillContentRequest, GetSkillContentResponse>;
+  /** One bundled file of a folder skill (traversal-safe, size-capped). */
+  getSkillFile: handleUnaryCall<GetSkillFileRequest, GetSkillFileResponse>;
+  /** Registers a skill folder from a .tar.gz or .zip through the same gates. */
+  importSkillBundle: handleUnaryCall<ImportSkillBundleRequest, ImportSkillBundleResponse>;
+  /** Any skill as a bundle (a SKILL.md is generated for a plain Python skill). */
+  exportSkill: handleUnaryCall<ExportSkillRequest, ExportSkillResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -865,6 +960,102 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetCatalogResponse) => void,
+  ): ClientUnaryCall;
+  /** Skill folders (docs/skill-sources.md): the folders of the last scan, as catalog entries. */
+  listSkillSources(
+    request: ListSkillSourcesRequest,
+    callback: (error: ServiceError | null, response: ListSkillSourcesResponse) => void,
+  ): ClientUnaryCall;
+  listSkillSources(
+    request: ListSkillSourcesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSkillSourcesResponse) => void,
+  ): ClientUnaryCall;
+  listSkillSources(
+    request: ListSkillSourcesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSkillSourcesResponse) => void,
+  ): ClientUnaryCall;
+  /** Scans SKILL_ENGINE_SKILL_DIRS now (admins): registers new and edited folders, retires removed ones. */
+  rescanSkillDirs(
+    request: RescanSkillDirsRequest,
+    callback: (error: ServiceError | null, response: RescanSkillDirsResponse) => void,
+  ): ClientUnaryCall;
+  rescanSkillDirs(
+    request: RescanSkillDirsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RescanSkillDirsResponse) => void,
+  ): ClientUnaryCall;
+  rescanSkillDirs(
+    request: RescanSkillDirsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RescanSkillDirsResponse) => void,
+  ): ClientUnaryCall;
+  /** Progressive disclosure: a folder skill's SKILL.md body ({baseDir} resolved) and its bundled files. */
+  getSkillContent(
+    request: GetSkillContentRequest,
+    callback: (error: ServiceError | null, response: GetSkillContentResponse) => void,
+  ): ClientUnaryCall;
+  getSkillContent(
+    request: GetSkillContentRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSkillContentResponse) => void,
+  ): ClientUnaryCall;
+  getSkillContent(
+    request: GetSkillContentRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSkillContentResponse) => void,
+  ): ClientUnaryCall;
+  /** One bundled file of a folder skill (traversal-safe, size-capped). */
+  getSkillFile(
+    request: GetSkillFileRequest,
+    callback: (error: ServiceError | null, response: GetSkillFileResponse) => void,
+  ): ClientUnaryCall;
+  getSkillFile(
+    request: GetSkillFileRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetSkillFileResponse) => void,
+  ): ClientUnaryCall;
+  getSkillFile(
+    request: GetSkillFileRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetSkillFileResponse) => void,
+  ): ClientUnaryCall;
+  /** Registers a skill folder from a .tar.gz or .zip through the same gates. */
+  importSkillBundle(
+    request: ImportSkillBundleRequest,
+    callback: (error: ServiceError | null, response: ImportSkillBundleResponse) => void,
+  ): ClientUnaryCall;
+  importSkillBundle(
+    request: ImportSkillBundleRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ImportSkillBundleResponse) => void,
+  ): ClientUnaryCall;
+  importSkillBundle(
+    request: ImportSkillBundleRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ImportSkillBundleResponse) => void,
+  ): ClientUnaryCall;
+  /** Any skill as a bundle (a SKILL.md is generated for a plain Python skill). */
+  exportSkill(
+    request: ExportSkillRequest,
+    callback: (error: ServiceError | null, response: ExportSkillResponse) => void,
+  ): ClientUnaryCall;
+  exportSkill(
+    request: ExportSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ExportSkillResponse) => void,
+  ): ClientUnaryCall;
+  exportSkill(
+    request: ExportSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ExportSkillResponse) => void,
   ): ClientUnaryCall;
 }
 

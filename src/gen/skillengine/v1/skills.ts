@@ -183,6 +183,10 @@ export interface GetSkillResponse {
   composed: boolean;
   /** The active version's declared dependencies ("name" or "name@version"). */
   dependsOn: string[];
+  /** "plain", "composed", "directory" or "instructions" (docs/skill-sources.md). */
+  kind: string;
+  /** A skill folder's .skill_id; empty for other skills. */
+  skillId: string;
 }
 
 export interface ListSkillsRequest {
@@ -229,7 +233,17 @@ export interface GetSkillStatsResponse {
   windowSuccesses: number;
   totalInvocations: number;
   totalSuccesses: number;
-  skill: Skill | undefined;
+  skill:
+    | Skill
+    | undefined;
+  /**
+   * Quality counters (docs/skill-sources.md#quality-counters): returned by routing, invoked after
+   * a route, succeeded after a route, and reported as replaced by something else.
+   */
+  selections: number;
+  applied: number;
+  completions: number;
+  fallbacks: number;
 }
 
 function createBaseSkill(): Skill {
@@ -927,7 +941,7 @@ export const GetSkillRequest: MessageFns<GetSkillRequest> = {
 };
 
 function createBaseGetSkillResponse(): GetSkillResponse {
-  return { skill: undefined, code: "", composed: false, dependsOn: [] };
+  return { skill: undefined, code: "", composed: false, dependsOn: [], kind: "", skillId: "" };
 }
 
 export const GetSkillResponse: MessageFns<GetSkillResponse> = {
@@ -943,6 +957,12 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     }
     for (const v of message.dependsOn) {
       writer.uint32(34).string(v!);
+    }
+    if (message.kind !== "") {
+      writer.uint32(242).string(message.kind);
+    }
+    if (message.skillId !== "") {
+      writer.uint32(250).string(message.skillId);
     }
     return writer;
   },
@@ -992,6 +1012,22 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
             message.dependsOn.push(reader.string());
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 31: {
+            if (tag !== 250) {
+              break;
+            }
+
+            message.skillId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1014,6 +1050,12 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
         : globalThis.Array.isArray(object?.depends_on)
         ? object.depends_on.map((e: any) => globalThis.String(e))
         : [],
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      skillId: isSet(object.skillId)
+        ? globalThis.String(object.skillId)
+        : isSet(object.skill_id)
+        ? globalThis.String(object.skill_id)
+        : "",
     };
   },
 
@@ -1031,6 +1073,12 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     if (message.dependsOn?.length) {
       obj.dependsOn = message.dependsOn;
     }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.skillId !== "") {
+      obj.skillId = message.skillId;
+    }
     return obj;
   },
 
@@ -1043,6 +1091,8 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     message.code = object.code ?? "";
     message.composed = object.composed ?? false;
     message.dependsOn = object.dependsOn?.map((e) => e) || [];
+    message.kind = object.kind ?? "";
+    message.skillId = object.skillId ?? "";
     return message;
   },
 };
@@ -1424,6 +1474,10 @@ function createBaseGetSkillStatsResponse(): GetSkillStatsResponse {
     totalInvocations: 0,
     totalSuccesses: 0,
     skill: undefined,
+    selections: 0,
+    applied: 0,
+    completions: 0,
+    fallbacks: 0,
   };
 }
 
@@ -1470,6 +1524,18 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     }
     if (message.skill !== undefined) {
       Skill.encode(message.skill, writer.uint32(114).fork()).join();
+    }
+    if (message.selections !== 0) {
+      writer.uint32(240).uint64(message.selections);
+    }
+    if (message.applied !== 0) {
+      writer.uint32(248).uint64(message.applied);
+    }
+    if (message.completions !== 0) {
+      writer.uint32(256).uint64(message.completions);
+    }
+    if (message.fallbacks !== 0) {
+      writer.uint32(264).uint64(message.fallbacks);
     }
     return writer;
   },
@@ -1599,6 +1665,38 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
             message.skill = Skill.decode(reader, reader.uint32());
             continue;
           }
+          case 30: {
+            if (tag !== 240) {
+              break;
+            }
+
+            message.selections = longToNumber(reader.uint64());
+            continue;
+          }
+          case 31: {
+            if (tag !== 248) {
+              break;
+            }
+
+            message.applied = longToNumber(reader.uint64());
+            continue;
+          }
+          case 32: {
+            if (tag !== 256) {
+              break;
+            }
+
+            message.completions = longToNumber(reader.uint64());
+            continue;
+          }
+          case 33: {
+            if (tag !== 264) {
+              break;
+            }
+
+            message.fallbacks = longToNumber(reader.uint64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1671,6 +1769,10 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
         ? globalThis.Number(object.total_successes)
         : 0,
       skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
+      selections: isSet(object.selections) ? globalThis.Number(object.selections) : 0,
+      applied: isSet(object.applied) ? globalThis.Number(object.applied) : 0,
+      completions: isSet(object.completions) ? globalThis.Number(object.completions) : 0,
+      fallbacks: isSet(object.fallbacks) ? globalThis.Number(object.fallbacks) : 0,
     };
   },
 
@@ -1718,6 +1820,18 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     if (message.skill !== undefined) {
       obj.skill = Skill.toJSON(message.skill);
     }
+    if (message.selections !== 0) {
+      obj.selections = Math.round(message.selections);
+    }
+    if (message.applied !== 0) {
+      obj.applied = Math.round(message.applied);
+    }
+    if (message.completions !== 0) {
+      obj.completions = Math.round(message.completions);
+    }
+    if (message.fallbacks !== 0) {
+      obj.fallbacks = Math.round(message.fallbacks);
+    }
     return obj;
   },
 
@@ -1740,6 +1854,10 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     message.totalInvocations = object.totalInvocations ?? 0;
     message.totalSuccesses = object.totalSuccesses ?? 0;
     message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    message.selections = object.selections ?? 0;
+    message.applied = object.applied ?? 0;
+    message.completions = object.completions ?? 0;
+    message.fallbacks = object.fallbacks ?? 0;
     return message;
   },
 };
