@@ -17,9 +17,11 @@ import {
   toGatedChangeMessage,
   toRoutedSkillMessage,
   toSkillMessage,
+  toSkillMessageFor,
   toStatsMessage,
   toVersionMessage,
 } from "./messages.js";
+import { sharingHandlers } from "./sharing-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -44,6 +46,7 @@ export function skillEngineHandlers(
         request.exampleQueries,
         requestedVisibility(request.visibility, { required: false }),
         request.dependsOn,
+        request.system,
       );
       return toGatedChangeMessage(registered);
     }),
@@ -68,13 +71,13 @@ export function skillEngineHandlers(
 
     getSkill: unary(logger, "GetSkill", async (request, context) => {
       const found = await service.get(request.name, context);
-      return { skill: toSkillMessage(found.skill), code: found.code, composed: found.kind === "composed", dependsOn: [...found.dependsOn] };
+      return { skill: toSkillMessageFor(context.caller)(found.skill), code: found.code, composed: found.kind === "composed", dependsOn: [...found.dependsOn] };
     }),
 
     listSkills: unary(logger, "ListSkills", async (request, context) => ({
       skills: service
         .list(context, { includeInactive: request.includeInactive, ...(request.owner === "" ? {} : { owner: request.owner }) })
-        .map(toSkillMessage),
+        .map(toSkillMessageFor(context.caller)),
     })),
 
     listSkillVersions: unary(logger, "ListSkillVersions", async (request, context) => {
@@ -192,6 +195,8 @@ export function skillEngineHandlers(
     wipeSandbox: unary(logger, "WipeSandbox", async (_request, context) => ({
       removedRunDirectories: await service.wipeSandbox(context),
     })),
+
+    ...sharingHandlers(service, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
   };
 
   /** The shared wrapper (unary-call.ts), with the skill's name and version in the rpc log line. */
@@ -220,5 +225,8 @@ function requestedVisibility(visibility: Visibility, options: { required: boolea
   const domain = fromVisibilityMessage(visibility);
   if (domain !== undefined) return domain;
   if (visibility === Visibility.VISIBILITY_UNSPECIFIED && !options.required) return undefined;
-  throw new InvalidArgumentError("visibility", "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC");
+  throw new InvalidArgumentError(
+    "visibility",
+    "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC (a skill becomes internal by GrantSkill, not by asking)",
+  );
 }

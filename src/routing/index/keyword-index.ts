@@ -4,7 +4,7 @@ import { withSqlite } from "../../sqlite/index.js";
 import { assertSqlIdentifier } from "./index-errors.js";
 import { toFtsMatchQuery } from "./fts-query.js";
 import { nameWords } from "./name-tokens.js";
-import { audienceOf, filterMatchesNothing, type SkillVisibility, type VectorSearchFilter } from "./vector-index.js";
+import { audienceOf, audiencesOf, filterMatchesNothing, type SkillVisibility, type VectorSearchFilter } from "./vector-index.js";
 
 /** What the keyword index knows about one skill. */
 export interface KeywordDocument {
@@ -13,6 +13,8 @@ export interface KeywordDocument {
   readonly owner: string;
   readonly visibility: SkillVisibility;
   readonly status: string;
+  /** The grantees' audiences, as the vector index takes them (docs/routing.md#scoping). */
+  readonly grantAudiences?: readonly string[];
   /**
    * Credited past queries and registration examples. Left out, the index keeps the evidence it
    * already holds, so a new version of a skill does not forget what routing learned about it.
@@ -85,6 +87,8 @@ const DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2";
 export class KeywordIndex {
   private readonly fts: string;
   private readonly docs: string;
+  /** Every audience of every document (owner, grantees, or public): a document matches an allowlist through any of them. */
+  private readonly audiences: string;
   private readonly weights: KeywordColumnWeights;
   private readonly tokenizer: string;
   private readonly maxEvidenceChars: number;
@@ -98,6 +102,7 @@ export class KeywordIndex {
     this.fts = options.table ?? "skill_keywords";
     assertSqlIdentifier(this.fts, "keyword index table name");
     this.docs = `${this.fts}_docs`;
+    this.audiences = `${this.fts}_audiences`;
     this.weights = options.weights ?? DEFAULT_WEIGHTS;
     this.tokenizer = options.tokenizer ?? DEFAULT_TOKENIZER;
     if (!/^[A-Za-z0-9_ ]+$/.test(this.tokenizer)) throw new Error(`unsupported FTS5 tokenizer spec "${this.tokenizer}"`);
@@ -122,6 +127,9 @@ export class KeywordIndex {
            audience = excluded.audience,
            status = excluded.status`,
       );
+      const idOf = this.db.prepare(`SELECT id FROM ${this.docs} WHERE name = ?`);
+      const forget = this.db.prepare(`DELETE FROM ${this.audiences} WHERE doc_id = ?`);
+      const add = this.db.prepare(`INSERT OR IGNORE INTO ${this.audiences} (audience, doc_id) VALUES (?, ?)`);
       this.db.transaction(() => {
         for (const document of documents) {
           upsert.run({
@@ -134,6 +142,9 @@ export class KeywordIndex {
             audience: audienceOf(document.owner, document.visibility),
             status: document.status,
           });
+          const { id } = idOf.get(document.name) as { id: number };
+          forget.run(id);
+          for (const audience of audiencesOf(document)) add.run(audience, id);
         }
       })();
     });
@@ -143,9 +154,13 @@ export class KeywordIndex {
   remove(names: readonly string[]): void {
     if (names.length === 0) return;
     withSqlite("routing index", "remove skill keywords", () => {
-      const remove = this.db.prepare(`DELETE FROM ${this.docs} WHERE name = ?`);
+      const remove = this.db.prepare(`DELETE FROM ${this.docs} WHERE name = ? RETURNING id`);
+      const forget = this.db.prepare(`DELETE FROM ${this.audiences} WHERE doc_id = ?`);
       this.db.transaction(() => {
-        for (const name of names) remove.run(name);
+        for (const name of names) {
+          const removed = remove.get(name) as { id: number } | undefined;
+          if (removed) forget.run(removed.id);
+        }
       })();
     });
   }
@@ -193,7 +208,15 @@ export class KeywordIndex {
     allow("status", options.filter?.statuses);
     allow("owner", options.filter?.owners);
     allow("visibility", options.filter?.visibility);
-    allow("audience", options.filter?.audiences);
+    const audiences = options.filter?.audiences;
+    if (audiences !== undefined) {
+      // Any of the document's audiences (owner, grantees, or public) in the allowlist: an indexed
+      // lookup per matching document, inside the same statement (docs/routing.md#scoping).
+      clauses.push(
+        `AND EXISTS (SELECT 1 FROM ${this.audiences} a WHERE a.doc_id = d.id AND a.audience IN (${audiences.map(() => "?").join(", ")}))`,
+      );
+      params.push(...audiences);
+    }
     const { name, description, evidence } = this.weights;
     const rows = withSqlite("routing index", "search skill keywords", () =>
       this.db
@@ -219,7 +242,12 @@ export class KeywordIndex {
 
   /** Empties the index, for a rebuild from the registry. */
   clear(): void {
-    withSqlite("routing index", "clear the keyword index", () => this.db.prepare(`DELETE FROM ${this.docs}`).run());
+    withSqlite("routing index", "clear the keyword index", () =>
+      this.db.transaction(() => {
+        this.db.prepare(`DELETE FROM ${this.docs}`).run();
+        this.db.prepare(`DELETE FROM ${this.audiences}`).run();
+      })(),
+    );
   }
 
   private createSchema(): void {
@@ -239,6 +267,10 @@ export class KeywordIndex {
          )`,
       );
       this.addAudienceColumn();
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS ${this.audiences} (audience TEXT NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (audience, doc_id)) STRICT;
+         CREATE INDEX IF NOT EXISTS ${this.audiences}_by_doc ON ${this.audiences} (doc_id, audience);`,
+      );
       const existing = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(fts) as
         { sql: string } | undefined;
       const wanted = `tokenize = '${this.tokenizer}'`;
