@@ -139,8 +139,8 @@ export class SqliteVecIndex implements VectorIndex {
       const addExtra = this.db.prepare(`INSERT INTO ${this.audienceTable} (row_id, entry_id, audience) VALUES (?, ?, ?)`);
       const put = (rowId: string, blob: Buffer, payload: VectorIndexEntry["payload"], audience: string, main: number): void => {
         const { status, owner, visibility } = payload;
-        const changed = update.run(blob, status, owner, visibility, audience, main, rowId).changes;
-        if (changed === 0) insert.run(rowId, blob, status, owner, visibility, audience, main);
+        const changed = update.run(blob, status, owner, visibility, audience, BigInt(main), rowId).changes;
+        if (changed === 0) insert.run(rowId, blob, status, owner, visibility, audience, BigInt(main));
       };
       this.db.transaction(() => {
         for (const { id, vector, payload } of entries) {
