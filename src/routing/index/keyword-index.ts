@@ -87,7 +87,7 @@ const DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2";
 export class KeywordIndex {
   private readonly fts: string;
   private readonly docs: string;
-  /** Every audience of every document (owner, grantees, or public): a document matches an allowlist through any of them. */
+  /** Grantees' audiences of documents with grants (`granted` > 0); a document's first audience is its `audience` column. */
   private readonly audiences: string;
   private readonly weights: KeywordColumnWeights;
   private readonly tokenizer: string;
@@ -130,6 +130,7 @@ export class KeywordIndex {
       const idOf = this.db.prepare(`SELECT id FROM ${this.docs} WHERE name = ?`);
       const forget = this.db.prepare(`DELETE FROM ${this.audiences} WHERE doc_id = ?`);
       const add = this.db.prepare(`INSERT OR IGNORE INTO ${this.audiences} (audience, doc_id) VALUES (?, ?)`);
+      const setGranted = this.db.prepare(`UPDATE ${this.docs} SET granted = ? WHERE id = ?`);
       this.db.transaction(() => {
         for (const document of documents) {
           upsert.run({
@@ -139,12 +140,15 @@ export class KeywordIndex {
             evidence: document.evidence === undefined ? null : this.capEvidence(document.evidence),
             owner: document.owner,
             visibility: document.visibility,
-            audience: audienceOf(document.owner, document.visibility),
+            audience: audiencesOf(document)[0] ?? audienceOf(document.owner, document.visibility),
             status: document.status,
           });
           const { id } = idOf.get(document.name) as { id: number };
           forget.run(id);
-          for (const audience of audiencesOf(document)) add.run(audience, id);
+          // The first audience is the row's own column; only grantees' go to the side table.
+          const [, ...granted] = audiencesOf(document);
+          for (const audience of granted) add.run(audience, id);
+          setGranted.run(granted.length, id);
         }
       })();
     });
@@ -210,12 +214,14 @@ export class KeywordIndex {
     allow("visibility", options.filter?.visibility);
     const audiences = options.filter?.audiences;
     if (audiences !== undefined) {
-      // Any of the document's audiences (owner, grantees, or public) in the allowlist: an indexed
-      // lookup per matching document, inside the same statement (docs/routing.md#scoping).
+      // Any of the document's audiences in the allowlist, inside the same statement
+      // (docs/routing.md#scoping): its own column (owner's, or public), else, for a document with
+      // grants only, an indexed lookup of its grantees' audiences.
+      const list = audiences.map(() => "?").join(", ");
       clauses.push(
-        `AND EXISTS (SELECT 1 FROM ${this.audiences} a WHERE a.doc_id = d.id AND a.audience IN (${audiences.map(() => "?").join(", ")}))`,
+        `AND (d.audience IN (${list}) OR (d.granted > 0 AND EXISTS (SELECT 1 FROM ${this.audiences} a WHERE a.doc_id = d.id AND a.audience IN (${list}))))`,
       );
-      params.push(...audiences);
+      params.push(...audiences, ...audiences);
     }
     const { name, description, evidence } = this.weights;
     const rows = withSqlite("routing index", "search skill keywords", () =>
@@ -263,10 +269,14 @@ export class KeywordIndex {
            owner TEXT NOT NULL,
            visibility TEXT NOT NULL,
            audience TEXT NOT NULL DEFAULT '',
-           status TEXT NOT NULL
+           status TEXT NOT NULL,
+           granted INTEGER NOT NULL DEFAULT 0
          )`,
       );
       this.addAudienceColumn();
+      const columns = db.prepare("SELECT name FROM pragma_table_info(?)").all(docs) as Array<{ name: string }>;
+      // A table from before grants: no document has any yet.
+      if (!columns.some((column) => column.name === "granted")) db.exec(`ALTER TABLE ${docs} ADD COLUMN granted INTEGER NOT NULL DEFAULT 0`);
       db.exec(
         `CREATE TABLE IF NOT EXISTS ${this.audiences} (audience TEXT NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (audience, doc_id)) STRICT;
          CREATE INDEX IF NOT EXISTS ${this.audiences}_by_doc ON ${this.audiences} (doc_id, audience);`,
