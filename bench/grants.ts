@@ -17,7 +17,8 @@
  * with the real model takes far longer than the index work measured here, and the query's own
  * embedding is the same with or without grants (bench:routing measures each real model apart).
  * Latencies are per RouteSkills-equivalent call (router.route, limit 10), p50/p95 over 100
- * queries per mode after 5 warm-up queries.
+ * queries per mode after 5 warm-up queries; every configuration answers each query in turn, so
+ * the load of a shared machine falls on all of them alike.
  *
  * Prints one table and writes bench/results/grants-latest.json.
  */
@@ -48,7 +49,10 @@ type Mode = (typeof MODES)[number];
 
 /** The routing module's surface this bench uses, the same in today's code and this branch's. */
 interface RoutingModule {
-  KeywordIndex: new (db: Database.Database, options: { logger: pino.Logger }) => {
+  KeywordIndex: new (
+    db: Database.Database,
+    options: { logger: pino.Logger },
+  ) => {
     upsert(documents: readonly Record<string, unknown>[]): void;
   };
   SqliteVecIndex: new (
@@ -161,7 +165,9 @@ async function build(routing: RoutingModule, db: Database.Database, skills: read
   for (let start = 0; start < skills.length; start += INSERT_BATCH) {
     const batch = skills.slice(start, start + INSERT_BATCH);
     keywords.upsert(batch.map((skill) => ({ ...skill, evidence: [] })));
-    await vectors.upsert(batch.map((skill) => ({ id: skill.name, vector: vectorOf(routing.documentText(skill)), payload: payloadOf(skill) })));
+    await vectors.upsert(
+      batch.map((skill) => ({ id: skill.name, vector: vectorOf(routing.documentText(skill)), payload: payloadOf(skill) })),
+    );
   }
   await vectors.close();
   return (performance.now() - started) / 1000;
@@ -173,9 +179,19 @@ interface Latency {
   hits: number;
 }
 
-async function measure(routing: RoutingModule, db: Database.Database, scope: Record<string, unknown>, queries: readonly string[]) {
+interface Config {
+  readonly config: string;
+  readonly caller: string;
+  readonly router: {
+    route(query: string, options: { limit: number; mode: Mode; scope: Record<string, unknown> }): Promise<{ hits: unknown[] }>;
+  };
+  readonly scope: Record<string, unknown>;
+  readonly extra?: Record<string, number>;
+}
+
+function routerOf(routing: RoutingModule, db: Database.Database): Config["router"] {
   const logger = pino({ level: "silent" });
-  const router = new routing.SkillRouter({
+  return new routing.SkillRouter({
     db,
     embedder,
     vectors: new routing.SqliteVecIndex(db, { logger }),
@@ -183,21 +199,37 @@ async function measure(routing: RoutingModule, db: Database.Database, scope: Rec
     logger,
     splitClauses: false,
   });
-  const result = {} as Record<Mode, Latency>;
+}
+
+/**
+ * Every configuration answers every query in turn (query by query, not configuration by
+ * configuration), so a change of load on the machine falls on all of them alike.
+ */
+async function measureInterleaved(configs: readonly Config[], queries: readonly string[]): Promise<Array<Record<Mode, Latency>>> {
+  const results = configs.map(() => ({}) as Record<Mode, Latency>);
   for (const mode of MODES) {
-    for (const query of queries.slice(0, WARM_UP)) await router.route(query, { limit: LIMIT, mode, scope });
-    const times: number[] = [];
-    let hits = 0;
-    for (const query of queries.slice(WARM_UP)) {
-      const started = performance.now();
-      hits += (await router.route(query, { limit: LIMIT, mode, scope })).hits.length;
-      times.push(performance.now() - started);
+    const times = configs.map(() => [] as number[]);
+    const hits = configs.map(() => 0);
+    for (const [q, query] of queries.entries()) {
+      for (const [c, config] of configs.entries()) {
+        const started = performance.now();
+        const found = (await config.router.route(query, { limit: LIMIT, mode, scope: config.scope })).hits.length;
+        if (q < WARM_UP) continue;
+        (times[c] as number[]).push(performance.now() - started);
+        hits[c] = (hits[c] as number) + found;
+      }
     }
-    times.sort((a, b) => a - b);
-    const at = (q: number) => Number((times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0).toFixed(2));
-    result[mode] = { p50: at(0.5), p95: at(0.95), hits: Number((hits / (queries.length - WARM_UP)).toFixed(1)) };
+    for (const [c, list] of times.entries()) {
+      list.sort((a, b) => a - b);
+      const at = (p: number) => Number((list[Math.min(list.length - 1, Math.floor(p * list.length))] ?? 0).toFixed(2));
+      (results[c] as Record<Mode, Latency>)[mode] = {
+        p50: at(0.5),
+        p95: at(0.95),
+        hits: Number(((hits[c] as number) / list.length).toFixed(1)),
+      };
+    }
   }
-  return result;
+  return results;
 }
 
 /** This branch's starting point's src/, exported beside our node_modules, so both run in one process. */
@@ -221,7 +253,7 @@ async function main(): Promise<void> {
   const branch = {
     ...((await import("../src/routing/index.js")) as unknown as RoutingModule),
     ...(await import("../src/routing/index/index.js")),
-  } as RoutingModule;
+  } as unknown as RoutingModule;
   const today = await todaysRouting();
   const queries = queriesFor();
   const rows: Array<Record<string, unknown>> = [];
@@ -231,49 +263,74 @@ async function main(): Promise<void> {
       const skills = synthesize(size);
       const dir = await mkdtemp(path.join(os.tmpdir(), `bench-grants-${size}-`));
       try {
-        // Today's code, no grants.
-        const todayDb = open(path.join(dir, "today.db"));
         log(`${size}: building today's indexes (${today.commit.slice(0, 10)})`);
+        const todayDb = open(path.join(dir, "today.db"));
         const todayBuild = await build(today.module, todayDb, skills);
-        const agentScope = { agentId: "agent-7", everything: false };
-        rows.push({ size, config: "today, no grants", caller: "agent", build_s: todayBuild, ...(await measure(today.module, todayDb, agentScope, queries)) });
-        rows.push({ size, config: "today, no grants", caller: "admin", ...(await measure(today.module, todayDb, { agentId: "ops", everything: true }, queries)) });
-        todayDb.close();
-
-        // This branch, before and after 1,000 grants.
-        const db = open(path.join(dir, "branch.db"));
-        log(`${size}: building this branch's indexes`);
-        const branchBuild = await build(branch, db, skills);
-        rows.push({ size, config: "branch, no grants", caller: "agent", build_s: branchBuild, ...(await measure(branch, db, agentScope, queries)) });
-        rows.push({ size, config: "branch, no grants", caller: "admin", ...(await measure(branch, db, { agentId: "ops", everything: true }, queries)) });
+        log(`${size}: building this branch's indexes, twice (without and with grants)`);
+        const plainDb = open(path.join(dir, "branch.db"));
+        const branchBuild = await build(branch, plainDb, skills);
+        const grantedDb = open(path.join(dir, "granted.db"));
+        await build(branch, grantedDb, skills);
 
         const random = prng(size + 3);
         const granted = new Map<string, Skill>();
         for (let g = 0; g < GRANTS; g++) {
-          const skill = skills[Math.floor(random() * skills.length)] as Skill;
+          const skill = { ...(skills[Math.floor(random() * skills.length)] as Skill) };
+          const previous = granted.get(skill.name) ?? skill;
           const toUser = g < USER_GRANTS;
           // agent-7 and user-3 hold a share of the grants, so the measured callers see granted skills.
           const audience = toUser
             ? (branch.userAudience as (id: string) => string)(`user-${g % 10 === 0 ? 3 : Math.floor(random() * USERS)}`)
             : (branch.agentAudience as (id: string) => string)(`agent-${g % 10 === 0 ? 7 : Math.floor(random() * OWNERS)}`);
-          if (skill.visibility !== "public") skill.visibility = "internal";
-          skill.grantAudiences = [...new Set([...(skill.grantAudiences ?? []), audience])];
-          granted.set(skill.name, skill);
+          granted.set(skill.name, {
+            ...previous,
+            visibility: previous.visibility === "public" ? "public" : "internal",
+            grantAudiences: [...new Set([...(previous.grantAudiences ?? []), audience])],
+          });
         }
         log(`${size}: re-indexing ${granted.size} granted skills`);
         const grantStarted = performance.now();
-        await build(branch, db, [...granted.values()]);
+        await build(branch, grantedDb, [...granted.values()]);
         const grantSeconds = (performance.now() - grantStarted) / 1000;
-        const withGrants = "branch, 1,000 grants";
-        rows.push({ size, config: withGrants, caller: "agent", grants_reindex_s: grantSeconds, ...(await measure(branch, db, agentScope, queries)) });
-        rows.push({
-          size,
-          config: withGrants,
-          caller: "delegate+user",
-          ...(await measure(branch, db, { agentId: "agent-7", everything: false, userId: "user-3" }, queries)),
-        });
-        rows.push({ size, config: withGrants, caller: "admin", ...(await measure(branch, db, { agentId: "ops", everything: true }, queries)) });
-        db.close();
+
+        const agent = { agentId: "agent-7", everything: false };
+        const admin = { agentId: "ops", everything: true };
+        const configs: Config[] = [
+          {
+            config: "today, no grants",
+            caller: "agent",
+            router: routerOf(today.module, todayDb),
+            scope: agent,
+            extra: { build_s: todayBuild },
+          },
+          { config: "today, no grants", caller: "admin", router: routerOf(today.module, todayDb), scope: admin },
+          {
+            config: "branch, no grants",
+            caller: "agent",
+            router: routerOf(branch, plainDb),
+            scope: agent,
+            extra: { build_s: branchBuild },
+          },
+          { config: "branch, no grants", caller: "admin", router: routerOf(branch, plainDb), scope: admin },
+          {
+            config: "branch, 1,000 grants",
+            caller: "agent",
+            router: routerOf(branch, grantedDb),
+            scope: agent,
+            extra: { grants_reindex_s: grantSeconds },
+          },
+          {
+            config: "branch, 1,000 grants",
+            caller: "delegate+user",
+            router: routerOf(branch, grantedDb),
+            scope: { ...agent, userId: "user-3" },
+          },
+          { config: "branch, 1,000 grants", caller: "admin", router: routerOf(branch, grantedDb), scope: admin },
+        ];
+        log(`${size}: routing ${QUERIES} queries × ${MODES.length} modes × ${configs.length} configurations, interleaved`);
+        const measured = await measureInterleaved(configs, queries);
+        for (const [i, c] of configs.entries()) rows.push({ size, config: c.config, caller: c.caller, ...c.extra, ...measured[i] });
+        for (const db of [todayDb, plainDb, grantedDb]) db.close();
       } finally {
         await rm(dir, { recursive: true, force: true });
       }
@@ -291,7 +348,12 @@ async function main(): Promise<void> {
       const l = row[mode] as Latency;
       return `${l.p50.toFixed(1)} / ${l.p95.toFixed(1)}`.padEnd(18);
     };
-    const build = row.build_s !== undefined ? Number(row.build_s).toFixed(1) : row.grants_reindex_s !== undefined ? `+${Number(row.grants_reindex_s).toFixed(2)} (grants)` : "";
+    const build =
+      row.build_s !== undefined
+        ? Number(row.build_s).toFixed(1)
+        : row.grants_reindex_s !== undefined
+          ? `+${Number(row.grants_reindex_s).toFixed(2)} (grants)`
+          : "";
     lines.push(
       `${String(row.size).padEnd(9)} ${String(row.config).padEnd(23)} ${String(row.caller).padEnd(15)} ${cell("fused")}${cell("keywords")}${cell("vectors")}${build}`,
     );

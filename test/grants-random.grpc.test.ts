@@ -147,7 +147,13 @@ describe("routing and listing equal the access table on random skills and grants
 
   const route = async (caller: CallerView, query: string, mode: RouteMode): Promise<string[]> => {
     const client = clients.get(caller.label) as TestClient;
-    const response = await client.call(client.raw.routeSkills, { query, limit: 50, format: ToolFormat.TOOL_FORMAT_OPENAI, mode, minRelevance: 0 });
+    const response = await client.call(client.raw.routeSkills, {
+      query,
+      limit: 50,
+      format: ToolFormat.TOOL_FORMAT_OPENAI,
+      mode,
+      minRelevance: 0,
+    });
     return response.skills.map((s) => s.name).sort();
   };
 
@@ -180,8 +186,16 @@ describe("routing and listing equal the access table on random skills and grants
       const routable = new Set(planned.filter((s) => s.enabled && visible(s, caller)).map((s) => s.name));
       for (const mode of [RouteMode.ROUTE_MODE_VECTORS, RouteMode.ROUTE_MODE_FUSED]) {
         const names = await route(caller, "a tool that does the zorblax thing", mode);
-        expect({ caller: caller.label, mode, outside: names.filter((n) => !routable.has(n)) }).toEqual({ caller: caller.label, mode, outside: [] });
-        expect({ caller: caller.label, mode, count: names.length }).toEqual({ caller: caller.label, mode, count: Math.min(50, routable.size) });
+        expect({ caller: caller.label, mode, outside: names.filter((n) => !routable.has(n)) }).toEqual({
+          caller: caller.label,
+          mode,
+          outside: [],
+        });
+        expect({ caller: caller.label, mode, count: names.length }).toEqual({
+          caller: caller.label,
+          mode,
+          count: Math.min(50, routable.size),
+        });
       }
     }
   }, 300_000);
@@ -193,7 +207,10 @@ describe("routing and listing equal the access table on random skills and grants
         .filter((s) => visible(s, caller))
         .map((s) => s.name)
         .sort();
-      expect({ caller: caller.label, names: (await client.list()).skills.map((s) => s.name).sort() }).toEqual({ caller: caller.label, names: expected });
+      expect({ caller: caller.label, names: (await client.list()).skills.map((s) => s.name).sort() }).toEqual({
+        caller: caller.label,
+        names: expected,
+      });
       const hidden = planned.find((s) => !visible(s, caller));
       if (hidden) expect((await rpcError(client.get(hidden.name))).code).toBe(status.NOT_FOUND);
     }

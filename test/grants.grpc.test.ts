@@ -59,7 +59,10 @@ describe("grants, users, system skills and the on/off switch through the real se
       }),
     );
     await chmod(tokensFile, 0o600);
-    engine = await startTestEngine({ dirs, env: { SKILL_ENGINE_TOKENS_FILE: tokensFile, SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "2" } });
+    engine = await startTestEngine({
+      dirs,
+      env: { SKILL_ENGINE_TOKENS_FILE: tokensFile, SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "2" },
+    });
     const port = engine.app.port;
     alice = connect(port, TOKENS.alice);
     bob = connect(port, TOKENS.bob);
@@ -94,9 +97,9 @@ describe("grants, users, system skills and the on/off switch through the real se
     return { version: invoked.version, output: JSON.parse(invoked.result?.stdout ?? "null") as { v: number } };
   };
   const routed = async (client: TestClient, query: string, mode = RouteMode.ROUTE_MODE_KEYWORDS) =>
-    (await client.call(client.raw.routeSkills, { query, limit: 50, format: ToolFormat.TOOL_FORMAT_OPENAI, mode, minRelevance: 0 })).skills.map(
-      (s) => s.name,
-    );
+    (
+      await client.call(client.raw.routeSkills, { query, limit: 50, format: ToolFormat.TOOL_FORMAT_OPENAI, mode, minRelevance: 0 })
+    ).skills.map((s) => s.name);
   /** The message NOT_FOUND gives for a name that does not exist, with `name` in its place. */
   const missingMessage = async (name: string) => {
     const error = await rpcError(carol.get("no_such_skill_xyz"));

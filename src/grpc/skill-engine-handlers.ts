@@ -71,7 +71,12 @@ export function skillEngineHandlers(
 
     getSkill: unary(logger, "GetSkill", async (request, context) => {
       const found = await service.get(request.name, context);
-      return { skill: toSkillMessageFor(context.caller)(found.skill), code: found.code, composed: found.kind === "composed", dependsOn: [...found.dependsOn] };
+      return {
+        skill: toSkillMessageFor(context.caller)(found.skill),
+        code: found.code,
+        composed: found.kind === "composed",
+        dependsOn: [...found.dependsOn],
+      };
     }),
 
     listSkills: unary(logger, "ListSkills", async (request, context) => ({

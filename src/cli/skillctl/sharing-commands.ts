@@ -55,7 +55,9 @@ export const grants: Command = async (ctx) => {
 function switchTo(enabled: boolean): Command {
   return async (ctx) => {
     const response = await ctx.rpc.call(ctx.rpc.raw.setSkillEnabled, { name: arg(ctx, 0), enabled });
-    ctx.io.out(ctx.json ? toJson({ skill: skillJson(response.skill) }) : `${enabled ? "enabled" : "disabled"} ${skillLine(response.skill)}\n`);
+    ctx.io.out(
+      ctx.json ? toJson({ skill: skillJson(response.skill) }) : `${enabled ? "enabled" : "disabled"} ${skillLine(response.skill)}\n`,
+    );
     return 0;
   };
 }

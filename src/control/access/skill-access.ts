@@ -12,11 +12,7 @@ export type SkillAccessView = Pick<SkillRecord, "owner" | "visibility" | "system
  */
 export function canSee(skill: SkillAccessView, caller: Caller): boolean {
   return (
-    caller.admin ||
-    skill.owner === caller.agentId ||
-    skill.visibility === "public" ||
-    skill.system ||
-    grantFor(skill, caller) !== undefined
+    caller.admin || skill.owner === caller.agentId || skill.visibility === "public" || skill.system || grantFor(skill, caller) !== undefined
   );
 }
 
@@ -43,7 +39,12 @@ export function pinnedVersionFor(skill: Pick<SkillRecord, "owner" | "grants">, c
 }
 
 /** PERMISSION_DENIED for a visible skill the caller may not change. */
-export function notYoursError(name: string, skill: Pick<SkillRecord, "owner" | "system">, action: string, caller: Caller): PermissionDeniedError {
+export function notYoursError(
+  name: string,
+  skill: Pick<SkillRecord, "owner" | "system">,
+  action: string,
+  caller: Caller,
+): PermissionDeniedError {
   if (skill.system) {
     return new PermissionDeniedError(
       caller.agentId,

@@ -32,13 +32,15 @@ export class SkillSharing {
   /** Adds (or replaces) the grantee's grant; `version` 0 follows the active version, otherwise pins it. */
   async grant(name: string, grantee: GranteeInput, version: number, caller: Caller): Promise<{ skill: SkillRecord; grant: SkillGrant }> {
     const { kind, id } = checkGrantee(grantee);
-    if (!Number.isInteger(version) || version < 0) throw new InvalidArgumentError("version", "must be 0 (follow the active version) or a version number");
+    if (!Number.isInteger(version) || version < 0)
+      throw new InvalidArgumentError("version", "must be 0 (follow the active version) or a version number");
     return this.deps.lock(name, async () => {
       const skill = this.manageable(name, caller, "grant");
       if (kind === "agent" && id === skill.owner) {
         throw new FailedPreconditionError(`"${name}" belongs to agent "${id}" already: an owner needs no grant`);
       }
-      if (version > 0 && !this.deps.registry.version(name, version)) throw new SkillVersionNotFoundError(name, version, skill.latestVersion);
+      if (version > 0 && !this.deps.registry.version(name, version))
+        throw new SkillVersionNotFoundError(name, version, skill.latestVersion);
       const grant: SkillGrant = {
         name,
         granteeKind: kind,
@@ -50,7 +52,15 @@ export class SkillSharing {
       const updated = this.deps.registry.grant(grant);
       await this.deps.changed(updated);
       this.deps.logger.info(
-        { skill: name, granteeKind: kind, grantee: id, pinned: grant.version, visibility: updated.visibility, agent: caller.agentId, user: caller.userId },
+        {
+          skill: name,
+          granteeKind: kind,
+          grantee: id,
+          pinned: grant.version,
+          visibility: updated.visibility,
+          agent: caller.agentId,
+          user: caller.userId,
+        },
         "skill granted",
       );
       return { skill: updated, grant };
@@ -88,7 +98,10 @@ export class SkillSharing {
       if (skill.enabled === enabled) return skill;
       const updated = this.deps.registry.setEnabled(name, enabled, caller.agentId, this.deps.now());
       await this.deps.changed(updated);
-      this.deps.logger.info({ skill: name, enabled, agent: caller.agentId, user: caller.userId }, enabled ? "skill enabled" : "skill disabled");
+      this.deps.logger.info(
+        { skill: name, enabled, agent: caller.agentId, user: caller.userId },
+        enabled ? "skill enabled" : "skill disabled",
+      );
       return updated;
     });
   }

@@ -167,7 +167,10 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
   it("restores every skill exactly from the files and the mirror", async () => {
     await buildOriginal();
     const original = snapshot(registry);
-    expect(original.find((s) => s.name === "adder")).toMatchObject({ visibility: "internal", grants: [{ grantee: "bob", version: 2 }, { grantee: "user-9" }] });
+    expect(original.find((s) => s.name === "adder")).toMatchObject({
+      visibility: "internal",
+      grants: [{ grantee: "bob", version: 2 }, { grantee: "user-9" }],
+    });
     expect(original.find((s) => s.name === "shaky")).toMatchObject({ enabled: false, disabledBy: "carol" });
     expect(original.find((s) => s.name === "rolled")?.system).toBe(true);
     expect(original.map((s) => [s.name, s.status, s.version])).toEqual([

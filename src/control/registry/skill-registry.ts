@@ -509,7 +509,8 @@ export class SkillRegistry {
     return withSqlite("registry", "revoke a grant", () =>
       this.db.transaction(() => {
         const revoked =
-          this.db.prepare("DELETE FROM skill_grants WHERE name = ? AND grantee_kind = ? AND grantee = ?").run(name, kind, grantee).changes > 0;
+          this.db.prepare("DELETE FROM skill_grants WHERE name = ? AND grantee_kind = ? AND grantee = ?").run(name, kind, grantee).changes >
+          0;
         if (revoked) this.db.prepare("UPDATE skills SET updated_at = ? WHERE name = ?").run(at.getTime(), name);
         const skill = this.get(name);
         if (!skill) throw new SkillNotFoundError(name);
@@ -628,16 +629,14 @@ function storedVisibility(visibility: SkillVisibility): "private" | "public" {
 }
 
 function sharingOf(row: SkillRow): Pick<SkillRecord, "visibility" | "system" | "enabled" | "disabledBy" | "grants"> {
-  const grants = (JSON.parse(row.grants_json ?? "[]") as GrantRow[]).map(
-    (g): SkillGrant => ({
-      name: g.name,
-      granteeKind: g.grantee_kind === "user" ? "user" : "agent",
-      grantee: g.grantee,
-      version: g.version ?? undefined,
-      grantedBy: g.granted_by,
-      grantedAt: new Date(g.granted_at),
-    }),
-  );
+  const grants = (JSON.parse(row.grants_json ?? "[]") as GrantRow[]).map((g): SkillGrant => ({
+    name: g.name,
+    granteeKind: g.grantee_kind === "user" ? "user" : "agent",
+    grantee: g.grantee,
+    version: g.version ?? undefined,
+    grantedBy: g.granted_by,
+    grantedAt: new Date(g.granted_at),
+  }));
   return {
     visibility: row.visibility === "public" ? "public" : grants.length > 0 ? "internal" : "private",
     system: row.is_system === 1,

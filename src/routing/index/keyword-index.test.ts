@@ -155,7 +155,11 @@ describe("KeywordIndex", () => {
     const bob = agentAudience("bob");
     const user = userAudience("u-1");
     index.upsert([
-      doc("movie_granted", "Get the movie cast, shared with bob and user u-1.", { owner: "alice", visibility: "internal", grantAudiences: [bob, user] }),
+      doc("movie_granted", "Get the movie cast, shared with bob and user u-1.", {
+        owner: "alice",
+        visibility: "internal",
+        grantAudiences: [bob, user],
+      }),
       doc("movie_dave", "Get the movie cast for dave.", { owner: "dave", visibility: "private" }),
     ]);
     const scoped = (audiences: string[], limit = 20) =>
@@ -169,7 +173,9 @@ describe("KeywordIndex", () => {
     expect(scoped([agentAudience("carol")])).toEqual([]);
     expect(scoped([bob], 1)).toEqual(["movie_granted"]);
     // The grant to bob revoked; then the document removed: nothing is left behind.
-    index.upsert([doc("movie_granted", "Get the movie cast, shared with user u-1.", { owner: "alice", visibility: "internal", grantAudiences: [user] })]);
+    index.upsert([
+      doc("movie_granted", "Get the movie cast, shared with user u-1.", { owner: "alice", visibility: "internal", grantAudiences: [user] }),
+    ]);
     expect(scoped([bob])).toEqual([]);
     expect(scoped([user])).toEqual(["movie_granted"]);
     index.remove(["movie_granted"]);

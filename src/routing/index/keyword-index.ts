@@ -276,7 +276,8 @@ export class KeywordIndex {
       this.addAudienceColumn();
       const columns = db.prepare("SELECT name FROM pragma_table_info(?)").all(docs) as Array<{ name: string }>;
       // A table from before grants: no document has any yet.
-      if (!columns.some((column) => column.name === "granted")) db.exec(`ALTER TABLE ${docs} ADD COLUMN granted INTEGER NOT NULL DEFAULT 0`);
+      if (!columns.some((column) => column.name === "granted"))
+        db.exec(`ALTER TABLE ${docs} ADD COLUMN granted INTEGER NOT NULL DEFAULT 0`);
       db.exec(
         `CREATE TABLE IF NOT EXISTS ${this.audiences} (audience TEXT NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (audience, doc_id)) STRICT;
          CREATE INDEX IF NOT EXISTS ${this.audiences}_by_doc ON ${this.audiences} (doc_id, audience);`,

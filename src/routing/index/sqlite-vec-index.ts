@@ -250,7 +250,9 @@ export class SqliteVecIndex implements VectorIndex {
           const grantAudiences = (extras.all(row.id) as Array<{ audience: string }>).map((extra) => extra.audience);
           return {
             id: row.id,
-            vector: new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength)),
+            vector: new Float32Array(
+              row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength),
+            ),
             payload: {
               type: SKILL_PAYLOAD_TYPE,
               name: row.id,
