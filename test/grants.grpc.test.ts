@@ -158,6 +158,9 @@ describe("grants, users, system skills and the on/off switch through the real se
     expect(await echoOf(bob, "pinned_echo")).toEqual({ version: 1, output: { v: 1, echo: 7 } });
     expect(await echoOf(carol, "pinned_echo")).toEqual({ version: 2, output: { v: 2, echo: 7 } });
     expect((await bob.get("pinned_echo")).skill?.pinnedVersion).toBe(1);
+    // The grantee reads the code it runs; the owner the active version's.
+    expect((await bob.get("pinned_echo")).code).toContain('"v": 1');
+    expect((await alice.get("pinned_echo")).code).toContain('"v": 2');
     expect((await carol.get("pinned_echo")).skill?.pinnedVersion).toBe(0);
 
     // Changing the grant moves the grantee on.

@@ -794,6 +794,20 @@ export class SkillService {
 
   async get(name: string, context: CallContext): Promise<SkillWithCode> {
     const skill = this.visibleSkill(name, context.caller);
+    // A grantee pinned to a version reads the code it runs (docs/security.md#pinned-grants).
+    const pinned = pinnedVersionFor(skill, context.caller);
+    const version = pinned === undefined || pinned === skill.version ? undefined : this.registry.version(name, pinned);
+    if (version) {
+      const declared = this.composition.dependencies.get(name, version.version);
+      const code = await this.composition.readCode({
+        ref: { name, version: version.version },
+        record: skill,
+        version: version.version,
+        contentHash: version.contentHash,
+        declared,
+      });
+      return { skill, code, kind: declared.kind, dependsOn: declared.dependsOn };
+    }
     const declared = this.composition.declaredOf(skill);
     return { skill, code: await this.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn };
   }
