@@ -250,7 +250,14 @@ describe("identity and scoping through the real server (bearer tokens, owners, v
   it("rejects a visibility the API does not define", async () => {
     const error = await rpcError(alice.call(alice.raw.setSkillVisibility, { name: "alice_converter", visibility: 0 }));
     expect(error.code).toBe(status.INVALID_ARGUMENT);
-    expect(error.details).toBe("visibility: must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC");
+    expect(error.details).toBe(
+      "visibility: must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC (a skill becomes internal by GrantSkill, not by asking)",
+    );
+    // Internal is what grants make a skill, never a request.
+    const internal = await rpcError(
+      alice.call(alice.raw.setSkillVisibility, { name: "alice_converter", visibility: Visibility.VISIBILITY_INTERNAL }),
+    );
+    expect(internal.code).toBe(status.INVALID_ARGUMENT);
     const odd = await rpcError(register(alice, "odd_visibility", { visibility: 7 as Visibility }));
     expect(odd.code).toBe(status.INVALID_ARGUMENT);
   });

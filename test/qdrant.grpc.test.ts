@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { FakeQdrantServer } from "./support/fake-qdrant-server.js";
 import { eventually } from "./support/poll.js";
-import { makeDirs, metricSamples, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { connect, makeDirs, metricSamples, startTestEngine, type TestClient, type TestEngine } from "./support/test-engine.js";
 
 const echo = "import json, sys\nprint(json.dumps(json.loads(sys.argv[1])))\n";
 const SKILLS = [
@@ -84,6 +84,54 @@ describe("Qdrant behind the real service", () => {
     const [name, collection] = [...server.collections.entries()][0] ?? [];
     expect(name).toMatch(/^skill_engine_skills_minilm-l6-v2-[0-9-]+_384$/);
     expect(collection?.payloadIndexes.size).toBe(5);
+  });
+
+  it("routes grants from Qdrant: an agent's and a user's grant reach them in one filtered query, nobody else", async () => {
+    const server = await qdrant();
+    const tokens = {
+      alice: "alice-0123456789abcdef",
+      bob: "bob-0123456789abcdef01",
+      carol: "carol-0123456789abcdef",
+      desk: "desk-0123456789abcdef0",
+    };
+    const engine = await engineWith(await makeDirs(), {
+      QDRANT_URL: server.url,
+      SKILL_ENGINE_TOKENS: `alice=${tokens.alice},bob=${tokens.bob},carol=${tokens.carol},desk:delegate=${tokens.desk}`,
+    });
+    const alice = connect(engine.app.port, tokens.alice);
+    const clients: Record<string, TestClient> = {
+      bob: connect(engine.app.port, tokens.bob),
+      carol: connect(engine.app.port, tokens.carol),
+      "desk+u1": connect(engine.app.port, tokens.desk, undefined, { "x-user-id": "u1" }),
+      "desk+u2": connect(engine.app.port, tokens.desk, undefined, { "x-user-id": "u2" }),
+    };
+    cleanups.push(async () => {
+      for (const client of [alice, ...Object.values(clients)]) client.close();
+    });
+    for (const skill of SKILLS) await alice.register({ ...skill, code: echo, testPayload: "{}" });
+    await alice.call(alice.raw.grantSkill, { name: "weather_forecast", granteeAgent: "bob", granteeUser: "", version: 0 });
+    await alice.call(alice.raw.grantSkill, { name: "currency_convert", granteeAgent: "", granteeUser: "u1", version: 0 });
+    const routedBy = async (who: string) => {
+      const client = clients[who] as TestClient;
+      const answer = await eventually(`a route for ${who} served by Qdrant`, async () => {
+        const routed = await client.call(client.raw.routeSkills, {
+          query: "weather or money",
+          limit: 5,
+          format: ToolFormat.TOOL_FORMAT_OPENAI,
+          mode: RouteMode.ROUTE_MODE_VECTORS,
+          minRelevance: 0,
+        });
+        return routed.degraded.length === 0 ? routed : undefined;
+      });
+      return answer.skills.map((s) => s.name).sort();
+    };
+    expect(await routedBy("bob")).toEqual(["weather_forecast"]);
+    expect(await routedBy("desk+u1")).toEqual(["currency_convert"]);
+    expect(await routedBy("desk+u2")).toEqual([]);
+    expect(await routedBy("carol")).toEqual([]);
+    // The points carry every audience as an array, filtered with match any.
+    const searches = server.requestsTo("POST", /\/points\/query$/);
+    expect(JSON.stringify(searches.at(-1)?.body)).toMatch(/"key":"audience","match":\{"any":\[/);
   });
 
   it("refills a Qdrant that lost its collection, routing from the embedded index meanwhile", async () => {

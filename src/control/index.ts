@@ -1,5 +1,5 @@
 /** The control plane: the use cases, and one sub-package per concern behind them. The only way in. */
-export { canSee } from "./access/index.js";
+export { canSee, type GranteeInput, pinnedVersionFor, SkillSharing } from "./access/index.js";
 export {
   type CodeIntake,
   type ContentGuardMode,
@@ -24,6 +24,7 @@ export {
   type HealthPolicy,
   REGISTRY_FILE,
   type SkillAccess,
+  type SkillGrant,
   type SkillRecord,
   SkillRegistry,
   type SkillStatus,

@@ -14,7 +14,7 @@ import {
 } from "../errors/index.js";
 import type { ExecutionResult, SandboxFile, SandboxFolderFile, SandboxRunner, SandboxRunRequest } from "../execution/index.js";
 import { agentIdProblem, type Caller } from "../identity/index.js";
-import { canManage, canSee, notYoursError, requireAdmin } from "./access/index.js";
+import { canManage, canSee, disabledError, notYoursError, pinnedVersionFor, requireAdmin, SkillSharing } from "./access/index.js";
 import {
   type CatalogEntry,
   type Composition,
@@ -233,6 +233,8 @@ export class SkillService {
   private readonly now: () => Date;
   private readonly composition: Composition;
   private readonly folders: FolderSkillRuns | undefined;
+  /** Grants, revocations and the on/off switch (docs/security.md#grants-and-visibility). */
+  readonly sharing: SkillSharing;
 
   constructor(deps: SkillServiceDependencies) {
     this.folders = deps.folders;
@@ -246,6 +248,16 @@ export class SkillService {
     this.policy = deps.policy;
     this.logger = deps.logger;
     this.now = deps.now ?? (() => new Date());
+    this.sharing = new SkillSharing({
+      registry: this.registry,
+      logger: this.logger,
+      now: this.now,
+      lock: (name, work) => this.perName.run(name, work),
+      changed: async (skill) => {
+        await this.mirror.flushOrLater();
+        await this.reindex(skill);
+      },
+    });
   }
 
   /**
@@ -258,7 +270,10 @@ export class SkillService {
     exampleQueries: readonly string[] = [],
     visibility?: SkillVisibility,
     dependsOn: readonly string[] = [],
+    system = false,
   ): Promise<RegistrationResult> {
+    // A system skill is an operator's decision (docs/security.md#system-skills).
+    if (system) requireAdmin(context.caller, "registering a system skill");
     const valid = validateRegistration(input);
     if (isDefinitionText(valid.code)) {
       throw new InvalidArgumentError("code", "is a composed skill's definition; register it with RegisterComposedSkill");
@@ -285,8 +300,9 @@ export class SkillService {
         "register",
         this.accessForRegistration(valid.name, context.caller, visibility),
         { kind: "plain", dependsOn: declared },
-      ),
+      ).then((committed) => (system && !committed.system ? this.registry.setSystem(committed.name, true, this.now()) : committed)),
     );
+    if (system) await this.mirror.flushOrLater();
     await this.reindex(skill, exampleQueries);
     const dependentsRetested = await this.retestDependents(skill, context);
     this.logger.info(
@@ -693,7 +709,10 @@ export class SkillService {
   /** The retirement sweep (docs/skill-lifecycle.md#retirement-rule) over the skills the caller manages (all of them for admins); `dryRun` only reports. */
   async retireDegraded(dryRun: boolean, context: CallContext, force = false, kept: RetiredSkill[] = []): Promise<RetiredSkill[]> {
     const retired: RetiredSkill[] = [];
-    const candidates = this.registry.list(context.caller.admin ? {} : { owner: context.caller.agentId });
+    // A system skill is retired by admins only (docs/security.md#system-skills).
+    const candidates = this.registry
+      .list(context.caller.admin ? {} : { owner: context.caller.agentId })
+      .filter((skill) => canManage(skill, context.caller));
     for (const candidate of candidates) {
       const outcome = await this.perName.run(candidate.name, async () => {
         const skill = this.registry.get(candidate.name);
@@ -722,10 +741,17 @@ export class SkillService {
 
   async invoke(name: string, payloadText: string, context: CallContext, routeId = ""): Promise<InvocationResult> {
     const skill = this.liveSkill(this.visibleSkill(name, context.caller), "invoke");
-    const payload = this.payloadValidatorFor(skill)("payload", payloadText);
-    const resolved = this.composition.resolve({ name }, context.caller, "invoke");
+    if (!skill.enabled) throw disabledError(skill, "invoke");
+    // A grant with a version pins the grantee to it (docs/security.md#pinned-grants).
+    const pinned = pinnedVersionFor(skill, context.caller);
+    const validate =
+      pinned === undefined || pinned === skill.version
+        ? this.payloadValidatorFor(skill)
+        : compileParametersSchema(this.registry.version(name, pinned)?.parametersSchema ?? skill.parametersSchema);
+    const payload = validate("payload", payloadText);
+    const resolved = this.composition.resolve(pinned === undefined ? { name } : { name, version: pinned }, context.caller, "invoke");
     const { result, steps, warnings } = await this.execute(resolved, payload, context, 1, true);
-    const updated = this.recordTelemetry(name, skill.version, result, context);
+    const updated = this.recordTelemetry(name, resolved.version, result, context);
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
       await this.mirror.flushOrLater();
@@ -739,7 +765,7 @@ export class SkillService {
         this.logger.error({ err: error, skill: name, routeId }, "could not count the routed invocation");
       });
     }
-    return { result, version: skill.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
+    return { result, version: resolved.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
   }
 
   private recordTelemetry(name: string, version: number, result: ExecutionResult, context: CallContext): SkillRecord | undefined {
@@ -898,6 +924,20 @@ export class SkillService {
 
   async get(name: string, context: CallContext): Promise<SkillWithCode> {
     const skill = this.visibleSkill(name, context.caller);
+    // A grantee pinned to a version reads the code it runs (docs/security.md#pinned-grants).
+    const pinned = pinnedVersionFor(skill, context.caller);
+    const version = pinned === undefined || pinned === skill.version ? undefined : this.registry.version(name, pinned);
+    if (version) {
+      const declared = this.composition.dependencies.get(name, version.version);
+      const code = await this.composition.readCode({
+        ref: { name, version: version.version },
+        record: skill,
+        version: version.version,
+        contentHash: version.contentHash,
+        declared,
+      });
+      return { skill, code, kind: declared.kind, dependsOn: declared.dependsOn, folder: this.folders?.header(skill) };
+    }
     const declared = this.composition.declaredOf(skill);
     return {
       skill,
@@ -948,7 +988,9 @@ export class SkillService {
     }
     return this.registry.list({
       includeInactive: options.includeInactive ?? false,
-      ...(context.caller.admin ? {} : { visibleTo: context.caller.agentId }),
+      ...(context.caller.admin
+        ? {}
+        : { visibleTo: context.caller.agentId, ...(context.caller.userId === undefined ? {} : { visibleToUser: context.caller.userId }) }),
       ...(options.owner === undefined ? {} : { owner: options.owner }),
     });
   }
@@ -1152,7 +1194,7 @@ export class SkillService {
   /** A skill the caller may change: PERMISSION_DENIED for another agent's public skill. */
   private manageableSkill(name: string, caller: Caller, action: string): SkillRecord {
     const skill = this.visibleSkill(name, caller);
-    if (!canManage(skill, caller)) throw notYoursError(name, skill.owner, action, caller);
+    if (!canManage(skill, caller)) throw notYoursError(name, skill, action, caller);
     return skill;
   }
 
@@ -1166,7 +1208,7 @@ export class SkillService {
     const existing = this.registry.get(name);
     if (!existing) return { owner: caller.agentId, visibility: visibility ?? "private" };
     if (!canManage(existing, caller)) {
-      if (canSee(existing, caller)) throw notYoursError(name, existing.owner, "register a new version of", caller);
+      if (canSee(existing, caller)) throw notYoursError(name, existing, "register a new version of", caller);
       throw new AlreadyExistsError(`the name "${name}" is taken by another agent's skill; choose another name`);
     }
     return { owner: existing.owner, visibility: visibility ?? existing.visibility };

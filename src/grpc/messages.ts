@@ -4,6 +4,7 @@ import type {
   OnFailure as DomainOnFailure,
   StepOutcome,
   RegistrationResult,
+  SkillGrant as DomainGrant,
   SkillRecord,
   SkillStats,
   SkillStatus as DomainStatus,
@@ -11,7 +12,10 @@ import type {
   VersionRecord,
 } from "../control/index.js";
 import type { SourcedCatalogEntry } from "../control/index.js";
+import { pinnedVersionFor } from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
+import type { SkillGrant } from "../gen/skillengine/v1/sharing.js";
+import type { Caller } from "../identity/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
 import { CatalogStatus, type CatalogEntry, OnFailure } from "../gen/skillengine/v1/composition.js";
 import { type ExecutionResult, type StepResult } from "../gen/skillengine/v1/execution.js";
@@ -30,11 +34,12 @@ const STATUS_TO_WIRE: Readonly<Record<DomainStatus, SkillStatus>> = {
 
 const VISIBILITY_TO_WIRE: Readonly<Record<DomainVisibility, Visibility>> = {
   private: Visibility.VISIBILITY_PRIVATE,
+  internal: Visibility.VISIBILITY_INTERNAL,
   public: Visibility.VISIBILITY_PUBLIC,
 };
 
 /** A requested visibility; undefined for VISIBILITY_UNSPECIFIED (and unknown numbers, which the caller rejects). */
-export function fromVisibilityMessage(visibility: Visibility): DomainVisibility | undefined {
+export function fromVisibilityMessage(visibility: Visibility): Exclude<DomainVisibility, "internal"> | undefined {
   if (visibility === Visibility.VISIBILITY_PRIVATE) return "private";
   if (visibility === Visibility.VISIBILITY_PUBLIC) return "public";
   return undefined;
@@ -61,6 +66,27 @@ export function toSkillMessage(record: SkillRecord): Skill {
     statusChangedAt: record.statusChangedAt,
     owner: record.owner,
     visibility: VISIBILITY_TO_WIRE[record.visibility],
+    system: record.system,
+    disabled: !record.enabled,
+    disabledBy: record.disabledBy,
+    pinnedVersion: 0,
+    grantCount: record.grants.length,
+  };
+}
+
+/** Skill messages as `caller` sees them: with the version a grant pins it to (docs/security.md#pinned-grants). */
+export function toSkillMessageFor(caller: Caller): (record: SkillRecord) => Skill {
+  return (record) => ({ ...toSkillMessage(record), pinnedVersion: pinnedVersionFor(record, caller) ?? 0 });
+}
+
+export function toGrantMessage(grant: DomainGrant): SkillGrant {
+  return {
+    name: grant.name,
+    granteeAgent: grant.granteeKind === "agent" ? grant.grantee : "",
+    granteeUser: grant.granteeKind === "user" ? grant.grantee : "",
+    version: grant.version ?? 0,
+    grantedBy: grant.grantedBy,
+    grantedAt: grant.grantedAt,
   };
 }
 

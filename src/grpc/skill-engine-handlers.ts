@@ -16,9 +16,11 @@ import {
   toGatedChangeMessage,
   toRoutedSkillMessage,
   toSkillMessage,
+  toSkillMessageFor,
   toStatsMessage,
   toVersionMessage,
 } from "./messages.js";
+import { sharingHandlers } from "./sharing-handlers.js";
 import { skillSourceHandlers } from "./source-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
@@ -45,6 +47,7 @@ export function skillEngineHandlers(
         request.exampleQueries,
         requestedVisibility(request.visibility, { required: false }),
         request.dependsOn,
+        request.system,
       );
       return toGatedChangeMessage(registered);
     }),
@@ -70,7 +73,7 @@ export function skillEngineHandlers(
     getSkill: unary(logger, "GetSkill", async (request, context) => {
       const found = await service.get(request.name, context);
       return {
-        skill: toSkillMessage(found.skill),
+        skill: toSkillMessageFor(context.caller)(found.skill),
         code: found.code,
         composed: found.kind === "composed",
         dependsOn: [...found.dependsOn],
@@ -82,7 +85,7 @@ export function skillEngineHandlers(
     listSkills: unary(logger, "ListSkills", async (request, context) => ({
       skills: service
         .list(context, { includeInactive: request.includeInactive, ...(request.owner === "" ? {} : { owner: request.owner }) })
-        .map(toSkillMessage),
+        .map(toSkillMessageFor(context.caller)),
     })),
 
     listSkillVersions: unary(logger, "ListSkillVersions", async (request, context) => {
@@ -203,6 +206,7 @@ export function skillEngineHandlers(
       logger,
       ...(metrics ? { metrics } : {}),
     }),
+    ...sharingHandlers(service, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
   };
 
   /** The shared wrapper (unary-call.ts), with the skill's name and version in the rpc log line. */
@@ -231,5 +235,8 @@ function requestedVisibility(visibility: Visibility, options: { required: boolea
   const domain = fromVisibilityMessage(visibility);
   if (domain !== undefined) return domain;
   if (visibility === Visibility.VISIBILITY_UNSPECIFIED && !options.required) return undefined;
-  throw new InvalidArgumentError("visibility", "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC");
+  throw new InvalidArgumentError(
+    "visibility",
+    "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC (a skill becomes internal by GrantSkill, not by asking)",
+  );
 }

@@ -10,6 +10,8 @@ import { signalOf } from "./call-context.js";
 import { toCallerError } from "./error-status.js";
 
 const REQUEST_ID_HEADER = "x-request-id";
+/** The end user a delegating agent acts for (docs/security.md#users-and-delegation). */
+const USER_ID_HEADER = "x-user-id";
 
 export interface UnaryDependencies {
   readonly authenticator: Authenticator;
@@ -50,6 +52,7 @@ export function unaryHandler<Req, Res>(
         code: status[code],
         ms: Math.round(seconds * 1000),
         agent: caller?.agentId,
+        ...(caller?.userId === undefined ? {} : { user: caller.userId }),
         ...logFields?.(call.request, response),
       };
       if (code === status.UNAUTHENTICATED) logger.warn({ ...line, peer: call.getPeer() }, "rpc refused: no valid token");
@@ -59,6 +62,9 @@ export function unaryHandler<Req, Res>(
       .then(() => {
         const value = call.metadata.get("authorization")[0];
         caller = authenticator.authenticate(typeof value === "string" ? value : undefined);
+        const user = call.metadata.get(USER_ID_HEADER)[0];
+        caller = authenticator.actingFor(caller, typeof user === "string" ? user : undefined);
+        if (caller.userId !== undefined) metrics?.recordDelegatedCall(method, caller.agentId, caller.userId);
         return handler(call.request, { caller, requestId, signal });
       })
       .then(

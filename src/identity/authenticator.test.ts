@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { UnauthenticatedError } from "../errors/index.js";
+import { InvalidArgumentError, PermissionDeniedError, UnauthenticatedError } from "../errors/index.js";
 import { Authenticator } from "./authenticator.js";
 import { LOCAL_CALLER } from "./caller.js";
 import { sha256Hex, TokenListError } from "./token-list.js";
@@ -11,6 +11,7 @@ import { sha256Hex, TokenListError } from "./token-list.js";
 const logger = pino({ level: "silent" });
 const ALICE = "alice-token-0123456789";
 const OPS = "ops-token-abcdefghijkl";
+const DESK = "desk-token-0123456789";
 
 function refusal(work: () => unknown): UnauthenticatedError {
   try {
@@ -52,6 +53,24 @@ describe("Authenticator", () => {
     expect(refusal(() => auth.authenticate(`Basic ${ALICE}`)).message).toBe('the authorization metadata must be "Bearer <token>"');
     expect(refusal(() => auth.authenticate(`Bearer ${ALICE}x`)).message).toBe("the bearer token is not valid (unknown or revoked)");
     expect(refusal(() => auth.authenticate(`Bearer ${ALICE} extra`)).kind).toBe("unauthenticated");
+  });
+
+  it("lets only delegating agents act for an end user (x-user-id), and checks the user id", async () => {
+    const auth = await Authenticator.load(
+      { tokensFile: undefined, inlineTokens: `alice=${ALICE},desk:delegate=${DESK},ops:admin=${OPS}` },
+      logger,
+    );
+    const desk = auth.authenticate(`Bearer ${DESK}`);
+    expect(auth.actingFor(desk, "user-1")).toEqual({ agentId: "desk", admin: false, authenticated: true, userId: "user-1" });
+    expect(auth.actingFor(desk, undefined)).toEqual(desk);
+    expect(auth.actingFor(desk, "")).toEqual(desk);
+    for (const caller of [auth.authenticate(`Bearer ${ALICE}`), auth.authenticate(`Bearer ${OPS}`)]) {
+      expect(() => auth.actingFor(caller, "user-1")).toThrow(PermissionDeniedError);
+    }
+    expect(() => auth.actingFor(desk, "two words")).toThrow(InvalidArgumentError);
+    // Without tokens the one local agent may act for users (nothing to delegate from).
+    const open = await Authenticator.load({ tokensFile: undefined, inlineTokens: undefined }, logger);
+    expect(open.actingFor(LOCAL_CALLER, "user-1").userId).toBe("user-1");
   });
 
   it("reads a tokens file, and reload() picks up added and revoked tokens", async () => {

@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import type { Logger } from "pino";
-import { UnauthenticatedError } from "../errors/index.js";
-import { type Caller, LOCAL_AGENT, LOCAL_CALLER } from "./caller.js";
+import { InvalidArgumentError, PermissionDeniedError, UnauthenticatedError } from "../errors/index.js";
+import { type Caller, LOCAL_AGENT, LOCAL_CALLER, userIdProblem } from "./caller.js";
 import { parseInlineTokens, parseTokensFile, sha256Hex, type TokenGrant, TokenListError } from "./token-list.js";
 
 export interface TokenSources {
@@ -51,6 +51,25 @@ export class Authenticator {
     const grant = this.grants.get(sha256Hex(match[1]));
     if (!grant) throw new UnauthenticatedError("the bearer token is not valid (unknown or revoked)");
     return { agentId: grant.agentId, admin: grant.admin, authenticated: true };
+  }
+
+  /**
+   * The caller acting for the end user `userId` names (`x-user-id` metadata): allowed only to
+   * agents whose token entry has `delegate` (docs/security.md#users-and-delegation), and to the
+   * local agent when no tokens are configured. Undefined or empty: the caller itself.
+   */
+  actingFor(caller: Caller, userId: string | undefined): Caller {
+    if (userId === undefined || userId === "") return caller;
+    const problem = userIdProblem(userId);
+    if (problem) throw new InvalidArgumentError("x-user-id", problem);
+    const delegates = !this.enabled || [...this.grants.values()].some((g) => g.agentId === caller.agentId && g.delegate);
+    if (!delegates) {
+      throw new PermissionDeniedError(
+        caller.agentId,
+        `agent "${caller.agentId}" may not act for end users: only agents with "delegate": true in the tokens file may send x-user-id`,
+      );
+    }
+    return { ...caller, userId };
   }
 
   /**

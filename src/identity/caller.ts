@@ -5,6 +5,11 @@ export interface Caller {
   readonly admin: boolean;
   /** False when the service runs without tokens (everyone is the local agent). */
   readonly authenticated: boolean;
+  /**
+   * The end user the agent acts for (`x-user-id` metadata), set only for agents allowed to delegate
+   * (docs/security.md#users-and-delegation); grants to that user apply to the call.
+   */
+  readonly userId?: string;
 }
 
 /** The identity every caller has when no tokens are configured (the embedded default). */
@@ -19,6 +24,15 @@ export function agentIdProblem(agentId: string): string | undefined {
   return AGENT_ID_PATTERN.test(agentId)
     ? undefined
     : `"${agentId.slice(0, 80)}" is not a valid agent id: 1–64 characters, letters, digits and . _ @ -, starting with a letter or digit`;
+}
+
+/** User ids come from the agent's end users: printable, no spaces, at most 128 characters. */
+export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}$/;
+
+export function userIdProblem(userId: string): string | undefined {
+  return USER_ID_PATTERN.test(userId)
+    ? undefined
+    : `"${userId.slice(0, 80)}" is not a valid user id: 1–128 characters, letters, digits and . _ @ : + -, starting with a letter or digit`;
 }
 
 /** The service acting on its own (the periodic retirement sweep): admin, under its own name. */

@@ -26,8 +26,8 @@ describe("the tokens file", () => {
       "tokens.json",
     );
     expect(grants).toEqual([
-      { agentId: "alice", admin: false, tokenSha256: sha256Hex(ALICE) },
-      { agentId: "ops", admin: true, tokenSha256: sha256Hex(OPS) },
+      { agentId: "alice", admin: false, delegate: false, tokenSha256: sha256Hex(ALICE) },
+      { agentId: "ops", admin: true, delegate: false, tokenSha256: sha256Hex(OPS) },
     ]);
   });
 
@@ -82,16 +82,16 @@ describe("inline tokens (SKILL_ENGINE_TOKENS)", () => {
   it('reads "agent=token" and "agent:admin=token", allowing "=" inside a token', () => {
     const padded = "c29tZS1yYW5kb20tYnl0ZXM=";
     expect(parseInlineTokens(` alice=${ALICE}, ops:admin=${OPS} ,carol=${padded}`, "env")).toEqual([
-      { agentId: "alice", admin: false, tokenSha256: sha256Hex(ALICE) },
-      { agentId: "ops", admin: true, tokenSha256: sha256Hex(OPS) },
-      { agentId: "carol", admin: false, tokenSha256: sha256Hex(padded) },
+      { agentId: "alice", admin: false, delegate: false, tokenSha256: sha256Hex(ALICE) },
+      { agentId: "ops", admin: true, delegate: false, tokenSha256: sha256Hex(OPS) },
+      { agentId: "carol", admin: false, delegate: false, tokenSha256: sha256Hex(padded) },
     ]);
   });
 
   it("names the entry that is wrong", () => {
     expect(problemsOf(() => parseInlineTokens(`alice${ALICE}`, "env"))).toEqual(['entry 1: expected "agent=token" or "agent:admin=token"']);
     expect(problemsOf(() => parseInlineTokens(`alice:root=${ALICE}`, "env"))).toEqual([
-      'entry 1: the only role is "admin" (agent:admin=token)',
+      'entry 1: the roles are "admin" and "delegate" (agent:admin=token, agent:delegate=token)',
     ]);
     expect(problemsOf(() => parseInlineTokens(`alice=${ALICE},bob=short`, "env"))).toEqual([
       expect.stringMatching(/^entry 2 \(bob\): is 5 characters/),

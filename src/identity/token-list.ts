@@ -7,6 +7,8 @@ import { errorMessage } from "../errors/index.js";
 export interface TokenGrant {
   readonly agentId: string;
   readonly admin: boolean;
+  /** May act for end users by sending `x-user-id` (docs/security.md#users-and-delegation). */
+  readonly delegate: boolean;
   /** Lowercase hex SHA-256 of the token. */
   readonly tokenSha256: string;
 }
@@ -37,6 +39,7 @@ const fileSchema = z
         .object({
           agent: z.string(),
           admin: z.boolean().optional(),
+          delegate: z.boolean().optional(),
           token: z.string().optional(),
           token_sha256: z.string().optional(),
         })
@@ -47,7 +50,8 @@ const fileSchema = z
 
 /**
  * The JSON tokens file:
- * `{"tokens": [{"agent": "alice", "token_sha256": "<hex>"}, {"agent": "ops", "token": "...", "admin": true}]}`.
+ * `{"tokens": [{"agent": "alice", "token_sha256": "<hex>"}, {"agent": "ops", "token": "...", "admin": true},
+ * {"agent": "frontdesk", "token_sha256": "<hex>", "delegate": true}]}`; `delegate` lets an agent act for end users.
  * `token_sha256` (e.g. from `printf %s "$TOKEN" | sha256sum`) keeps the secret itself off the disk.
  */
 export function parseTokensFile(text: string, source: string): TokenGrant[] {
@@ -83,6 +87,7 @@ export function parseTokensFile(text: string, source: string): TokenGrant[] {
     grants.push({
       agentId: entry.agent,
       admin: entry.admin === true,
+      delegate: entry.delegate === true,
       tokenSha256: entry.token !== undefined ? sha256Hex(entry.token) : (entry.token_sha256 ?? "").toLowerCase(),
     });
   });
@@ -94,7 +99,7 @@ export function parseTokensFile(text: string, source: string): TokenGrant[] {
 
 /**
  * The inline form, for a quick set-up or a secret injected as one variable:
- * `SKILL_ENGINE_TOKENS="alice=<token>,ops:admin=<token>"`.
+ * `SKILL_ENGINE_TOKENS="alice=<token>,ops:admin=<token>,desk:delegate=<token>"` (roles combine: `a:admin:delegate=…`).
  */
 export function parseInlineTokens(text: string, source: string): TokenGrant[] {
   const problems: string[] = [];
@@ -110,17 +115,17 @@ export function parseInlineTokens(text: string, source: string): TokenGrant[] {
         problems.push(`${where}: expected "agent=token" or "agent:admin=token"`);
         return;
       }
-      const [agentId = "", role, ...rest] = part.slice(0, equals).split(":");
+      const [agentId = "", ...roles] = part.slice(0, equals).split(":");
       const token = part.slice(equals + 1);
-      if (rest.length > 0 || (role !== undefined && role !== "admin")) {
-        problems.push(`${where}: the only role is "admin" (agent:admin=token)`);
+      if (roles.some((role) => role !== "admin" && role !== "delegate")) {
+        problems.push(`${where}: the roles are "admin" and "delegate" (agent:admin=token, agent:delegate=token)`);
         return;
       }
       const agentProblem = agentIdProblem(agentId);
       if (agentProblem) problems.push(`${where}: ${agentProblem}`);
       const tokenProblem = plainTokenProblem(token);
       if (tokenProblem) problems.push(`${where} (${agentId}): ${tokenProblem}`);
-      grants.push({ agentId, admin: role === "admin", tokenSha256: sha256Hex(token) });
+      grants.push({ agentId, admin: roles.includes("admin"), delegate: roles.includes("delegate"), tokenSha256: sha256Hex(token) });
     });
   if (problems.length === 0 && grants.length === 0) problems.push("no tokens given");
   problems.push(...duplicateProblems(grants));

@@ -112,6 +112,21 @@ export class ServiceMetrics {
     this.runSeconds.observe({ path }, seconds);
   }
 
+  /**
+   * A call a delegating agent made for an end user (docs/security.md#users-and-delegation): the
+   * user id beside the agent id. Bounded by the users the operator's delegating agents serve.
+   */
+  recordDelegatedCall(method: string, agent: string, user: string): void {
+    this.delegatedCalls.inc({ method, agent, user });
+  }
+
+  private readonly delegatedCalls = new Counter({
+    name: "skill_engine_delegated_calls_total",
+    help: "Calls made by delegating agents on behalf of end users (x-user-id), by method, agent and user.",
+    labelNames: ["method", "agent", "user"],
+    registers: [this.registry],
+  });
+
   /** Qdrant stopped serving routes, by reason (unreachable, unauthorized, missing …; docs/routing.md#qdrant). */
   recordVectorIndexUnavailable(reason: string): void {
     this.vectorIndexUnavailable.inc({ reason });

@@ -1,8 +1,17 @@
 import type { Logger } from "pino";
-import { canSee, type HealthPolicy, type SkillIndexer, type SkillRecord, type SkillRegistry, windowRate } from "../control/index.js";
+import {
+  canSee,
+  type HealthPolicy,
+  pinnedVersionFor,
+  type SkillIndexer,
+  type SkillRecord,
+  type SkillRegistry,
+  windowRate,
+} from "../control/index.js";
 import { InvalidArgumentError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
 import { hardenedDescription, toolDefinition } from "./hardened-description.js";
+import { agentAudience, userAudience } from "./index/index.js";
 import { failsFallbackFilter, type QualityCounters, type SkillQuality } from "./quality-counters.js";
 import { failsQualityFilter, type RoutableSkill, ROUTABLE_STATUSES, type RouteMode, type SkillRouter } from "./skill-router.js";
 
@@ -122,7 +131,7 @@ export class RoutingService implements SkillIndexer {
       limit,
       mode: request.mode,
       minRelevance,
-      scope: { agentId: caller.agentId, everything: caller.admin },
+      scope: { agentId: caller.agentId, everything: caller.admin, ...(caller.userId === undefined ? {} : { userId: caller.userId }) },
       exclude: (name) =>
         failsQualityFilter(this.router.quality(name)) || (this.counters !== undefined && failsFallbackFilter(this.counters.get(name))),
     });
@@ -131,8 +140,11 @@ export class RoutingService implements SkillIndexer {
       const skill = this.registry.get(hit.name);
       // The index may trail the registry by a moment (a visibility just changed, say); the
       // registry has the last word.
-      if (!skill || !ROUTABLE_STATUSES.includes(skill.status) || !canSee(skill, caller)) continue;
-      const description = hardenedDescription(skill.name, skill.description, skill.parametersSchema);
+      if (!skill || !ROUTABLE_STATUSES.includes(skill.status) || !skill.enabled || !canSee(skill, caller)) continue;
+      // A grantee pinned to a version gets that version's tool definition (docs/security.md#pinned-grants).
+      const pinned = pinnedVersionFor(skill, caller);
+      const shown = (pinned === undefined || pinned === skill.version ? undefined : this.registry.version(skill.name, pinned)) ?? skill;
+      const description = hardenedDescription(skill.name, shown.description, shown.parametersSchema);
       const warnings = [skill.healthWarning, skill.status === "degraded" ? `degraded: ${skill.statusReason}` : ""].filter((w) => w !== "");
       skills.push({
         skill,
@@ -140,7 +152,7 @@ export class RoutingService implements SkillIndexer {
         score: hit.score,
         successRate: windowRate(this.registry.window(skill.name, skill.version), this.policy),
         warnings,
-        toolDefinition: JSON.stringify(toolDefinition(request.format, skill.name, description, skill.parametersSchema)),
+        toolDefinition: JSON.stringify(toolDefinition(request.format, skill.name, description, shown.parametersSchema)),
         keywordRank: hit.keywordRank,
         vectorRank: hit.vectorRank,
         relevance: hit.relevance,
@@ -163,6 +175,22 @@ export class RoutingService implements SkillIndexer {
   }
 }
 
+/**
+ * What the indexes keep of a skill (docs/routing.md#scoping): a system skill is routed to every
+ * agent as a public one; a disabled one keeps its entries under the status `disabled`, which no
+ * route asks for; each grant adds its grantee's audience.
+ */
 function toRoutable(skill: SkillRecord): RoutableSkill {
-  return { name: skill.name, description: skill.description, status: skill.status, owner: skill.owner, visibility: skill.visibility };
+  const grantAudiences = skill.grants.map((g) => (g.granteeKind === "agent" ? agentAudience(g.grantee) : userAudience(g.grantee)));
+  return {
+    name: skill.name,
+    description: skill.description,
+    status: skill.enabled ? skill.status : DISABLED_STATUS,
+    owner: skill.owner,
+    visibility: skill.system ? "public" : skill.visibility,
+    ...(grantAudiences.length > 0 ? { grantAudiences } : {}),
+  };
 }
+
+/** The index status of a switched-off skill; not among ROUTABLE_STATUSES. */
+const DISABLED_STATUS = "disabled";

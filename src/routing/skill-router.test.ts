@@ -181,7 +181,7 @@ describe("SkillRouter upgrade from indexes without audience (layout 2)", () => {
     await router.init(skills);
     expect(await vectors.count()).toBe(skills.length);
     const meta = db.prepare("SELECT value FROM routing_meta WHERE key = 'embedder'").get() as { value: string };
-    expect(meta.value).toBe("test-words/64/layout-4");
+    expect(meta.value).toBe("test-words/64/layout-5");
     for (const mode of ["fused", "keywords", "vectors"] as const) {
       const { hits } = await router.route("convert celsius to fahrenheit", {
         limit: 10,

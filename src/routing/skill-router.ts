@@ -3,7 +3,7 @@ import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Embedder } from "./embedding/index.js";
 import {
-  audienceOf,
+  agentAudience,
   type KeywordIndex,
   nameWords,
   PUBLIC_AUDIENCE,
@@ -15,6 +15,7 @@ import {
   type VectorIndex,
   VectorIndexUnavailableError,
   type VectorSearchFilter,
+  userAudience,
 } from "./index/index.js";
 import { splitClauses } from "./query-clauses.js";
 import { calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
@@ -26,6 +27,8 @@ export interface RoutableSkill {
   readonly status: string;
   readonly owner: string;
   readonly visibility: SkillVisibility;
+  /** The grantees' audiences (docs/routing.md#scoping). */
+  readonly grantAudiences?: readonly string[];
 }
 
 /** fused: normalised score fusion (the default); rrf: reciprocal rank fusion; or one source alone. */
@@ -38,6 +41,8 @@ export type RouteMode = "fused" | "rrf" | "keywords" | "vectors";
 export interface RouteScope {
   readonly agentId: string;
   readonly everything: boolean;
+  /** The end user a delegating agent acts for: skills granted to that user are in scope too. */
+  readonly userId?: string;
 }
 
 export interface RouteHit {
@@ -129,8 +134,11 @@ const META_EMBEDDER = "embedder";
  * 3: every index entry carries its audience (own OR public is one search); Qdrant points written
  *    before it lack the field and would match no agent's scope until re-upserted.
  * 4: a main vector embeds the name split as the keyword index splits it (acronym boundaries too).
+ * 5: an entry has every audience of its grantees too (one sqlite-vec row per audience, an audience
+ *    table beside the keyword index, an array in Qdrant); system skills are indexed public and
+ *    disabled ones with status `disabled`.
  */
-const INDEX_LAYOUT = 4;
+const INDEX_LAYOUT = 5;
 
 /**
  * Routes a query to the few skills that matter: keywords (FTS5 bm25) and vectors (sentence
@@ -215,6 +223,7 @@ export class SkillRouter {
       owner: skill.owner,
       visibility: skill.visibility,
       status: skill.status,
+      ...(skill.grantAudiences && skill.grantAudiences.length > 0 ? { grantAudiences: skill.grantAudiences } : {}),
     };
     await this.vectors.upsert(
       vectors.map((vector, i) => ({
@@ -405,14 +414,17 @@ export function documentText(skill: Pick<RoutableSkill, "name" | "description">)
 }
 
 /**
- * One search per source: the index filters are AND-ed allowlists, and "own OR public" is the
- * single allowlist of two audiences (a skill's audience is `public`, or its owner's when private,
- * so the agent's own public skills come in as public ones). Admins see every routable skill.
+ * One search per source (docs/routing.md#scoping): the index filters are AND-ed allowlists, and
+ * "own OR public OR system OR granted to me OR granted to my user" is the single allowlist of at
+ * most three audiences (an entry's audiences are `public`, or its owner's and each grantee's).
+ * Admins see every routable skill.
  */
 function scopeFilter(scope: RouteScope): VectorSearchFilter {
   const statuses = ROUTABLE_STATUSES;
   if (scope.everything) return { statuses };
-  return { statuses, audiences: [PUBLIC_AUDIENCE, audienceOf(scope.agentId, "private")] };
+  const audiences = [PUBLIC_AUDIENCE, agentAudience(scope.agentId)];
+  if (scope.userId !== undefined) audiences.push(userAudience(scope.userId));
+  return { statuses, audiences };
 }
 
 /**

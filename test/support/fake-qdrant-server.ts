@@ -350,8 +350,10 @@ function matches(payload: Record<string, unknown>, filter: unknown): boolean {
       throw new QdrantHttpError(400, `fake Qdrant supports only {key, match} conditions`);
     }
     const actual = payload[key];
-    if ("value" in match) return actual === match.value;
-    if (Array.isArray(match.any)) return match.any.includes(actual);
+    // As Qdrant does: a condition on an array field passes when any of its values matches.
+    const values = Array.isArray(actual) ? (actual as unknown[]) : [actual];
+    if ("value" in match) return values.some((value) => value === match.value);
+    if (Array.isArray(match.any)) return values.some((value) => (match.any as unknown[]).includes(value));
     throw new QdrantHttpError(400, `fake Qdrant supports only match.value and match.any`);
   });
 }

@@ -103,11 +103,18 @@ export type { UnaryMethod } from "../../src/cli/skillctl/client.js";
  * A client of the engine on `port`; with `token`, every call carries `authorization: Bearer <token>`;
  * plaintext unless other channel credentials are given (TLS tests).
  */
-export function connect(port: number, token?: string, channelCredentials: ChannelCredentials = credentials.createInsecure()): TestClient {
+export function connect(
+  port: number,
+  token?: string,
+  channelCredentials: ChannelCredentials = credentials.createInsecure(),
+  /** More metadata on every call (e.g. `x-user-id`). */
+  extraMetadata: Record<string, string> = {},
+): TestClient {
   const raw = new SkillEngineClient(`127.0.0.1:${port}`, channelCredentials);
   const metadata = (): Metadata => {
     const m = new Metadata();
     if (token !== undefined) m.set("authorization", `Bearer ${token}`);
+    for (const [key, value] of Object.entries(extraMetadata)) m.set(key, value);
     return m;
   };
   const call = <Req, Res>(method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 60_000): Promise<Res> =>
@@ -129,6 +136,7 @@ export function connect(port: number, token?: string, channelCredentials: Channe
           exampleQueries: [],
           visibility: 0,
           dependsOn: [],
+          system: false,
           ...request,
         },
         ms,

@@ -58,6 +58,8 @@ const OPTIONS = {
   "min-retrievals": { type: "string" },
   "max-drop": { type: "string" },
   output: { type: "string", short: "o" },
+  system: { type: "boolean" },
+  version: { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -78,13 +80,14 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   register: {
     positionals: [1, 1],
-    options: ["name", "description", "schema", "schema-json", "test-payload", "example", "public", "private", "depends-on"],
+    options: ["name", "description", "schema", "schema-json", "test-payload", "example", "public", "private", "depends-on", "system"],
     usage:
       "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private] [--depends-on NAME[@V]]...\n" +
       "      Registers (or re-registers as a new version) the skill in <file.py>; the service test-runs it first.\n" +
       '      Schema defaults to {"type":"object"}, test payload to {}. Prints the version, normalizations and warnings.\n' +
       "      A new skill is private (its owner and admins) unless --public; a new version keeps the visibility\n" +
-      "      unless --public or --private is given.",
+      "      unless --public or --private is given. --system (admin only): a system skill, visible to every agent\n" +
+      "      and changed only by admins.",
   },
   invoke: {
     positionals: [1, 2],
@@ -162,6 +165,25 @@ export const COMMANDS: Record<string, CommandSpec> = {
     positionals: [2, 2],
     options: [],
     usage: "transfer <name> <agent>\n      Gives a skill to another agent (admin only).",
+  },
+  grant: {
+    positionals: [2, 2],
+    options: ["version"],
+    usage:
+      "grant <name> agent:<id>|user:<id> [--version N]\n      Shares a skill with one agent, or with one end user (any delegating agent acting for them);\n" +
+      "      a private skill becomes internal. --version pins the grantee to that version. Owner or admin.",
+  },
+  revoke: {
+    positionals: [2, 2],
+    options: [],
+    usage: "revoke <name> agent:<id>|user:<id>\n      Removes a grant; the last one gone, the skill is private again. Owner or admin.",
+  },
+  grants: { positionals: [1, 1], options: [], usage: "grants <name>\n      The grants of a skill (owner or admin)." },
+  enable: { positionals: [1, 1], options: [], usage: "enable <name>\n      Switches a disabled skill back on. Owner or admin." },
+  disable: {
+    positionals: [1, 1],
+    options: [],
+    usage: "disable <name>\n      Switches a skill off: kept whole, but neither routed nor invocable. Owner or admin.",
   },
   "wipe-sandbox": {
     positionals: [0, 0],

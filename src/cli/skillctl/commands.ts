@@ -91,6 +91,7 @@ export const register: Command = async (ctx) => {
       exampleQueries: Array.isArray(examples) ? examples : [],
       visibility,
       dependsOn: Array.isArray(ctx.options["depends-on"]) ? ctx.options["depends-on"] : [],
+      system: ctx.options.system === true,
     })
     .catch((error: unknown) => {
       throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);

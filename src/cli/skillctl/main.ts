@@ -6,6 +6,7 @@ import * as sourceCommands from "./source-commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
 import type { Io } from "./format.js";
 import { lessons, playbook } from "./lesson-commands.js";
+import * as sharingCommands from "./sharing-commands.js";
 import { test } from "./test-command.js";
 
 const HANDLERS: Record<string, commands.Command> = {
@@ -39,6 +40,11 @@ const HANDLERS: Record<string, commands.Command> = {
   export: sourceCommands.exportSkill,
   lessons,
   playbook,
+  grant: sharingCommands.grant,
+  revoke: sharingCommands.revoke,
+  grants: sharingCommands.grants,
+  enable: sharingCommands.enable,
+  disable: sharingCommands.disable,
 };
 
 /** skillctl without the process: argv after the script name, the environment, where output goes. Returns the exit code. */

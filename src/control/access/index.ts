@@ -1,2 +1,3 @@
-/** Access: who may see and who may change a skill. The only way in. */
-export { canManage, canSee, notYoursError, requireAdmin } from "./skill-access.js";
+/** Access: who may see and who may change a skill, grants, pins and the on/off switch. The only way in. */
+export { canManage, canSee, grantFor, notYoursError, pinnedVersionFor, requireAdmin, type SkillAccessView } from "./skill-access.js";
+export { disabledError, type GranteeInput, SkillSharing, type SkillSharingDependencies } from "./skill-sharing.js";

@@ -148,6 +148,8 @@ export class Composition {
       const why = record.statusReason ? ` (${record.statusReason})` : "";
       throw new FailedPreconditionError(`${context}: "${ref.name}" is ${record.status}${why}`);
     }
+    if (!record.enabled)
+      throw new FailedPreconditionError(`${context}: "${ref.name}" is disabled (switched off by "${record.disabledBy}")`);
     if (ref.version === undefined || ref.version === record.version) {
       return { ref, record, version: record.version, contentHash: record.contentHash, declared: this.declaredOf(record) };
     }

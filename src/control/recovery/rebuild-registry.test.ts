@@ -31,6 +31,10 @@ function comparable(registry: SkillRegistry, skill: SkillRecord) {
     lastInvokedAt: skill.lastInvokedAt,
     owner: skill.owner,
     visibility: skill.visibility,
+    system: skill.system,
+    enabled: skill.enabled,
+    disabledBy: skill.disabledBy,
+    grants: skill.grants,
     versions: registry.versions(skill.name),
   };
 }
@@ -140,6 +144,11 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     // Owners and visibility come back from the mirror too.
     registry.setAccess("pinned", { owner: "alice", visibility: "public" }, tick());
     registry.setAccess("gone", { owner: "bob", visibility: "private" }, tick());
+    // Grants (one pinned), system flags and switches too (docs/security.md#grants-and-visibility).
+    registry.grant({ name: "adder", granteeKind: "agent", grantee: "bob", version: 2, grantedBy: "local", grantedAt: tick() });
+    registry.grant({ name: "adder", granteeKind: "user", grantee: "user-9", version: undefined, grantedBy: "local", grantedAt: tick() });
+    registry.setSystem("rolled", true, tick());
+    registry.setEnabled("shaky", false, "carol", tick());
 
     await new MirrorWriter(registry, store, logger).flush();
   }
@@ -158,6 +167,12 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
   it("restores every skill exactly from the files and the mirror", async () => {
     await buildOriginal();
     const original = snapshot(registry);
+    expect(original.find((s) => s.name === "adder")).toMatchObject({
+      visibility: "internal",
+      grants: [{ grantee: "bob", version: 2 }, { grantee: "user-9" }],
+    });
+    expect(original.find((s) => s.name === "shaky")).toMatchObject({ enabled: false, disabledBy: "carol" });
+    expect(original.find((s) => s.name === "rolled")?.system).toBe(true);
     expect(original.map((s) => [s.name, s.status, s.version])).toEqual([
       ["adder", "active", 3],
       ["gone", "deleted", 1],

@@ -399,6 +399,12 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
       versions,
       // Without a mirror entry nobody can say whose a skill was: the local agent's, private.
       access: { owner: entry?.owner ?? LOCAL_AGENT, visibility: entry?.visibility ?? "private" },
+      sharing: {
+        system: entry?.system ?? false,
+        enabled: entry?.enabled ?? true,
+        disabledBy: entry?.disabledBy ?? "",
+        grants: entry?.grants ?? [],
+      },
     },
   };
 }

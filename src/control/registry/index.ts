@@ -2,7 +2,10 @@
 export type {
   ImportedSkill,
   InvocationOutcome,
+  GranteeKind,
   ListOptions,
+  SkillGrant,
+  SkillSharing,
   SkillAccess,
   SkillRecord,
   SkillVisibility,

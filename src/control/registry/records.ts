@@ -3,14 +3,43 @@ import type { SkillStatus, WindowStats } from "./skill-health.js";
 
 export type { SkillStatus } from "./skill-health.js";
 
-/** Who may see a skill: its owner (and admins) only, or every agent. */
-export const SKILL_VISIBILITIES = ["private", "public"] as const;
+/**
+ * Who may see a skill (docs/security.md#grants-and-visibility): its owner (and admins) only, the
+ * owner and the agents or users it was granted to, or every agent. `internal` is never chosen: a
+ * private skill with at least one grant is internal, and goes back to private with its last grant.
+ */
+export const SKILL_VISIBILITIES = ["private", "internal", "public"] as const;
 export type SkillVisibility = (typeof SKILL_VISIBILITIES)[number];
 
 /** Whose a skill is and who may see it. */
 export interface SkillAccess {
   readonly owner: string;
   readonly visibility: SkillVisibility;
+}
+
+/** Who a grant is for: one agent, or one end user (any delegating agent acting for that user). */
+export type GranteeKind = "agent" | "user";
+
+/** One grant of a skill (docs/security.md#grants-and-visibility). */
+export interface SkillGrant {
+  readonly name: string;
+  readonly granteeKind: GranteeKind;
+  readonly grantee: string;
+  /** The version the grantee is pinned to; undefined: it follows the active version. */
+  readonly version: number | undefined;
+  readonly grantedBy: string;
+  readonly grantedAt: Date;
+}
+
+/** What the sharing rules keep beside owner and visibility: the system flag, the on/off switch and the grants. */
+export interface SkillSharing {
+  /** Visible to every agent; changed only by admins (docs/security.md#system-skills). */
+  readonly system: boolean;
+  /** A disabled skill keeps everything but is neither routed nor invocable. */
+  readonly enabled: boolean;
+  /** Who switched it off (empty while enabled). */
+  readonly disabledBy: string;
+  readonly grants: readonly SkillGrant[];
 }
 
 /** How a version came to be. */
@@ -50,6 +79,11 @@ export interface SkillRecord {
   /** The agent that registered it (or was given it). */
   readonly owner: string;
   readonly visibility: SkillVisibility;
+  readonly system: boolean;
+  readonly enabled: boolean;
+  readonly disabledBy: string;
+  /** Every grant of the skill, oldest first. */
+  readonly grants: readonly SkillGrant[];
 }
 
 /** One immutable version of a skill. */
@@ -102,14 +136,18 @@ export interface ImportedSkill {
   readonly lastInvokedAt: Date | undefined;
   readonly versions: readonly VersionRecord[];
   readonly access: SkillAccess;
+  /** Absent in a mirror from before grants: not system, enabled, no grants. */
+  readonly sharing?: SkillSharing;
 }
 
 /** Which skills a listing returns. */
 export interface ListOptions {
   /** Retired and deleted skills too. */
   readonly includeInactive?: boolean;
-  /** Only skills this agent may see (its own and public ones); omitted: every skill. */
+  /** Only skills this agent may see (own, public, system, granted to it); omitted: every skill. */
   readonly visibleTo?: string;
+  /** With `visibleTo`: the end user the agent acts for, whose grants count too. */
+  readonly visibleToUser?: string;
   /** Only skills this agent owns. */
   readonly owner?: string;
 }

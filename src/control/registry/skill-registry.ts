@@ -1,7 +1,18 @@
 import type Database from "better-sqlite3";
 import { InternalError, SkillNotFoundError, SkillVersionNotFoundError } from "../../errors/index.js";
 import { openRegistryDatabase, withSqlite } from "../../sqlite/index.js";
-import type { ImportedSkill, InvocationOutcome, ListOptions, SkillAccess, SkillRecord, UsageFigures, VersionRecord } from "./records.js";
+import type {
+  GranteeKind,
+  ImportedSkill,
+  InvocationOutcome,
+  ListOptions,
+  SkillAccess,
+  SkillGrant,
+  SkillRecord,
+  SkillVisibility,
+  UsageFigures,
+  VersionRecord,
+} from "./records.js";
 import { VERSION_ORIGINS } from "./records.js";
 import { evaluateHealth, type HealthPolicy, SKILL_STATUSES, type SkillStatus, type WindowStats } from "./skill-health.js";
 
@@ -26,6 +37,19 @@ interface SkillRow {
   last_invoked_at: number | null;
   owner: string;
   visibility: string;
+  is_system: number;
+  enabled: number;
+  disabled_by: string;
+  grants_json: string;
+}
+
+interface GrantRow {
+  name: string;
+  grantee_kind: string;
+  grantee: string;
+  version: number | null;
+  granted_by: string;
+  granted_at: number;
 }
 
 interface VersionRow {
@@ -90,12 +114,30 @@ const MIGRATIONS: readonly string[] = [
    ALTER TABLE skills ADD COLUMN visibility TEXT NOT NULL DEFAULT 'private' CHECK (visibility IN ('private', 'public'));
    CREATE INDEX skills_by_owner ON skills (owner, name);
    CREATE INDEX skills_by_visibility ON skills (visibility, name);`,
+  // Grants, system skills and the on/off switch (docs/security.md#grants-and-visibility). The
+  // stored visibility stays private or public; internal is derived (private with a grant).
+  `ALTER TABLE skills ADD COLUMN is_system INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE skills ADD COLUMN enabled INTEGER NOT NULL DEFAULT 1;
+   ALTER TABLE skills ADD COLUMN disabled_by TEXT NOT NULL DEFAULT '';
+   CREATE TABLE skill_grants (
+     name TEXT NOT NULL,
+     grantee_kind TEXT NOT NULL CHECK (grantee_kind IN ('agent', 'user')),
+     grantee TEXT NOT NULL,
+     version INTEGER CHECK (version IS NULL OR version >= 1),
+     granted_by TEXT NOT NULL,
+     granted_at INTEGER NOT NULL,
+     PRIMARY KEY (name, grantee_kind, grantee)
+   ) STRICT;
+   CREATE INDEX skill_grants_by_grantee ON skill_grants (grantee_kind, grantee, name);`,
 ];
 
 /** The registry's file name under `$SKILL_ENGINE_HOME`. */
 export const REGISTRY_FILE = "registry.db";
 
-const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version
+const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version,
+                             (SELECT json_group_array(json_object('name', g.name, 'grantee_kind', g.grantee_kind, 'grantee', g.grantee,
+                                                                  'version', g.version, 'granted_by', g.granted_by, 'granted_at', g.granted_at))
+                                FROM (SELECT * FROM skill_grants WHERE name = s.name ORDER BY granted_at, grantee_kind, grantee) g) AS grants_json
                       FROM skills s`;
 
 const RECENT_DURATIONS = 100;
@@ -132,8 +174,15 @@ export class SkillRegistry {
     const params: Record<string, string> = {};
     if (!options.includeInactive) conditions.push("s.status NOT IN ('retired', 'deleted')");
     if (options.visibleTo !== undefined) {
-      conditions.push("(s.owner = @viewer OR s.visibility = 'public')");
+      // The access table (docs/security.md#the-access-table) as one condition.
+      conditions.push(
+        `(s.owner = @viewer OR s.visibility = 'public' OR s.is_system = 1 OR EXISTS (
+            SELECT 1 FROM skill_grants g WHERE g.name = s.name
+               AND ((g.grantee_kind = 'agent' AND g.grantee = @viewer) OR (g.grantee_kind = 'user' AND g.grantee = @user))))`,
+      );
       params.viewer = options.visibleTo;
+      // No user: a value no grant holds (user ids are never empty).
+      params.user = options.visibleToUser ?? "";
     }
     if (options.owner !== undefined) {
       conditions.push("s.owner = @owner");
@@ -208,7 +257,7 @@ export class SkillRegistry {
             hash: next.contentHash,
             at,
             owner: access.owner,
-            visibility: access.visibility,
+            visibility: storedVisibility(access.visibility),
           });
         return this.get(next.name) as SkillRecord;
       })(),
@@ -316,7 +365,7 @@ export class SkillRegistry {
       this.db.transaction(() => {
         this.db
           .prepare("UPDATE skills SET owner = ?, visibility = ?, updated_at = ? WHERE name = ?")
-          .run(access.owner, access.visibility, at.getTime(), name);
+          .run(access.owner, storedVisibility(access.visibility), at.getTime(), name);
         const updated = this.get(name);
         if (!updated) throw new SkillNotFoundError(name);
         return updated;
@@ -397,8 +446,9 @@ export class SkillRegistry {
           .prepare(
             `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason, version,
                                  content_hash, usage_count, failure_count, protected, auto_created,
-                                 created_at, updated_at, status_changed_at, last_invoked_at, owner, visibility)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                 created_at, updated_at, status_changed_at, last_invoked_at, owner, visibility,
+                                 is_system, enabled, disabled_by)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             skill.name,
@@ -418,15 +468,80 @@ export class SkillRegistry {
             now,
             skill.lastInvokedAt?.getTime() ?? null,
             skill.access.owner,
-            skill.access.visibility,
+            storedVisibility(skill.access.visibility),
+            skill.sharing?.system ? 1 : 0,
+            skill.sharing?.enabled === false ? 0 : 1,
+            skill.sharing?.enabled === false ? skill.sharing.disabledBy : "",
           );
+        for (const grant of skill.sharing?.grants ?? []) this.putGrant(grant);
         return this.get(skill.name) as SkillRecord;
+      })(),
+    );
+  }
+
+  /** Marks a skill as a system skill or not (docs/security.md#system-skills). */
+  setSystem(name: string, system: boolean, at: Date): SkillRecord {
+    return this.updateSkill("mark a system skill", name, "is_system = ?, updated_at = ?", [system ? 1 : 0, at.getTime()]);
+  }
+
+  /** Switches a skill on or off; `by` is recorded while it is off. */
+  setEnabled(name: string, enabled: boolean, by: string, at: Date): SkillRecord {
+    return this.updateSkill("switch a skill on or off", name, "enabled = ?, disabled_by = ?, updated_at = ?", [
+      enabled ? 1 : 0,
+      enabled ? "" : by,
+      at.getTime(),
+    ]);
+  }
+
+  /** Adds or replaces (same grantee) a grant; the first grant makes a private skill internal. */
+  grant(grant: SkillGrant): SkillRecord {
+    return withSqlite("registry", "grant a skill", () =>
+      this.db.transaction(() => {
+        this.putGrant(grant);
+        this.db.prepare("UPDATE skills SET updated_at = ? WHERE name = ?").run(grant.grantedAt.getTime(), grant.name);
+        return this.get(grant.name) as SkillRecord;
+      })(),
+    );
+  }
+
+  /** Removes a grant; returns the skill and whether there was one. The last one gone, an internal skill is private again. */
+  revoke(name: string, kind: GranteeKind, grantee: string, at: Date): { skill: SkillRecord; revoked: boolean } {
+    return withSqlite("registry", "revoke a grant", () =>
+      this.db.transaction(() => {
+        const revoked =
+          this.db.prepare("DELETE FROM skill_grants WHERE name = ? AND grantee_kind = ? AND grantee = ?").run(name, kind, grantee).changes >
+          0;
+        if (revoked) this.db.prepare("UPDATE skills SET updated_at = ? WHERE name = ?").run(at.getTime(), name);
+        const skill = this.get(name);
+        if (!skill) throw new SkillNotFoundError(name);
+        return { skill, revoked };
       })(),
     );
   }
 
   close(): void {
     if (this.db.open) this.db.close();
+  }
+
+  private putGrant(grant: SkillGrant): void {
+    this.db
+      .prepare(
+        `INSERT INTO skill_grants (name, grantee_kind, grantee, version, granted_by, granted_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (name, grantee_kind, grantee) DO UPDATE SET
+           version = excluded.version, granted_by = excluded.granted_by, granted_at = excluded.granted_at`,
+      )
+      .run(grant.name, grant.granteeKind, grant.grantee, grant.version ?? null, grant.grantedBy, grant.grantedAt.getTime());
+  }
+
+  private updateSkill(action: string, name: string, assignments: string, values: readonly (string | number)[]): SkillRecord {
+    return withSqlite("registry", action, () =>
+      this.db.transaction(() => {
+        this.db.prepare(`UPDATE skills SET ${assignments} WHERE name = ?`).run(...values, name);
+        const updated = this.get(name);
+        if (!updated) throw new SkillNotFoundError(name);
+        return updated;
+      })(),
+    );
   }
 
   private insertVersion(next: VersionRecord): void {
@@ -504,7 +619,30 @@ function toRecord(row: SkillRow): SkillRecord {
     statusChangedAt: new Date(row.status_changed_at),
     lastInvokedAt: row.last_invoked_at === null ? undefined : new Date(row.last_invoked_at),
     owner: row.owner,
-    visibility: row.visibility === "public" ? "public" : "private",
+    ...sharingOf(row),
+  };
+}
+
+/** The visibility column holds the owner's choice (private or public); internal is derived from the grants. */
+function storedVisibility(visibility: SkillVisibility): "private" | "public" {
+  return visibility === "public" ? "public" : "private";
+}
+
+function sharingOf(row: SkillRow): Pick<SkillRecord, "visibility" | "system" | "enabled" | "disabledBy" | "grants"> {
+  const grants = (JSON.parse(row.grants_json ?? "[]") as GrantRow[]).map((g): SkillGrant => ({
+    name: g.name,
+    granteeKind: g.grantee_kind === "user" ? "user" : "agent",
+    grantee: g.grantee,
+    version: g.version ?? undefined,
+    grantedBy: g.granted_by,
+    grantedAt: new Date(g.granted_at),
+  }));
+  return {
+    visibility: row.visibility === "public" ? "public" : grants.length > 0 ? "internal" : "private",
+    system: row.is_system === 1,
+    enabled: row.enabled !== 0,
+    disabledBy: row.disabled_by ?? "",
+    grants,
   };
 }
 

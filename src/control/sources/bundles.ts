@@ -43,7 +43,7 @@ export class SkillBundles {
 
   async import(
     archive: Buffer,
-    visibility: SkillVisibility | undefined,
+    visibility: Exclude<SkillVisibility, "internal"> | undefined,
     context: { caller: Caller; signal?: AbortSignal },
   ): Promise<ImportedBundle> {
     const files = await unpackBundle(archive, this.options.limits ?? DEFAULT_BUNDLE_LIMITS);
@@ -66,7 +66,8 @@ export class SkillBundles {
       const content = await readDiscoveredFolder(staging);
       const existing = this.options.registry.get(manifest.name);
       const access = existing
-        ? { owner: existing.owner, visibility: visibility ?? existing.visibility }
+        ? // Internal is derived (private with grants): the stored visibility stays private.
+          { owner: existing.owner, visibility: visibility ?? (existing.visibility === "public" ? "public" : "private") }
         : { owner: context.caller.agentId, visibility: visibility ?? "private" };
       let test: ExecutionResult | undefined;
       const skill = await this.options.sources.registerFiles(
@@ -93,7 +94,7 @@ export class SkillBundles {
     }
     const existing = this.options.registry.get(name);
     if (existing && !canManage(existing, caller)) {
-      if (canSee(existing, caller)) throw notYoursError(name, existing.owner, "import a new version of", caller);
+      if (canSee(existing, caller)) throw notYoursError(name, existing, "import a new version of", caller);
       throw new FailedPreconditionError(`the name "${name}" is taken by another agent's skill; rename the bundle's skill`);
     }
   }

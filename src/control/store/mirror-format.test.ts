@@ -87,6 +87,10 @@ describe("skills_registry.json: one schema to write it and to read it back (real
       lastInvokedAt: new Date("2025-01-03T00:00:00.000Z"),
       owner: "agent-7",
       visibility: "public",
+      system: false,
+      enabled: true,
+      disabledBy: "",
+      grants: [],
       versions: registry.versions("parse_csv").map((v) => ({
         version: v.version,
         contentHash: v.contentHash,

@@ -3,6 +3,7 @@ import { agentIdProblem } from "../../identity/index.js";
 import {
   SKILL_STATUSES,
   SKILL_VISIBILITIES,
+  type SkillGrant,
   type SkillRecord,
   type SkillStatus,
   type SkillVisibility,
@@ -56,6 +57,22 @@ const entryFields = {
   last_invoked_at: instant.nullable(),
   owner: z.string().refine((owner) => agentIdProblem(owner) === undefined, "not an agent id"),
   visibility: z.enum(SKILL_VISIBILITIES),
+  /** docs/security.md#system-skills */
+  system: z.boolean(),
+  enabled: z.boolean(),
+  disabled_by: z.string(),
+  /** docs/security.md#grants-and-visibility; a version pins the grantee to it. */
+  grants: z.array(
+    z
+      .object({
+        grantee_kind: z.enum(["agent", "user"]),
+        grantee: z.string().min(1),
+        version: positiveInteger.nullable(),
+        granted_by: z.string(),
+        granted_at: instant,
+      })
+      .strict(),
+  ),
 };
 
 const MirrorVersionSchema = z.object(versionFields).strict();
@@ -97,6 +114,16 @@ export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRec
     last_invoked_at: record.lastInvokedAt?.toISOString() ?? null,
     owner: record.owner,
     visibility: record.visibility,
+    system: record.system,
+    enabled: record.enabled,
+    disabled_by: record.disabledBy,
+    grants: record.grants.map((g) => ({
+      grantee_kind: g.granteeKind,
+      grantee: g.grantee,
+      version: g.version ?? null,
+      granted_by: g.grantedBy,
+      granted_at: g.grantedAt.toISOString(),
+    })),
     versions: versions.map((v) => ({
       version: v.version,
       content_hash: v.contentHash,
@@ -137,6 +164,11 @@ export interface RecordedSkill {
   readonly lastInvokedAt: Date | undefined;
   readonly owner: string | undefined;
   readonly visibility: SkillVisibility | undefined;
+  /** System flag, switch and grants; undefined fields read as "not system, enabled, no grants". */
+  readonly system: boolean | undefined;
+  readonly enabled: boolean | undefined;
+  readonly disabledBy: string | undefined;
+  readonly grants: readonly SkillGrant[] | undefined;
   readonly versions: readonly RecordedVersion[];
 }
 
@@ -212,6 +244,17 @@ export function readMirrorDocument(document: unknown): MirrorReading {
       lastInvokedAt: dateOf(e.last_invoked_at ?? undefined),
       owner: e.owner,
       visibility: e.visibility,
+      system: e.system,
+      enabled: e.enabled,
+      disabledBy: e.disabled_by,
+      grants: e.grants?.map((g) => ({
+        name: e.name as string,
+        granteeKind: g.grantee_kind,
+        grantee: g.grantee,
+        version: g.version ?? undefined,
+        grantedBy: g.granted_by,
+        grantedAt: new Date(g.granted_at),
+      })),
       versions,
     });
   }

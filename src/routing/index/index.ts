@@ -1,6 +1,8 @@
 /** Routing indexes: the vector index port and its adapters, the keyword index, rank fusion. */
 export {
+  agentAudience,
   audienceOf,
+  audiencesOf,
   filterMatchesNothing,
   MAX_SEARCH_LIMIT,
   PUBLIC_AUDIENCE,
@@ -12,6 +14,7 @@ export {
   type VectorSearchFilter,
   type VectorSearchHit,
   type VectorSearchOptions,
+  userAudience,
 } from "./vector-index.js";
 export { SqliteVecIndex, type SqliteVecIndexOptions } from "./sqlite-vec-index.js";
 export { QdrantVectorIndex, qdrantCollectionName, type QdrantVectorIndexOptions } from "./qdrant-index.js";

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { KeywordIndex, type KeywordDocument } from "./keyword-index.js";
-import { audienceOf, PUBLIC_AUDIENCE } from "./vector-index.js";
+import { agentAudience, audienceOf, PUBLIC_AUDIENCE, userAudience } from "./vector-index.js";
 
 const TOOLS: KeywordDocument[] = [
   doc("tmdb_get_movie_movie_id_credits", "Get Credits. Get the cast and crew for a movie."),
@@ -149,6 +149,37 @@ describe("KeywordIndex", () => {
     // Visibility changes move the document to its new audience.
     index.upsert([doc("movie_bob_private", "Get the movie cast for bob.", { owner: "bob", visibility: "public" })]);
     expect(scoped("carol")).toContain("movie_bob_private");
+  });
+
+  it("matches a document through any of its audiences (owner, agent and user grantees), once, before the limit", () => {
+    const bob = agentAudience("bob");
+    const user = userAudience("u-1");
+    index.upsert([
+      doc("movie_granted", "Get the movie cast, shared with bob and user u-1.", {
+        owner: "alice",
+        visibility: "internal",
+        grantAudiences: [bob, user],
+      }),
+      doc("movie_dave", "Get the movie cast for dave.", { owner: "dave", visibility: "private" }),
+    ]);
+    const scoped = (audiences: string[], limit = 20) =>
+      index
+        .search("movie cast", { limit, filter: { statuses: ["active"], audiences } })
+        .map((hit) => hit.id)
+        .sort();
+    expect(scoped([bob])).toEqual(["movie_granted"]);
+    expect(scoped([bob, user])).toEqual(["movie_granted"]);
+    expect(scoped([agentAudience("carol"), user])).toEqual(["movie_granted"]);
+    expect(scoped([agentAudience("carol")])).toEqual([]);
+    expect(scoped([bob], 1)).toEqual(["movie_granted"]);
+    // The grant to bob revoked; then the document removed: nothing is left behind.
+    index.upsert([
+      doc("movie_granted", "Get the movie cast, shared with user u-1.", { owner: "alice", visibility: "internal", grantAudiences: [user] }),
+    ]);
+    expect(scoped([bob])).toEqual([]);
+    expect(scoped([user])).toEqual(["movie_granted"]);
+    index.remove(["movie_granted"]);
+    expect(scoped([user])).toEqual([]);
   });
 
   it("upgrades a documents table from before audience: adds the column, fills it, keeps the text", () => {

@@ -4,7 +4,7 @@ import { withSqlite } from "../../sqlite/index.js";
 import { assertSqlIdentifier } from "./index-errors.js";
 import { toFtsMatchQuery } from "./fts-query.js";
 import { nameWords } from "./name-tokens.js";
-import { audienceOf, filterMatchesNothing, type SkillVisibility, type VectorSearchFilter } from "./vector-index.js";
+import { audienceOf, audiencesOf, filterMatchesNothing, type SkillVisibility, type VectorSearchFilter } from "./vector-index.js";
 
 /** What the keyword index knows about one skill. */
 export interface KeywordDocument {
@@ -13,6 +13,8 @@ export interface KeywordDocument {
   readonly owner: string;
   readonly visibility: SkillVisibility;
   readonly status: string;
+  /** The grantees' audiences, as the vector index takes them (docs/routing.md#scoping). */
+  readonly grantAudiences?: readonly string[];
   /**
    * Credited past queries and registration examples. Left out, the index keeps the evidence it
    * already holds, so a new version of a skill does not forget what routing learned about it.
@@ -85,6 +87,8 @@ const DEFAULT_TOKENIZER = "porter unicode61 remove_diacritics 2";
 export class KeywordIndex {
   private readonly fts: string;
   private readonly docs: string;
+  /** Grantees' audiences of documents with grants (`granted` > 0); a document's first audience is its `audience` column. */
+  private readonly audiences: string;
   private readonly weights: KeywordColumnWeights;
   private readonly tokenizer: string;
   private readonly maxEvidenceChars: number;
@@ -98,6 +102,7 @@ export class KeywordIndex {
     this.fts = options.table ?? "skill_keywords";
     assertSqlIdentifier(this.fts, "keyword index table name");
     this.docs = `${this.fts}_docs`;
+    this.audiences = `${this.fts}_audiences`;
     this.weights = options.weights ?? DEFAULT_WEIGHTS;
     this.tokenizer = options.tokenizer ?? DEFAULT_TOKENIZER;
     if (!/^[A-Za-z0-9_ ]+$/.test(this.tokenizer)) throw new Error(`unsupported FTS5 tokenizer spec "${this.tokenizer}"`);
@@ -122,6 +127,10 @@ export class KeywordIndex {
            audience = excluded.audience,
            status = excluded.status`,
       );
+      const idOf = this.db.prepare(`SELECT id FROM ${this.docs} WHERE name = ?`);
+      const forget = this.db.prepare(`DELETE FROM ${this.audiences} WHERE doc_id = ?`);
+      const add = this.db.prepare(`INSERT OR IGNORE INTO ${this.audiences} (audience, doc_id) VALUES (?, ?)`);
+      const setGranted = this.db.prepare(`UPDATE ${this.docs} SET granted = ? WHERE id = ?`);
       this.db.transaction(() => {
         for (const document of documents) {
           upsert.run({
@@ -131,9 +140,15 @@ export class KeywordIndex {
             evidence: document.evidence === undefined ? null : this.capEvidence(document.evidence),
             owner: document.owner,
             visibility: document.visibility,
-            audience: audienceOf(document.owner, document.visibility),
+            audience: audiencesOf(document)[0] ?? audienceOf(document.owner, document.visibility),
             status: document.status,
           });
+          const { id } = idOf.get(document.name) as { id: number };
+          forget.run(id);
+          // The first audience is the row's own column; only grantees' go to the side table.
+          const [, ...granted] = audiencesOf(document);
+          for (const audience of granted) add.run(audience, id);
+          setGranted.run(granted.length, id);
         }
       })();
     });
@@ -143,9 +158,13 @@ export class KeywordIndex {
   remove(names: readonly string[]): void {
     if (names.length === 0) return;
     withSqlite("routing index", "remove skill keywords", () => {
-      const remove = this.db.prepare(`DELETE FROM ${this.docs} WHERE name = ?`);
+      const remove = this.db.prepare(`DELETE FROM ${this.docs} WHERE name = ? RETURNING id`);
+      const forget = this.db.prepare(`DELETE FROM ${this.audiences} WHERE doc_id = ?`);
       this.db.transaction(() => {
-        for (const name of names) remove.run(name);
+        for (const name of names) {
+          const removed = remove.get(name) as { id: number } | undefined;
+          if (removed) forget.run(removed.id);
+        }
       })();
     });
   }
@@ -193,7 +212,17 @@ export class KeywordIndex {
     allow("status", options.filter?.statuses);
     allow("owner", options.filter?.owners);
     allow("visibility", options.filter?.visibility);
-    allow("audience", options.filter?.audiences);
+    const audiences = options.filter?.audiences;
+    if (audiences !== undefined) {
+      // Any of the document's audiences in the allowlist, inside the same statement
+      // (docs/routing.md#scoping): its own column (owner's, or public), else, for a document with
+      // grants only, an indexed lookup of its grantees' audiences.
+      const list = audiences.map(() => "?").join(", ");
+      clauses.push(
+        `AND (d.audience IN (${list}) OR (d.granted > 0 AND EXISTS (SELECT 1 FROM ${this.audiences} a WHERE a.doc_id = d.id AND a.audience IN (${list}))))`,
+      );
+      params.push(...audiences, ...audiences);
+    }
     const { name, description, evidence } = this.weights;
     const rows = withSqlite("routing index", "search skill keywords", () =>
       this.db
@@ -219,7 +248,12 @@ export class KeywordIndex {
 
   /** Empties the index, for a rebuild from the registry. */
   clear(): void {
-    withSqlite("routing index", "clear the keyword index", () => this.db.prepare(`DELETE FROM ${this.docs}`).run());
+    withSqlite("routing index", "clear the keyword index", () =>
+      this.db.transaction(() => {
+        this.db.prepare(`DELETE FROM ${this.docs}`).run();
+        this.db.prepare(`DELETE FROM ${this.audiences}`).run();
+      })(),
+    );
   }
 
   private createSchema(): void {
@@ -235,10 +269,19 @@ export class KeywordIndex {
            owner TEXT NOT NULL,
            visibility TEXT NOT NULL,
            audience TEXT NOT NULL DEFAULT '',
-           status TEXT NOT NULL
+           status TEXT NOT NULL,
+           granted INTEGER NOT NULL DEFAULT 0
          )`,
       );
       this.addAudienceColumn();
+      const columns = db.prepare("SELECT name FROM pragma_table_info(?)").all(docs) as Array<{ name: string }>;
+      // A table from before grants: no document has any yet.
+      if (!columns.some((column) => column.name === "granted"))
+        db.exec(`ALTER TABLE ${docs} ADD COLUMN granted INTEGER NOT NULL DEFAULT 0`);
+      db.exec(
+        `CREATE TABLE IF NOT EXISTS ${this.audiences} (audience TEXT NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (audience, doc_id)) STRICT;
+         CREATE INDEX IF NOT EXISTS ${this.audiences}_by_doc ON ${this.audiences} (doc_id, audience);`,
+      );
       const existing = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(fts) as
         { sql: string } | undefined;
       const wanted = `tokenize = '${this.tokenizer}'`;

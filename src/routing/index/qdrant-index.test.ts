@@ -180,7 +180,8 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
         name: "parse_csv",
         owner: "agent-7",
         visibility: "private",
-        audience: audienceOf("agent-7", "private"),
+        audience: [audienceOf("agent-7", "private")],
+        grant_audiences: [],
         status: "degraded",
       });
     });

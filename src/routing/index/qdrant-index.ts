@@ -6,7 +6,7 @@ import { skillPointId } from "./point-id.js";
 import { parseQdrantUrl } from "./qdrant-endpoint.js";
 import { fromQdrantError } from "./qdrant-errors.js";
 import {
-  audienceOf,
+  audiencesOf,
   filterMatchesNothing,
   MAX_SEARCH_LIMIT,
   SKILL_PAYLOAD_TYPE,
@@ -183,7 +183,10 @@ export class QdrantVectorIndex implements VectorIndex {
           name: id,
           owner: payload.owner,
           visibility: payload.visibility,
-          audience: audienceOf(payload.owner, payload.visibility),
+          // An array: Qdrant's `match: {any}` passes a point when any of its values is listed
+          // (docs/routing.md#scoping), so owner, grantees and public are one condition.
+          audience: audiencesOf(payload),
+          grant_audiences: [...(payload.grantAudiences ?? [])],
           status: payload.status,
         },
       }));
@@ -325,6 +328,8 @@ function toScrolledPoint(point: Schemas["Record"]): ScrolledPoint | undefined {
   if (typeof name !== "string") return undefined;
   const vector =
     Array.isArray(point.vector) && point.vector.every((v) => typeof v === "number") ? Float32Array.from(point.vector) : undefined;
+  const granted = payload["grant_audiences"];
+  const grantAudiences = Array.isArray(granted) ? granted.filter((value): value is string => typeof value === "string") : [];
   return {
     id: name,
     ...(vector ? { vector } : {}),
@@ -332,8 +337,9 @@ function toScrolledPoint(point: Schemas["Record"]): ScrolledPoint | undefined {
       type: SKILL_PAYLOAD_TYPE,
       name,
       owner: String(payload["owner"] ?? ""),
-      visibility: payload["visibility"] === "public" ? "public" : "private",
+      visibility: payload["visibility"] === "public" ? "public" : payload["visibility"] === "internal" ? "internal" : "private",
       status: String(payload["status"] ?? ""),
+      ...(grantAudiences.length > 0 ? { grantAudiences } : {}),
     },
   };
 }

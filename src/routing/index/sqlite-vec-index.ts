@@ -5,7 +5,7 @@ import { errorMessage, FailedPreconditionError } from "../../errors/index.js";
 import { withSqlite } from "../../sqlite/index.js";
 import { assertSqlIdentifier, assertValidDimensions, VectorDimensionError } from "./index-errors.js";
 import {
-  audienceOf,
+  audiencesOf,
   filterMatchesNothing,
   MAX_SEARCH_LIMIT,
   SKILL_PAYLOAD_TYPE,
@@ -36,13 +36,22 @@ export interface SqliteVecIndexOptions {
  * search returns `limit` hits whenever that many rows match, with no over-fetching (and computes
  * no distance for a row that does not match).
  *
- * A table from before the `audience` column is re-created empty by `ensure` (vec0 has no ALTER
- * TABLE); until then the index reports no dimensions, as if it did not exist.
+ * A skill routed to several audiences (its owner and its grantees: docs/routing.md#scoping) has
+ * one row per audience, because a vec0 metadata column holds one value: the entry's own row (id =
+ * the entry id, `main = 1`) carries the first audience, and one more row per further audience
+ * (id = entry id, U+001F, audience; `main = 0`), listed in `<table>_audiences`. A filtered search
+ * asks for `limit` × (allowlist size) rows, since at most that many rows of one entry can match,
+ * and keeps the best row per entry; an unfiltered one reads main rows only. Still one KNN scan.
+ *
+ * A table from before the `audience` and `main` columns is re-created empty by `ensure` (vec0 has
+ * no ALTER TABLE); until then the index reports no dimensions, as if it did not exist.
  */
 export class SqliteVecIndex implements VectorIndex {
   readonly kind = "sqlite-vec";
   private readonly table: string;
   private readonly logger: Logger | undefined;
+  /** The extra rows of entries with more than one audience: row id → entry id and audience. */
+  private readonly audienceTable: string;
   private currentDimensions: number | undefined;
   /** Prepared KNN statements by SQL text; filters change the number of placeholders. */
   private readonly searchStatements = new Map<string, Database.Statement>();
@@ -59,6 +68,7 @@ export class SqliteVecIndex implements VectorIndex {
     this.table = options.table ?? "skill_vectors";
     assertSqlIdentifier(this.table, "sqlite-vec table name");
     this.logger = options.logger;
+    this.audienceTable = `${this.table}_audiences`;
     loadSqliteVec(db);
     const stored = this.storedSchema();
     this.currentDimensions = stored?.current ? stored.dimensions : undefined;
@@ -73,6 +83,7 @@ export class SqliteVecIndex implements VectorIndex {
     assertValidDimensions(dimensions);
     const stored = this.storedSchema();
     if (stored && stored.dimensions === dimensions && stored.current) {
+      this.createAudienceTable();
       this.currentDimensions = dimensions;
       return;
     }
@@ -90,6 +101,7 @@ export class SqliteVecIndex implements VectorIndex {
       this.db.transaction(() => {
         // DROP on a vec0 table also drops its shadow tables (chunks, rowids, metadata).
         this.db.exec(`DROP TABLE IF EXISTS ${this.table}`);
+        this.db.exec(`DROP TABLE IF EXISTS ${this.audienceTable}`);
         this.db.exec(
           `CREATE VIRTUAL TABLE ${this.table} USING vec0(
              skill_id TEXT PRIMARY KEY,
@@ -97,9 +109,11 @@ export class SqliteVecIndex implements VectorIndex {
              status TEXT,
              owner TEXT,
              visibility TEXT,
-             audience TEXT
+             audience TEXT,
+             main INTEGER
            )`,
         );
+        this.createAudienceTable();
       })(),
     );
     this.currentDimensions = dimensions;
@@ -114,18 +128,35 @@ export class SqliteVecIndex implements VectorIndex {
     withSqlite("routing index", "upsert skill vectors", () => {
       // vec0 has no INSERT OR REPLACE; UPDATE keeps the row (and its chunk slot) when it exists.
       const update = this.db.prepare(
-        `UPDATE ${this.table} SET embedding = ?, status = ?, owner = ?, visibility = ?, audience = ? WHERE skill_id = ?`,
+        `UPDATE ${this.table} SET embedding = ?, status = ?, owner = ?, visibility = ?, audience = ?, main = ? WHERE skill_id = ?`,
       );
       const insert = this.db.prepare(
-        `INSERT INTO ${this.table} (skill_id, embedding, status, owner, visibility, audience) VALUES (?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO ${this.table} (skill_id, embedding, status, owner, visibility, audience, main) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       );
+      const extras = this.db.prepare(`SELECT row_id, audience FROM ${this.audienceTable} WHERE entry_id = ?`);
+      const dropRow = this.db.prepare(`DELETE FROM ${this.table} WHERE skill_id = ?`);
+      const dropExtra = this.db.prepare(`DELETE FROM ${this.audienceTable} WHERE row_id = ?`);
+      const addExtra = this.db.prepare(`INSERT INTO ${this.audienceTable} (row_id, entry_id, audience) VALUES (?, ?, ?)`);
+      const put = (rowId: string, blob: Buffer, payload: VectorIndexEntry["payload"], audience: string, main: number): void => {
+        const { status, owner, visibility } = payload;
+        const changed = update.run(blob, status, owner, visibility, audience, BigInt(main), rowId).changes;
+        if (changed === 0) insert.run(rowId, blob, status, owner, visibility, audience, BigInt(main));
+      };
       this.db.transaction(() => {
         for (const { id, vector, payload } of entries) {
           const blob = toBlob(vector);
-          const { status, owner, visibility } = payload;
-          const audience = audienceOf(owner, visibility);
-          const changed = update.run(blob, status, owner, visibility, audience, id).changes;
-          if (changed === 0) insert.run(id, blob, status, owner, visibility, audience);
+          const [first, ...more] = audiencesOf(payload);
+          put(id, blob, payload, first as string, 1);
+          const previous = new Set((extras.all(id) as Array<{ row_id: string }>).map((row) => row.row_id));
+          for (const audience of more) {
+            const rowId = extraRowId(id, audience);
+            put(rowId, blob, payload, audience, 0);
+            if (!previous.delete(rowId)) addExtra.run(rowId, id, audience);
+          }
+          for (const stale of previous) {
+            dropRow.run(stale);
+            dropExtra.run(stale);
+          }
         }
       })();
     });
@@ -137,8 +168,14 @@ export class SqliteVecIndex implements VectorIndex {
     this.requireDimensions();
     withSqlite("routing index", "remove skill vectors", () => {
       const remove = this.db.prepare(`DELETE FROM ${this.table} WHERE skill_id = ?`);
+      const extras = this.db.prepare(`SELECT row_id FROM ${this.audienceTable} WHERE entry_id = ?`);
+      const forget = this.db.prepare(`DELETE FROM ${this.audienceTable} WHERE entry_id = ?`);
       this.db.transaction(() => {
-        for (const id of ids) remove.run(id);
+        for (const id of ids) {
+          remove.run(id);
+          for (const { row_id } of extras.all(id) as Array<{ row_id: string }>) remove.run(row_id);
+          forget.run(id);
+        }
       })();
     });
   }
@@ -150,30 +187,45 @@ export class SqliteVecIndex implements VectorIndex {
     // `!(limit > 0)` so that NaN also means "no hits" instead of reaching SQL or the wire.
     if (!(limit > 0) || filterMatchesNothing(options.filter)) return [];
     const { sql, params } = this.knnQuery(options.filter);
+    // At most one row per listed audience can match for one entry: ask for enough rows that
+    // `limit` distinct entries come back whenever that many match.
+    const rowsWanted = Math.min(limit * Math.max(1, options.filter?.audiences?.length ?? 1), MAX_SEARCH_LIMIT);
     const rows = withSqlite("routing index", "search skill vectors", () => {
       let statement = this.searchStatements.get(sql);
       if (!statement) {
         statement = this.db.prepare(sql);
         this.searchStatements.set(sql, statement);
       }
-      return statement.all(toBlob(vector), limit, ...params) as Array<{ id: string; distance: number }>;
+      return statement.all(toBlob(vector), rowsWanted, ...params) as Array<{ id: string; distance: number }>;
     });
     // sqlite-vec's cosine distance is 1 - cos(θ); the port promises the similarity itself.
-    return rows.map((row) => ({ id: row.id, score: 1 - row.distance }));
+    const hits: VectorSearchHit[] = [];
+    const seen = new Set<string>();
+    for (const row of rows) {
+      const id = entryIdOf(row.id);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      hits.push({ id, score: 1 - row.distance });
+      if (hits.length === limit) break;
+    }
+    return hits;
   }
 
   async count(): Promise<number> {
     this.requireDimensions();
     return withSqlite("routing index", "count skill vectors", () => {
       const row = this.db.prepare(`SELECT count(*) AS n FROM ${this.table}`).get() as { n: number };
-      return row.n;
+      const extra = this.db.prepare(`SELECT count(*) AS n FROM ${this.audienceTable}`).get() as { n: number };
+      return row.n - extra.n;
     });
   }
 
   async ids(): Promise<string[]> {
     this.requireDimensions();
     return withSqlite("routing index", "list skill vector ids", () =>
-      (this.db.prepare(`SELECT skill_id AS id FROM ${this.table} ORDER BY skill_id`).all() as Array<{ id: string }>).map((row) => row.id),
+      (this.db.prepare(`SELECT skill_id AS id FROM ${this.table} ORDER BY skill_id`).all() as Array<{ id: string }>)
+        .map((row) => row.id)
+        .filter((id) => !id.includes(EXTRA_ROW_SEPARATOR)),
     );
   }
 
@@ -191,17 +243,26 @@ export class SqliteVecIndex implements VectorIndex {
           .all(after, Math.max(1, Math.floor(batchSize))),
       ) as Array<{ id: string; embedding: Buffer; status: string; owner: string; visibility: string }>;
       if (rows.length === 0) return;
-      yield rows.map((row) => ({
-        id: row.id,
-        vector: new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength)),
-        payload: {
-          type: SKILL_PAYLOAD_TYPE,
-          name: row.id,
-          owner: row.owner,
-          visibility: row.visibility === "public" ? "public" : "private",
-          status: row.status,
-        },
-      }));
+      const extras = this.db.prepare(`SELECT audience FROM ${this.audienceTable} WHERE entry_id = ? ORDER BY row_id`);
+      yield rows
+        .filter((row) => !row.id.includes(EXTRA_ROW_SEPARATOR))
+        .map((row) => {
+          const grantAudiences = (extras.all(row.id) as Array<{ audience: string }>).map((extra) => extra.audience);
+          return {
+            id: row.id,
+            vector: new Float32Array(
+              row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength),
+            ),
+            payload: {
+              type: SKILL_PAYLOAD_TYPE,
+              name: row.id,
+              owner: row.owner,
+              visibility: row.visibility === "public" ? "public" : row.visibility === "internal" ? "internal" : "private",
+              status: row.status,
+              ...(grantAudiences.length > 0 ? { grantAudiences } : {}),
+            },
+          };
+        });
       after = (rows.at(-1) as { id: string }).id;
     }
   }
@@ -225,6 +286,8 @@ export class SqliteVecIndex implements VectorIndex {
     allow("owner", filter?.owners);
     allow("visibility", filter?.visibility);
     allow("audience", filter?.audiences);
+    // Unfiltered by audience (an admin's route): one row per entry, its main one.
+    if (filter?.audiences === undefined) clauses.push("AND main = 1");
     const sql = `SELECT skill_id AS id, distance FROM ${this.table}
                   WHERE embedding MATCH ? AND k = ? ${clauses.join(" ")}
                   ORDER BY distance`;
@@ -242,10 +305,18 @@ export class SqliteVecIndex implements VectorIndex {
     const match = row?.sql ? /embedding\s+float\[(\d+)\]/i.exec(row.sql) : null;
     if (!row?.sql || !match?.[1]) return undefined;
     const cosine = /distance_metric\s*=\s*cosine/i.test(row.sql);
-    const columns = ["status", "owner", "visibility", "audience"].every((column) =>
-      new RegExp(`[(,]\\s*${column}\\s+text\\b`, "i").test(row.sql as string),
-    );
+    const columns =
+      ["status", "owner", "visibility", "audience"].every((column) =>
+        new RegExp(`[(,]\\s*${column}\\s+text\\b`, "i").test(row.sql as string),
+      ) && /[(,]\s*main\s+integer\b/i.test(row.sql);
     return { dimensions: Number(match[1]), current: cosine && columns };
+  }
+
+  private createAudienceTable(): void {
+    this.db.exec(
+      `CREATE TABLE IF NOT EXISTS ${this.audienceTable} (row_id TEXT PRIMARY KEY, entry_id TEXT NOT NULL, audience TEXT NOT NULL) STRICT;
+       CREATE INDEX IF NOT EXISTS ${this.audienceTable}_by_entry ON ${this.audienceTable} (entry_id)`,
+    );
   }
 
   private requireDimensions(): number {
@@ -275,6 +346,18 @@ function loadSqliteVec(db: Database.Database): void {
       { cause: error },
     );
   }
+}
+
+/** Separates an entry id from the audience in the id of its extra rows; never part of a skill name or evidence hash. */
+const EXTRA_ROW_SEPARATOR = "\u001f";
+
+function extraRowId(entryId: string, audience: string): string {
+  return `${entryId}${EXTRA_ROW_SEPARATOR}${audience}`;
+}
+
+function entryIdOf(rowId: string): string {
+  const at = rowId.indexOf(EXTRA_ROW_SEPARATOR);
+  return at < 0 ? rowId : rowId.slice(0, at);
 }
 
 /** sqlite-vec reads float32 vectors as raw little-endian blobs; this shares the memory, no copy. */

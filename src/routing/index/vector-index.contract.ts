@@ -1,12 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SkillEngineError } from "../../errors/index.js";
 import {
+  agentAudience,
   audienceOf,
   PUBLIC_AUDIENCE,
   SKILL_PAYLOAD_TYPE,
   type SkillIndexPayload,
   type VectorIndex,
   type VectorIndexEntry,
+  userAudience,
 } from "./vector-index.js";
 
 /** A fresh, empty index for one test, and how to dispose of it afterwards. */
@@ -236,6 +238,41 @@ export function vectorIndexContract(
       },
     );
 
+    it("routes an entry to every grantee's audience too, once per entry, in one search (docs/routing.md#scoping)", async () => {
+      const bob = agentAudience("bob");
+      const carol = agentAudience("carol");
+      const user = userAudience("u-1");
+      await index.upsert([
+        entry("granted", [1, 0, 0, 0], { owner: "alice", visibility: "internal", grantAudiences: [bob, user] }),
+        entry("near", [0.9, 0.1, 0, 0], { owner: "alice", visibility: "internal", grantAudiences: [bob, user] }),
+        entry("bobs", [0.8, 0.2, 0, 0], { owner: "bob", visibility: "private" }),
+        entry("other", [0.7, 0.3, 0, 0], { owner: "dave", visibility: "private" }),
+      ]);
+      const query = unit([1, 0, 0, 0]);
+      const scoped = async (limit: number, ...audiences: string[]): Promise<string[]> =>
+        ids(await index.search(query, { limit, filter: { statuses: ["active"], audiences: [PUBLIC_AUDIENCE, ...audiences] } }));
+      expect(await scoped(10, agentAudience("alice"))).toEqual(["granted", "near"]);
+      // Bob acting for user u-1 matches both of an entry's grants, and still gets each entry once.
+      expect(await scoped(10, bob, user)).toEqual(["granted", "near", "bobs"]);
+      expect(await scoped(2, bob, user)).toEqual(["granted", "near"]);
+      expect(await scoped(10, carol, user)).toEqual(["granted", "near"]);
+      expect(await scoped(10, carol)).toEqual([]);
+      // Unfiltered (an admin's search): each entry once.
+      expect(ids(await index.search(query, { limit: 10 }))).toEqual(["granted", "near", "bobs", "other"]);
+      expect(await index.count()).toBe(4);
+      expect((await index.ids()).sort()).toEqual(["bobs", "granted", "near", "other"]);
+      // A grant revoked: the entry leaves that audience and nothing else changes.
+      await index.upsert([entry("granted", [1, 0, 0, 0], { owner: "alice", visibility: "internal", grantAudiences: [user] })]);
+      expect(await scoped(10, bob)).toEqual(["near", "bobs"]);
+      expect(await scoped(10, carol, user)).toEqual(["granted", "near"]);
+      const scanned = (await collect(index.scan(10))).find((e) => e.id === "granted");
+      expect(scanned?.payload.grantAudiences).toEqual([user]);
+      expect(await index.count()).toBe(4);
+      await index.remove(["near"]);
+      expect(await scoped(10, bob, user)).toEqual(["granted", "bobs"]);
+      expect(await index.count()).toBe(3);
+    });
+
     it("counts entries", async () => {
       await index.upsert(Array.from({ length: 7 }, (_, i) => entry(`s${i}`, [1, i, 0, 0])));
       expect(await index.count()).toBe(7);
@@ -265,4 +302,10 @@ function dot(a: Float32Array, b: Float32Array): number {
 
 function ids(hits: ReadonlyArray<{ id: string }>): string[] {
   return hits.map((hit) => hit.id);
+}
+
+async function collect(batches: AsyncIterable<VectorIndexEntry[]>): Promise<VectorIndexEntry[]> {
+  const all: VectorIndexEntry[] = [];
+  for await (const batch of batches) all.push(...batch);
+  return all;
 }

@@ -8,8 +8,11 @@ import { createHash } from "node:crypto";
 /** The `type` every skill point carries, so a shared Qdrant collection never mixes in foreign points. */
 export const SKILL_PAYLOAD_TYPE = "acquired_skill";
 
-/** Who may see a skill: its owner only, or every caller. */
-export type SkillVisibility = "private" | "public";
+/**
+ * Who may see a skill: its owner only, its owner and its grantees (`grantAudiences`), or every
+ * caller. A system skill is indexed as public (every agent sees it).
+ */
+export type SkillVisibility = "private" | "internal" | "public";
 
 /** The audience of every public skill (see {@link audienceOf}). */
 export const PUBLIC_AUDIENCE = "public";
@@ -35,6 +38,31 @@ export function audienceOf(owner: string, visibility: string): string {
   return `~${createHash("sha256").update(owner, "utf8").digest("base64url").slice(0, 11)}`;
 }
 
+/** The audience of an agent: its own skills' and those granted to it (the same value: an owner needs no grant). */
+export function agentAudience(agentId: string): string {
+  return audienceOf(agentId, "private");
+}
+
+/**
+ * The audience of an end user (skills granted to the user, seen by delegating agents acting for
+ * them): `^` and 11 base64url characters of a hash kept apart from agents' (`user\0` prefix), so an
+ * agent and a user of the same id never share an audience. 12 bytes, like an agent's.
+ */
+export function userAudience(userId: string): string {
+  return `^${createHash("sha256").update(`user\0${userId}`, "utf8").digest("base64url").slice(0, 11)}`;
+}
+
+/**
+ * Every audience an entry is routed to (docs/routing.md#scoping): `public` alone for a public
+ * skill; otherwise its owner's and each grantee's. An entry matches a search when ANY of its
+ * audiences is in the filter's allowlist, so "own OR public OR granted to me OR to my user" is one
+ * allowlist of at most three values.
+ */
+export function audiencesOf(payload: Pick<SkillIndexPayload, "owner" | "visibility" | "grantAudiences">): string[] {
+  if (payload.visibility === "public") return [PUBLIC_AUDIENCE];
+  return [...new Set([agentAudience(payload.owner), ...(payload.grantAudiences ?? [])])];
+}
+
 /**
  * What an index keeps beside each vector: enough to filter without asking the registry. Adapters
  * also store the derived {@link audienceOf}(owner, visibility) and filter on it (`audiences`).
@@ -46,8 +74,13 @@ export interface SkillIndexPayload {
   /** The agent that registered the skill. */
   readonly owner: string;
   readonly visibility: SkillVisibility;
-  /** The registry status (`active`, `degraded`, `retired` …); routing filters on it. */
+  /** The registry status (`active`, `degraded`, `retired` …, or `disabled` while switched off); routing filters on it. */
   readonly status: string;
+  /**
+   * The audiences of the skill's grantees ({@link agentAudience}, {@link userAudience}); ignored
+   * for a public skill. Absent: no grants.
+   */
+  readonly grantAudiences?: readonly string[];
 }
 
 /** One vector to store: `id` is the skill name. */
@@ -66,7 +99,10 @@ export interface VectorSearchFilter {
   readonly statuses?: readonly string[];
   readonly owners?: readonly string[];
   readonly visibility?: readonly string[];
-  /** Values of {@link audienceOf}: `[PUBLIC_AUDIENCE, audienceOf(agent, "private")]` is "own OR public". */
+  /**
+   * Audience values ({@link audiencesOf}): an entry passes when any of its audiences is listed.
+   * `[PUBLIC_AUDIENCE, agentAudience(agent), userAudience(user)]` is "own OR public OR granted".
+   */
   readonly audiences?: readonly string[];
 }
 

@@ -32,6 +32,11 @@ export interface RegisterSkillRequest {
    * is placed read-only beside the skill (importable as `import name`), transitively.
    */
   dependsOn: string[];
+  /**
+   * Register (or keep) it as a system skill: visible to every agent, changed only by admins.
+   * Admin only (PERMISSION_DENIED otherwise).
+   */
+  system: boolean;
 }
 
 export interface RegisterSkillResponse {
@@ -100,6 +105,7 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     exampleQueries: [],
     visibility: 0,
     dependsOn: [],
+    system: false,
   };
 }
 
@@ -128,6 +134,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     for (const v of message.dependsOn) {
       writer.uint32(66).string(v!);
+    }
+    if (message.system !== false) {
+      writer.uint32(400).bool(message.system);
     }
     return writer;
   },
@@ -209,6 +218,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.dependsOn.push(reader.string());
             continue;
           }
+          case 50: {
+            if (tag !== 400) {
+              break;
+            }
+
+            message.system = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -247,6 +264,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         : globalThis.Array.isArray(object?.depends_on)
         ? object.depends_on.map((e: any) => globalThis.String(e))
         : [],
+      system: isSet(object.system) ? globalThis.Boolean(object.system) : false,
     };
   },
 
@@ -276,6 +294,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.dependsOn?.length) {
       obj.dependsOn = message.dependsOn;
     }
+    if (message.system !== false) {
+      obj.system = message.system;
+    }
     return obj;
   },
 
@@ -292,6 +313,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.exampleQueries = object.exampleQueries?.map((e) => e) || [];
     message.visibility = object.visibility ?? 0;
     message.dependsOn = object.dependsOn?.map((e) => e) || [];
+    message.system = object.system ?? false;
     return message;
   },
 };

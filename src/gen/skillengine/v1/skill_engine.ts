@@ -58,6 +58,16 @@ import {
   RouteSkillsResponse,
 } from "./routing.js";
 import {
+  GrantSkillRequest,
+  GrantSkillResponse,
+  ListGrantsRequest,
+  ListGrantsResponse,
+  RevokeSkillRequest,
+  RevokeSkillResponse,
+  SetSkillEnabledRequest,
+  SetSkillEnabledResponse,
+} from "./sharing.js";
+import {
   GetSkillRequest,
   GetSkillResponse,
   GetSkillStatsRequest,
@@ -455,6 +465,56 @@ export const SkillEngineService = {
     responseSerialize: (value: ExportSkillResponse): Buffer => Buffer.from(ExportSkillResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExportSkillResponse => ExportSkillResponse.decode(value),
   },
+  /**
+   * Grants a skill to an agent or an end user (docs/security.md#grants-and-visibility); with a
+   * version, pins the grantee to it. The first grant makes a private skill internal. Owner or
+   * admin; anybody else: NOT_FOUND (or PERMISSION_DENIED for a skill they can see).
+   *   INVALID_ARGUMENT not exactly one grantee, a malformed id; NOT_FOUND unknown version.
+   */
+  grantSkill: {
+    path: "/skillengine.v1.SkillEngine/GrantSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GrantSkillRequest): Buffer => Buffer.from(GrantSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GrantSkillRequest => GrantSkillRequest.decode(value),
+    responseSerialize: (value: GrantSkillResponse): Buffer => Buffer.from(GrantSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GrantSkillResponse => GrantSkillResponse.decode(value),
+  },
+  /** Removes a grant; the last one gone, an internal skill is private again. Owner or admin. */
+  revokeSkill: {
+    path: "/skillengine.v1.SkillEngine/RevokeSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RevokeSkillRequest): Buffer => Buffer.from(RevokeSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RevokeSkillRequest => RevokeSkillRequest.decode(value),
+    responseSerialize: (value: RevokeSkillResponse): Buffer => Buffer.from(RevokeSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RevokeSkillResponse => RevokeSkillResponse.decode(value),
+  },
+  /** The grants of a skill. Owner or admin; anybody else: NOT_FOUND. */
+  listGrants: {
+    path: "/skillengine.v1.SkillEngine/ListGrants" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListGrantsRequest): Buffer => Buffer.from(ListGrantsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListGrantsRequest => ListGrantsRequest.decode(value),
+    responseSerialize: (value: ListGrantsResponse): Buffer => Buffer.from(ListGrantsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListGrantsResponse => ListGrantsResponse.decode(value),
+  },
+  /**
+   * Switches a skill off or on. Off, it keeps code, history, counters and grants but is neither
+   * routed nor invocable (FAILED_PRECONDITION naming who switched it off). Owner or admin.
+   */
+  setSkillEnabled: {
+    path: "/skillengine.v1.SkillEngine/SetSkillEnabled" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetSkillEnabledRequest): Buffer =>
+      Buffer.from(SetSkillEnabledRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetSkillEnabledRequest => SetSkillEnabledRequest.decode(value),
+    responseSerialize: (value: SetSkillEnabledResponse): Buffer =>
+      Buffer.from(SetSkillEnabledResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetSkillEnabledResponse => SetSkillEnabledResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -560,6 +620,22 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
   importSkillBundle: handleUnaryCall<ImportSkillBundleRequest, ImportSkillBundleResponse>;
   /** Any skill as a bundle (a SKILL.md is generated for a plain Python skill). */
   exportSkill: handleUnaryCall<ExportSkillRequest, ExportSkillResponse>;
+  /**
+   * Grants a skill to an agent or an end user (docs/security.md#grants-and-visibility); with a
+   * version, pins the grantee to it. The first grant makes a private skill internal. Owner or
+   * admin; anybody else: NOT_FOUND (or PERMISSION_DENIED for a skill they can see).
+   *   INVALID_ARGUMENT not exactly one grantee, a malformed id; NOT_FOUND unknown version.
+   */
+  grantSkill: handleUnaryCall<GrantSkillRequest, GrantSkillResponse>;
+  /** Removes a grant; the last one gone, an internal skill is private again. Owner or admin. */
+  revokeSkill: handleUnaryCall<RevokeSkillRequest, RevokeSkillResponse>;
+  /** The grants of a skill. Owner or admin; anybody else: NOT_FOUND. */
+  listGrants: handleUnaryCall<ListGrantsRequest, ListGrantsResponse>;
+  /**
+   * Switches a skill off or on. Off, it keeps code, history, counters and grants but is neither
+   * routed nor invocable (FAILED_PRECONDITION naming who switched it off). Owner or admin.
+   */
+  setSkillEnabled: handleUnaryCall<SetSkillEnabledRequest, SetSkillEnabledResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -1056,6 +1132,78 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ExportSkillResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Grants a skill to an agent or an end user (docs/security.md#grants-and-visibility); with a
+   * version, pins the grantee to it. The first grant makes a private skill internal. Owner or
+   * admin; anybody else: NOT_FOUND (or PERMISSION_DENIED for a skill they can see).
+   *   INVALID_ARGUMENT not exactly one grantee, a malformed id; NOT_FOUND unknown version.
+   */
+  grantSkill(
+    request: GrantSkillRequest,
+    callback: (error: ServiceError | null, response: GrantSkillResponse) => void,
+  ): ClientUnaryCall;
+  grantSkill(
+    request: GrantSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GrantSkillResponse) => void,
+  ): ClientUnaryCall;
+  grantSkill(
+    request: GrantSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GrantSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** Removes a grant; the last one gone, an internal skill is private again. Owner or admin. */
+  revokeSkill(
+    request: RevokeSkillRequest,
+    callback: (error: ServiceError | null, response: RevokeSkillResponse) => void,
+  ): ClientUnaryCall;
+  revokeSkill(
+    request: RevokeSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RevokeSkillResponse) => void,
+  ): ClientUnaryCall;
+  revokeSkill(
+    request: RevokeSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RevokeSkillResponse) => void,
+  ): ClientUnaryCall;
+  /** The grants of a skill. Owner or admin; anybody else: NOT_FOUND. */
+  listGrants(
+    request: ListGrantsRequest,
+    callback: (error: ServiceError | null, response: ListGrantsResponse) => void,
+  ): ClientUnaryCall;
+  listGrants(
+    request: ListGrantsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListGrantsResponse) => void,
+  ): ClientUnaryCall;
+  listGrants(
+    request: ListGrantsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListGrantsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Switches a skill off or on. Off, it keeps code, history, counters and grants but is neither
+   * routed nor invocable (FAILED_PRECONDITION naming who switched it off). Owner or admin.
+   */
+  setSkillEnabled(
+    request: SetSkillEnabledRequest,
+    callback: (error: ServiceError | null, response: SetSkillEnabledResponse) => void,
+  ): ClientUnaryCall;
+  setSkillEnabled(
+    request: SetSkillEnabledRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetSkillEnabledResponse) => void,
+  ): ClientUnaryCall;
+  setSkillEnabled(
+    request: SetSkillEnabledRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetSkillEnabledResponse) => void,
   ): ClientUnaryCall;
 }
 

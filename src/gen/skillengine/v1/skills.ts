@@ -19,6 +19,11 @@ export enum Visibility {
   VISIBILITY_PRIVATE = 1,
   /** VISIBILITY_PUBLIC - Every agent may see, route to and invoke it; only the owner and admins change it. */
   VISIBILITY_PUBLIC = 2,
+  /**
+   * VISIBILITY_INTERNAL - The owner and the agents or users it was granted to. Never requested: a private skill with
+   * a grant is internal, and private again when its last grant is revoked.
+   */
+  VISIBILITY_INTERNAL = 3,
   UNRECOGNIZED = -1,
 }
 
@@ -33,6 +38,9 @@ export function visibilityFromJSON(object: any): Visibility {
     case 2:
     case "VISIBILITY_PUBLIC":
       return Visibility.VISIBILITY_PUBLIC;
+    case 3:
+    case "VISIBILITY_INTERNAL":
+      return Visibility.VISIBILITY_INTERNAL;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -48,6 +56,8 @@ export function visibilityToJSON(object: Visibility): string {
       return "VISIBILITY_PRIVATE";
     case Visibility.VISIBILITY_PUBLIC:
       return "VISIBILITY_PUBLIC";
+    case Visibility.VISIBILITY_INTERNAL:
+      return "VISIBILITY_INTERNAL";
     case Visibility.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -152,6 +162,16 @@ export interface Skill {
   /** The agent that registered it (or was given it by TransferSkill). */
   owner: string;
   visibility: Visibility;
+  /** A system skill: visible to every agent, changed only by admins. */
+  system: boolean;
+  /** Switched off (SetSkillEnabled): neither routed nor invocable; everything else is kept. */
+  disabled: boolean;
+  /** Who switched it off (empty while enabled). */
+  disabledBy: string;
+  /** The version the caller is pinned to by a grant (0: the active version). */
+  pinnedVersion: number;
+  /** How many grants the skill has (the grants themselves: ListGrants, owner or admin). */
+  grantCount: number;
 }
 
 export interface SkillVersion {
@@ -267,6 +287,11 @@ function createBaseSkill(): Skill {
     statusChangedAt: undefined,
     owner: "",
     visibility: 0,
+    system: false,
+    disabled: false,
+    disabledBy: "",
+    pinnedVersion: 0,
+    grantCount: 0,
   };
 }
 
@@ -328,6 +353,21 @@ export const Skill: MessageFns<Skill> = {
     }
     if (message.visibility !== 0) {
       writer.uint32(152).int32(message.visibility);
+    }
+    if (message.system !== false) {
+      writer.uint32(400).bool(message.system);
+    }
+    if (message.disabled !== false) {
+      writer.uint32(408).bool(message.disabled);
+    }
+    if (message.disabledBy !== "") {
+      writer.uint32(418).string(message.disabledBy);
+    }
+    if (message.pinnedVersion !== 0) {
+      writer.uint32(424).uint32(message.pinnedVersion);
+    }
+    if (message.grantCount !== 0) {
+      writer.uint32(432).uint32(message.grantCount);
     }
     return writer;
   },
@@ -497,6 +537,46 @@ export const Skill: MessageFns<Skill> = {
             message.visibility = reader.int32() as any;
             continue;
           }
+          case 50: {
+            if (tag !== 400) {
+              break;
+            }
+
+            message.system = reader.bool();
+            continue;
+          }
+          case 51: {
+            if (tag !== 408) {
+              break;
+            }
+
+            message.disabled = reader.bool();
+            continue;
+          }
+          case 52: {
+            if (tag !== 418) {
+              break;
+            }
+
+            message.disabledBy = reader.string();
+            continue;
+          }
+          case 53: {
+            if (tag !== 424) {
+              break;
+            }
+
+            message.pinnedVersion = reader.uint32();
+            continue;
+          }
+          case 54: {
+            if (tag !== 432) {
+              break;
+            }
+
+            message.grantCount = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -574,6 +654,23 @@ export const Skill: MessageFns<Skill> = {
         : undefined,
       owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
       visibility: isSet(object.visibility) ? visibilityFromJSON(object.visibility) : 0,
+      system: isSet(object.system) ? globalThis.Boolean(object.system) : false,
+      disabled: isSet(object.disabled) ? globalThis.Boolean(object.disabled) : false,
+      disabledBy: isSet(object.disabledBy)
+        ? globalThis.String(object.disabledBy)
+        : isSet(object.disabled_by)
+        ? globalThis.String(object.disabled_by)
+        : "",
+      pinnedVersion: isSet(object.pinnedVersion)
+        ? globalThis.Number(object.pinnedVersion)
+        : isSet(object.pinned_version)
+        ? globalThis.Number(object.pinned_version)
+        : 0,
+      grantCount: isSet(object.grantCount)
+        ? globalThis.Number(object.grantCount)
+        : isSet(object.grant_count)
+        ? globalThis.Number(object.grant_count)
+        : 0,
     };
   },
 
@@ -636,6 +733,21 @@ export const Skill: MessageFns<Skill> = {
     if (message.visibility !== 0) {
       obj.visibility = visibilityToJSON(message.visibility);
     }
+    if (message.system !== false) {
+      obj.system = message.system;
+    }
+    if (message.disabled !== false) {
+      obj.disabled = message.disabled;
+    }
+    if (message.disabledBy !== "") {
+      obj.disabledBy = message.disabledBy;
+    }
+    if (message.pinnedVersion !== 0) {
+      obj.pinnedVersion = Math.round(message.pinnedVersion);
+    }
+    if (message.grantCount !== 0) {
+      obj.grantCount = Math.round(message.grantCount);
+    }
     return obj;
   },
 
@@ -663,6 +775,11 @@ export const Skill: MessageFns<Skill> = {
     message.statusChangedAt = object.statusChangedAt ?? undefined;
     message.owner = object.owner ?? "";
     message.visibility = object.visibility ?? 0;
+    message.system = object.system ?? false;
+    message.disabled = object.disabled ?? false;
+    message.disabledBy = object.disabledBy ?? "";
+    message.pinnedVersion = object.pinnedVersion ?? 0;
+    message.grantCount = object.grantCount ?? 0;
     return message;
   },
 };
