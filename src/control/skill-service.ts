@@ -42,6 +42,7 @@ import {
   validateRegistration,
   validateSkillName,
 } from "./intake/index.js";
+import type { DuplicateScreen, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import {
   type HealthPolicy,
@@ -52,6 +53,7 @@ import {
   type SkillRecord,
   type SkillRegistry,
   type SkillVisibility,
+  type SourceWindow,
   type VersionOrigin,
   type VersionRecord,
   windowRate,
@@ -75,6 +77,8 @@ export interface RegistrationResult {
   readonly warnings: IntakeWarning[];
   /** Unpinned dependents re-tested against the new version (docs/composition.md#re-tests). */
   readonly dependentsRetested?: DependentRetest[];
+  /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
+  readonly similarSkills?: SimilarSkillReport[];
 }
 
 export interface DependentRetest {
@@ -90,6 +94,8 @@ export interface InvocationResult {
   readonly steps: StepOutcome[];
   /** Dependency warnings the caller must see. */
   readonly warnings: string[];
+  /** Names the invocation for RecordSkillOutcome; empty when it could not be recorded. */
+  readonly invocationId?: string;
 }
 
 export interface SkillWithCode {
@@ -116,6 +122,7 @@ export interface ComposedRegistrationResult {
   readonly steps: StepOutcome[];
   /** Composed skills retired with reason "evicted" to keep the per-agent limit. */
   readonly evicted: string[];
+  readonly similarSkills?: SimilarSkillReport[];
 }
 
 export interface PatchInput {
@@ -138,6 +145,8 @@ export interface SkillStats {
   readonly windowSuccesses: number;
   readonly totalInvocations: number;
   readonly totalSuccesses: number;
+  /** The window's samples by source (docs/learning.md#outcomes). */
+  readonly bySource?: readonly SourceWindow[];
 }
 
 /** What RebuildIndexes did. */
@@ -164,6 +173,8 @@ export interface SkillServiceDependencies {
   readonly composition: Composition;
   /** Keeps routing's indexes in step; omitted where routing is not wired (some tests). */
   readonly indexer?: SkillIndexer;
+  /** Near-duplicates at the door (docs/learning.md#near-duplicates); omitted: none are looked for. */
+  readonly duplicates?: DuplicateScreen;
   readonly now?: () => Date;
 }
 
@@ -190,9 +201,11 @@ export class SkillService {
   private readonly indexer: SkillIndexer | undefined;
   private readonly now: () => Date;
   private readonly composition: Composition;
+  private readonly duplicates: DuplicateScreen | undefined;
 
   constructor(deps: SkillServiceDependencies) {
     this.composition = deps.composition;
+    this.duplicates = deps.duplicates;
     this.indexer = deps.indexer;
     this.registry = deps.registry;
     this.store = deps.store;
@@ -214,6 +227,7 @@ export class SkillService {
     exampleQueries: readonly string[] = [],
     visibility?: SkillVisibility,
     dependsOn: readonly string[] = [],
+    options: { readonly onDuplicate?: OnDuplicate } = {},
   ): Promise<RegistrationResult> {
     const valid = validateRegistration(input);
     if (isDefinitionText(valid.code)) {
@@ -227,6 +241,11 @@ export class SkillService {
     const declared = this.composition.preflightPlain(valid.name, dependsOn, context.caller);
     const prepared = await this.intake.prepare(valid.code);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const similarSkills = await this.screenDuplicates(
+      { name: valid.name, description: valid.description, code: prepared.code },
+      context,
+      options.onDuplicate ?? "warn",
+    );
     const files = await this.composition.dependencyFiles(valid.name, declared);
     const test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
     // The test ran outside the lock so registrations of one name can test in parallel;
@@ -262,6 +281,7 @@ export class SkillService {
       normalizations: [...valid.normalizations, ...prepared.normalizations],
       warnings: prepared.warnings,
       dependentsRetested,
+      similarSkills,
     };
   }
 
@@ -275,6 +295,7 @@ export class SkillService {
     context: CallContext,
     exampleQueries: readonly string[] = [],
     visibility?: SkillVisibility,
+    options: { readonly onDuplicate?: OnDuplicate } = {},
   ): Promise<ComposedRegistrationResult> {
     const definition = definitionFromInput(input.steps, input.output);
     const code = serializeDefinition(definition);
@@ -284,6 +305,11 @@ export class SkillService {
     checkExampleQueries(exampleQueries);
     const dependsOn = this.composition.preflightComposed(valid.name, definition, valid.parametersSchema, context.caller);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const similarSkills = await this.screenDuplicates(
+      { name: valid.name, description: valid.description, code },
+      context,
+      options.onDuplicate ?? "warn",
+    );
     const test = await this.runComposed(valid.name, definition, testPayload, context, 1, false);
     if (!test.result.success) {
       this.logger.info(
@@ -317,7 +343,7 @@ export class SkillService {
       },
       "composed skill registered",
     );
-    return { skill, test: test.result, steps: test.steps, evicted };
+    return { skill, test: test.result, steps: test.steps, evicted, similarSkills };
   }
 
   /** Retires (reason "evicted") the owner's least used composed skills past the limit (docs/composition.md#eviction). */
@@ -614,7 +640,8 @@ export class SkillService {
     const payload = this.payloadValidatorFor(skill)("payload", payloadText);
     const resolved = this.composition.resolve({ name }, context.caller, "invoke");
     const { result, steps, warnings } = await this.execute(resolved, payload, context, 1, true);
-    const updated = this.recordTelemetry(name, skill.version, result, context);
+    const recorded = this.recordTelemetry(name, skill.version, result, context);
+    const updated = recorded.skill;
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
       await this.mirror.flushOrLater();
@@ -623,10 +650,21 @@ export class SkillService {
       this.mirror.schedule();
     }
     if (routeId !== "" && updated) await this.creditRoute(routeId, updated, result.success, context.caller);
-    return { result, version: skill.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
+    return {
+      result,
+      version: skill.version,
+      steps,
+      warnings: [...this.composition.retestWarnings(skill), ...warnings],
+      invocationId: recorded.invocationId,
+    };
   }
 
-  private recordTelemetry(name: string, version: number, result: ExecutionResult, context: CallContext): SkillRecord | undefined {
+  private recordTelemetry(
+    name: string,
+    version: number,
+    result: ExecutionResult,
+    context: CallContext,
+  ): { skill: SkillRecord | undefined; invocationId: string } {
     return this.recordInvocation({
       name,
       version,
@@ -708,7 +746,7 @@ export class SkillService {
         if (!warnings.includes(warning)) warnings.push(warning);
       }
       if (telemetry) {
-        const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context);
+        const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context).skill;
         if (updated && updated.status !== step.record.status) {
           await this.mirror.flushOrLater();
           await this.reindex(updated);
@@ -726,16 +764,20 @@ export class SkillService {
    * held elsewhere, a read-only file system) loses this one record, logged, and the caller still
    * gets the result it waited for: invocations keep working while the disk is full.
    */
-  private recordInvocation(record: Parameters<SkillRegistry["recordInvocation"]>[0]): SkillRecord | undefined {
+  private recordInvocation(record: Parameters<SkillRegistry["recordInvocation"]>[0]): {
+    skill: SkillRecord | undefined;
+    invocationId: string;
+  } {
     try {
-      return this.registry.recordInvocation(record);
+      const recorded = this.registry.recordInvocationWithId(record);
+      return { skill: recorded.skill, invocationId: String(recorded.invocationId) };
     } catch (error) {
       if (!(error instanceof SkillEngineError) || (error.kind !== "resource-exhausted" && error.kind !== "unavailable")) throw error;
       this.logger.error(
         { err: error, skill: record.name, success: record.success },
         "could not record the invocation; its result was returned",
       );
-      return undefined;
+      return { skill: undefined, invocationId: "" };
     }
   }
 
@@ -754,6 +796,47 @@ export class SkillService {
       this.logger.error({ err: error, skill: skill.name, routeId }, "could not record routing feedback");
       return false;
     }
+  }
+
+  /**
+   * Near-duplicates at the door (docs/learning.md#near-duplicates), for every kind of registration
+   * (plain, composed, directory, import): compares the new skill with every other skill the caller
+   * can see; "reject" refuses a near-duplicate with ALREADY_EXISTS. An embedder that cannot answer
+   * is logged and screens nothing: registration never depends on it.
+   */
+  async screenDuplicates(skill: SkillText, context: CallContext, onDuplicate: OnDuplicate): Promise<SimilarSkillReport[]> {
+    if (!this.duplicates) return [];
+    const others = this.list(context).filter((s) => s.name !== skill.name);
+    const texts = await Promise.all(
+      others.map(async (s) => ({ name: s.name, description: s.description, code: (await this.store.readActive(s.name)) ?? "" })),
+    );
+    let similar: SimilarSkillReport[];
+    try {
+      similar = await this.duplicates.screen(skill, texts);
+    } catch (error) {
+      this.logger.error({ err: error, skill: skill.name }, "could not look for near-duplicates; registering without");
+      return [];
+    }
+    const near = similar.find((s) => s.nearDuplicate);
+    if (near && onDuplicate === "reject") {
+      this.duplicates.recordVerdict?.("rejected");
+      throw new AlreadyExistsError(
+        `near-duplicate of ${near.name}: patch ${near.name} instead (description similarity ${near.descriptionSimilarity}, code similarity ${near.codeSimilarity})`,
+      );
+    }
+    if (near) this.duplicates.recordVerdict?.("warned");
+    return similar;
+  }
+
+  /** After an outcome changed a skill's record: the mirror and routing follow a status change. */
+  async noteStatusChange(before: SkillRecord, after: SkillRecord): Promise<void> {
+    if (after.status === before.status) {
+      this.mirror.schedule();
+      return;
+    }
+    this.logger.warn({ skill: after.name, from: before.status, to: after.status, reason: after.statusReason }, "skill status changed");
+    await this.mirror.flushOrLater();
+    await this.reindex(after);
   }
 
   /** Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. */
@@ -837,6 +920,7 @@ export class SkillService {
       windowSuccesses: usage.window.successes,
       totalInvocations: usage.totalInvocations,
       totalSuccesses: usage.totalSuccesses,
+      bySource: usage.window.bySource,
     };
   }
 

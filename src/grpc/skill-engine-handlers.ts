@@ -7,9 +7,12 @@ import { type SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";
 import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
+import type { LearningService } from "../learning/index.js";
 import type { RoutingService } from "../routing/index.js";
 import {
+  fromOnDuplicateMessage,
   fromOnFailureMessage,
+  toSimilarSkillMessage,
   fromVisibilityMessage,
   toCatalogEntryMessage,
   toStepResultMessage,
@@ -20,6 +23,7 @@ import {
   toStatsMessage,
   toVersionMessage,
 } from "./messages.js";
+import { learningHandlers } from "./learning-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -28,9 +32,11 @@ export function skillEngineHandlers(
   routing: RoutingService,
   authenticator: Authenticator,
   logger: Logger,
-  metrics?: ServiceMetrics,
+  metrics: ServiceMetrics | undefined,
+  learning: LearningService,
 ): SkillEngineServer {
   return {
+    ...learningHandlers(learning, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
     registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
       const registered = await service.register(
         {
@@ -44,6 +50,7 @@ export function skillEngineHandlers(
         request.exampleQueries,
         requestedVisibility(request.visibility, { required: false }),
         request.dependsOn,
+        { onDuplicate: fromOnDuplicateMessage(request.onDuplicate) },
       );
       return toGatedChangeMessage(registered);
     }),
@@ -63,6 +70,7 @@ export function skillEngineHandlers(
         version: invoked.version,
         steps: invoked.steps.map(toStepResultMessage),
         warnings: invoked.warnings,
+        invocationId: invoked.invocationId ?? "",
       };
     }),
 
@@ -145,12 +153,14 @@ export function skillEngineHandlers(
         context,
         request.exampleQueries,
         requestedVisibility(request.visibility, { required: false }),
+        { onDuplicate: fromOnDuplicateMessage(request.onDuplicate) },
       );
       return {
         skill: toSkillMessage(registered.skill),
         test: toExecutionResultMessage(registered.test),
         steps: registered.steps.map(toStepResultMessage),
         evicted: registered.evicted,
+        similarSkills: (registered.similarSkills ?? []).map(toSimilarSkillMessage),
       };
     }),
 

@@ -2,3 +2,4 @@
 export { ServiceMetrics, type MetricsSources, type RunOutcome } from "./metrics.js";
 export { startMetricsServer } from "./metrics-server.js";
 export { type LessonCount, PlaybookMetrics } from "./playbook-metrics.js";
+export { LearningMetrics } from "./learning-metrics.js";

@@ -129,6 +129,7 @@ export function connect(port: number, token?: string, channelCredentials: Channe
           exampleQueries: [],
           visibility: 0,
           dependsOn: [],
+          onDuplicate: 0,
           ...request,
         },
         ms,

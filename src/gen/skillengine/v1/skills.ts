@@ -229,7 +229,22 @@ export interface GetSkillStatsResponse {
   windowSuccesses: number;
   totalInvocations: number;
   totalSuccesses: number;
-  skill: Skill | undefined;
+  skill:
+    | Skill
+    | undefined;
+  /** The window's samples by source: exit_code, explicit, implicit (docs/learning.md#outcomes). */
+  successBySource: SourceRate[];
+}
+
+/** Success rate of one signal source over the rolling window (docs/learning.md#outcomes). */
+export interface SourceRate {
+  /** "exit_code", "explicit" or "implicit". */
+  source: string;
+  samples: number;
+  successes: number;
+  successRate: number;
+  /** The weight each sample of this source has in the window's rate. */
+  weight: number;
 }
 
 function createBaseSkill(): Skill {
@@ -1424,6 +1439,7 @@ function createBaseGetSkillStatsResponse(): GetSkillStatsResponse {
     totalInvocations: 0,
     totalSuccesses: 0,
     skill: undefined,
+    successBySource: [],
   };
 }
 
@@ -1470,6 +1486,9 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     }
     if (message.skill !== undefined) {
       Skill.encode(message.skill, writer.uint32(114).fork()).join();
+    }
+    for (const v of message.successBySource) {
+      SourceRate.encode(v!, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -1599,6 +1618,14 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
             message.skill = Skill.decode(reader, reader.uint32());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.successBySource.push(SourceRate.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1671,6 +1698,11 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
         ? globalThis.Number(object.total_successes)
         : 0,
       skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
+      successBySource: globalThis.Array.isArray(object?.successBySource)
+        ? object.successBySource.map((e: any) => SourceRate.fromJSON(e))
+        : globalThis.Array.isArray(object?.success_by_source)
+        ? object.success_by_source.map((e: any) => SourceRate.fromJSON(e))
+        : [],
     };
   },
 
@@ -1718,6 +1750,9 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     if (message.skill !== undefined) {
       obj.skill = Skill.toJSON(message.skill);
     }
+    if (message.successBySource?.length) {
+      obj.successBySource = message.successBySource.map((e) => SourceRate.toJSON(e));
+    }
     return obj;
   },
 
@@ -1740,6 +1775,144 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     message.totalInvocations = object.totalInvocations ?? 0;
     message.totalSuccesses = object.totalSuccesses ?? 0;
     message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    message.successBySource = object.successBySource?.map((e) => SourceRate.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSourceRate(): SourceRate {
+  return { source: "", samples: 0, successes: 0, successRate: 0, weight: 0 };
+}
+
+export const SourceRate: MessageFns<SourceRate> = {
+  encode(message: SourceRate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== "") {
+      writer.uint32(10).string(message.source);
+    }
+    if (message.samples !== 0) {
+      writer.uint32(16).uint32(message.samples);
+    }
+    if (message.successes !== 0) {
+      writer.uint32(24).uint32(message.successes);
+    }
+    if (message.successRate !== 0) {
+      writer.uint32(33).double(message.successRate);
+    }
+    if (message.weight !== 0) {
+      writer.uint32(41).double(message.weight);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SourceRate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSourceRate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.samples = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.successes = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.successRate = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.weight = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SourceRate {
+    return {
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      samples: isSet(object.samples) ? globalThis.Number(object.samples) : 0,
+      successes: isSet(object.successes) ? globalThis.Number(object.successes) : 0,
+      successRate: isSet(object.successRate)
+        ? globalThis.Number(object.successRate)
+        : isSet(object.success_rate)
+        ? globalThis.Number(object.success_rate)
+        : 0,
+      weight: isSet(object.weight) ? globalThis.Number(object.weight) : 0,
+    };
+  },
+
+  toJSON(message: SourceRate): unknown {
+    const obj: any = {};
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.samples !== 0) {
+      obj.samples = Math.round(message.samples);
+    }
+    if (message.successes !== 0) {
+      obj.successes = Math.round(message.successes);
+    }
+    if (message.successRate !== 0) {
+      obj.successRate = floatToJson(message.successRate);
+    }
+    if (message.weight !== 0) {
+      obj.weight = floatToJson(message.weight);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SourceRate>): SourceRate {
+    return SourceRate.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SourceRate>): SourceRate {
+    const message = createBaseSourceRate();
+    message.source = object.source ?? "";
+    message.samples = object.samples ?? 0;
+    message.successes = object.successes ?? 0;
+    message.successRate = object.successRate ?? 0;
+    message.weight = object.weight ?? 0;
     return message;
   },
 };

@@ -1,0 +1,348 @@
+/**
+ * The learning tables in registry.db (docs/learning.md#storage): recorded sessions (their pattern
+ * hashes, so a session counts once), pattern counts per agent, seed 004's `skill_candidates` and the
+ * evolution events of auto-created skills. Created here with CREATE TABLE IF NOT EXISTS.
+ */
+import type Database from "better-sqlite3";
+import { withSqlite } from "../sqlite/index.js";
+import type { SequenceStep } from "./sequence.js";
+
+export const CANDIDATE_STATUSES = ["candidate", "promoted", "dismissed"] as const;
+export type CandidateStatus = (typeof CANDIDATE_STATUSES)[number];
+
+/** A `skill_candidates` row. */
+export interface CandidateRecord {
+  readonly id: number;
+  readonly agentId: string;
+  readonly hash: string;
+  readonly name: string;
+  readonly description: string;
+  readonly toolSequence: SequenceStep[];
+  readonly sessionKeys: string[];
+  readonly occurrences: number;
+  readonly status: CandidateStatus;
+  readonly createdAt: string;
+  readonly promotedAt: string | undefined;
+  /** The arguments of the latest session it appeared in, one per step: the promoted skill's test payload. */
+  readonly exampleArguments: unknown[];
+  /** The skill it became or updated. */
+  readonly skillName: string;
+}
+
+export interface EvolutionRecord {
+  readonly id: number;
+  readonly agentId: string;
+  readonly skillName: string;
+  readonly fromVersion: number;
+  readonly toVersion: number;
+  readonly candidateId: number;
+  readonly overlap: number;
+  readonly summary: string;
+  readonly at: string;
+}
+
+interface CandidateRow {
+  id: number;
+  agent_id: string;
+  hash: string;
+  name: string;
+  description: string | null;
+  tool_sequence: string;
+  session_keys: string;
+  occurrences: number;
+  status: string;
+  created_at: string;
+  promoted_at: string | null;
+  example_arguments: string;
+  skill_name: string;
+}
+
+/** Session keys kept on a candidate row (occurrences keeps the true count). */
+const SESSION_KEYS_KEPT = 100;
+
+export class LearningStore {
+  constructor(private readonly db: Database.Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS learning_sessions (
+        agent_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        hashes TEXT NOT NULL,
+        tool_calls INTEGER NOT NULL,
+        recorded_at TEXT NOT NULL,
+        PRIMARY KEY (agent_id, session_key)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS learning_patterns (
+        agent_id TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        sessions INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, hash)
+      ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS skill_candidates (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent_id TEXT NOT NULL DEFAULT 'default',
+        hash TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT,
+        tool_sequence TEXT NOT NULL,
+        session_keys TEXT NOT NULL,
+        occurrences INTEGER NOT NULL DEFAULT 1,
+        status TEXT NOT NULL DEFAULT 'candidate' CHECK (status IN ('candidate', 'promoted', 'dismissed')),
+        created_at TEXT NOT NULL DEFAULT (datetime('now')),
+        promoted_at TEXT,
+        example_arguments TEXT NOT NULL DEFAULT '[]',
+        skill_name TEXT NOT NULL DEFAULT '',
+        UNIQUE (agent_id, hash)
+      );
+      CREATE TABLE IF NOT EXISTS skill_evolution_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent_id TEXT NOT NULL,
+        skill_name TEXT NOT NULL,
+        from_version INTEGER NOT NULL,
+        to_version INTEGER NOT NULL,
+        candidate_id INTEGER NOT NULL,
+        overlap REAL NOT NULL,
+        summary TEXT NOT NULL,
+        at TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS skill_evolution_by_skill ON skill_evolution_events (skill_name, id);`);
+  }
+
+  transaction<T>(what: string, work: () => T): T {
+    return withSqlite("registry", what, () => this.db.transaction(work)());
+  }
+
+  /** The hashes a session contributed when it was recorded before; undefined for a new session. */
+  sessionHashes(agentId: string, sessionKey: string): Set<string> | undefined {
+    const row = this.db
+      .prepare<[string, string], { hashes: string }>("SELECT hashes FROM learning_sessions WHERE agent_id = ? AND session_key = ?")
+      .get(agentId, sessionKey);
+    return row ? new Set(JSON.parse(row.hashes) as string[]) : undefined;
+  }
+
+  saveSession(agentId: string, sessionKey: string, hashes: readonly string[], toolCalls: number, at: string): void {
+    this.db
+      .prepare(
+        `INSERT INTO learning_sessions (agent_id, session_key, hashes, tool_calls, recorded_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (agent_id, session_key) DO UPDATE SET hashes = excluded.hashes, tool_calls = excluded.tool_calls, recorded_at = excluded.recorded_at`,
+      )
+      .run(agentId, sessionKey, JSON.stringify(hashes), toolCalls, at);
+  }
+
+  /** Adds one session to each pattern's count. */
+  countSession(agentId: string, hashes: Iterable<string>): void {
+    const upsert = this.db.prepare(
+      `INSERT INTO learning_patterns (agent_id, hash, sessions) VALUES (?, ?, 1)
+       ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = sessions + 1`,
+    );
+    for (const hash of hashes) upsert.run(agentId, hash);
+  }
+
+  sessionsOf(agentId: string, hash: string): number {
+    return (
+      this.db
+        .prepare<[string, string], { sessions: number }>("SELECT sessions FROM learning_patterns WHERE agent_id = ? AND hash = ?")
+        .get(agentId, hash)?.sessions ?? 0
+    );
+  }
+
+  candidateByHash(agentId: string, hash: string): CandidateRecord | undefined {
+    const row = this.db
+      .prepare<[string, string], CandidateRow>("SELECT * FROM skill_candidates WHERE agent_id = ? AND hash = ?")
+      .get(agentId, hash);
+    return row ? toCandidate(row) : undefined;
+  }
+
+  candidate(id: number): CandidateRecord | undefined {
+    const row = this.db.prepare<[number], CandidateRow>("SELECT * FROM skill_candidates WHERE id = ?").get(id);
+    return row ? toCandidate(row) : undefined;
+  }
+
+  /** Candidates of one agent (every agent's with `agentId` undefined), optionally of one status, by id. */
+  candidates(agentId: string | undefined, status: CandidateStatus | undefined): CandidateRecord[] {
+    const conditions: string[] = [];
+    const params: string[] = [];
+    if (agentId !== undefined) {
+      conditions.push("agent_id = ?");
+      params.push(agentId);
+    }
+    if (status !== undefined) {
+      conditions.push("status = ?");
+      params.push(status);
+    }
+    const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
+    return this.db
+      .prepare<string[], CandidateRow>(`SELECT * FROM skill_candidates ${where} ORDER BY id`)
+      .all(...params)
+      .map(toCandidate);
+  }
+
+  insertCandidate(input: {
+    agentId: string;
+    hash: string;
+    name: string;
+    description: string;
+    toolSequence: readonly SequenceStep[];
+    sessionKey: string;
+    occurrences: number;
+    exampleArguments: readonly unknown[];
+    at: string;
+  }): CandidateRecord {
+    const info = this.db
+      .prepare(
+        `INSERT INTO skill_candidates (agent_id, hash, name, description, tool_sequence, session_keys, occurrences, created_at, example_arguments)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        input.agentId,
+        input.hash,
+        input.name,
+        input.description,
+        JSON.stringify(input.toolSequence),
+        JSON.stringify([input.sessionKey]),
+        input.occurrences,
+        input.at,
+        JSON.stringify(input.exampleArguments),
+      );
+    return this.candidate(Number(info.lastInsertRowid)) as CandidateRecord;
+  }
+
+  /** A candidate seen in one more session: its count, keys and example arguments follow. */
+  touchCandidate(id: number, occurrences: number, sessionKey: string, exampleArguments: readonly unknown[]): CandidateRecord {
+    const current = this.candidate(id) as CandidateRecord;
+    const keys = current.sessionKeys.includes(sessionKey)
+      ? current.sessionKeys
+      : [...current.sessionKeys, sessionKey].slice(-SESSION_KEYS_KEPT);
+    this.db
+      .prepare("UPDATE skill_candidates SET occurrences = ?, session_keys = ?, example_arguments = ? WHERE id = ?")
+      .run(occurrences, JSON.stringify(keys), JSON.stringify(exampleArguments), id);
+    return this.candidate(id) as CandidateRecord;
+  }
+
+  setStatus(id: number, status: CandidateStatus, at: string | undefined, skillName: string): CandidateRecord {
+    this.db
+      .prepare("UPDATE skill_candidates SET status = ?, promoted_at = COALESCE(?, promoted_at), skill_name = ? WHERE id = ?")
+      .run(status, at ?? null, skillName, id);
+    return this.candidate(id) as CandidateRecord;
+  }
+
+  /** Promoted candidates of one agent that made or updated a skill: the auto-created skills' sequences. */
+  promotedSequences(agentId: string): CandidateRecord[] {
+    return this.db
+      .prepare<[string], CandidateRow>(
+        "SELECT * FROM skill_candidates WHERE agent_id = ? AND status = 'promoted' AND skill_name != '' ORDER BY id DESC",
+      )
+      .all(agentId)
+      .map(toCandidate);
+  }
+
+  addEvolution(event: Omit<EvolutionRecord, "id">): EvolutionRecord {
+    const info = this.db
+      .prepare(
+        `INSERT INTO skill_evolution_events (agent_id, skill_name, from_version, to_version, candidate_id, overlap, summary, at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(event.agentId, event.skillName, event.fromVersion, event.toVersion, event.candidateId, event.overlap, event.summary, event.at);
+    return { ...event, id: Number(info.lastInsertRowid) };
+  }
+
+  evolution(skillName: string | undefined): EvolutionRecord[] {
+    const rows = this.db
+      .prepare<string[], Record<string, string | number>>(
+        `SELECT * FROM skill_evolution_events ${skillName === undefined ? "" : "WHERE skill_name = ?"} ORDER BY id`,
+      )
+      .all(...(skillName === undefined ? [] : [skillName]));
+    return rows.map((row) => ({
+      id: Number(row.id),
+      agentId: String(row.agent_id),
+      skillName: String(row.skill_name),
+      fromVersion: Number(row.from_version),
+      toVersion: Number(row.to_version),
+      candidateId: Number(row.candidate_id),
+      overlap: Number(row.overlap),
+      summary: String(row.summary),
+      at: String(row.at),
+    }));
+  }
+
+  countsByStatus(): Record<CandidateStatus, number> {
+    const counts: Record<CandidateStatus, number> = { candidate: 0, promoted: 0, dismissed: 0 };
+    for (const row of this.db
+      .prepare<[], { status: CandidateStatus; n: number }>("SELECT status, COUNT(*) AS n FROM skill_candidates GROUP BY status")
+      .all())
+      counts[row.status] = row.n;
+    return counts;
+  }
+
+  isEmpty(): boolean {
+    return this.db.prepare("SELECT 1 FROM skill_candidates LIMIT 1").get() === undefined;
+  }
+
+  /** Restores a mirrored candidate row as it was (rebuild); keeps its id. */
+  restoreCandidate(record: CandidateRecord): void {
+    this.db
+      .prepare(
+        `INSERT OR IGNORE INTO skill_candidates (id, agent_id, hash, name, description, tool_sequence, session_keys, occurrences, status,
+                                                 created_at, promoted_at, example_arguments, skill_name)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        record.id,
+        record.agentId,
+        record.hash,
+        record.name,
+        record.description,
+        JSON.stringify(record.toolSequence),
+        JSON.stringify(record.sessionKeys),
+        record.occurrences,
+        record.status,
+        record.createdAt,
+        record.promotedAt ?? null,
+        JSON.stringify(record.exampleArguments),
+        record.skillName,
+      );
+    // The pattern count never falls below what the candidate says, so the next session continues from it.
+    this.db
+      .prepare(
+        `INSERT INTO learning_patterns (agent_id, hash, sessions) VALUES (?, ?, ?)
+         ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = MAX(sessions, excluded.sessions)`,
+      )
+      .run(record.agentId, record.hash, record.occurrences);
+  }
+
+  restoreEvolution(event: EvolutionRecord): void {
+    this.db
+      .prepare(
+        `INSERT OR IGNORE INTO skill_evolution_events (id, agent_id, skill_name, from_version, to_version, candidate_id, overlap, summary, at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        event.id,
+        event.agentId,
+        event.skillName,
+        event.fromVersion,
+        event.toVersion,
+        event.candidateId,
+        event.overlap,
+        event.summary,
+        event.at,
+      );
+  }
+}
+
+function toCandidate(row: CandidateRow): CandidateRecord {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    hash: row.hash,
+    name: row.name,
+    description: row.description ?? "",
+    toolSequence: JSON.parse(row.tool_sequence) as SequenceStep[],
+    sessionKeys: JSON.parse(row.session_keys) as string[],
+    occurrences: row.occurrences,
+    status: CANDIDATE_STATUSES.find((s) => s === row.status) ?? "candidate",
+    createdAt: row.created_at,
+    promotedAt: row.promoted_at ?? undefined,
+    exampleArguments: JSON.parse(row.example_arguments) as unknown[],
+    skillName: row.skill_name,
+  };
+}
