@@ -112,11 +112,13 @@ export class LearningService {
       const before = store.sessionHashes(agent, sessionKey);
       store.countSession(
         agent,
+        sessionKey,
         windows.map((w) => w.hash).filter((h) => !before?.has(h)),
       );
       const all = new Set([...(before ?? []), ...windows.map((w) => w.hash)]);
       store.saveSession(agent, sessionKey, [...all], calls.length, at);
-      const counted: CountedWindow[] = windows.map((w) => ({ ...w, sessions: store.sessionsOf(agent, w.hash) }));
+      const patterns = new Map(windows.map((w) => [w.hash, store.pattern(agent, w.hash)]));
+      const counted: CountedWindow[] = windows.map((w) => ({ ...w, sessions: patterns.get(w.hash)?.sessions ?? 0 }));
       const touched: CandidateRecord[] = [];
       const fresh: CandidateRecord[] = [];
       for (const window of counted) {
@@ -124,7 +126,14 @@ export class LearningService {
         if (existing) touched.push(store.touchCandidate(existing.id, window.sessions, sessionKey, argumentsOf(parsed, window)));
       }
       const existingHashes = new Set(touched.map((c) => c.hash));
-      const chosen = selectCandidateWindows(counted, candidateThreshold, maxCandidatesPerSession).filter(
+      // A window inside the sequence of a candidate the agent already has (any status) is that
+      // candidate's part, not a new pattern (docs/learning.md#which-windows-count).
+      const frequentNew = counted.filter((w) => w.sessions >= candidateThreshold && !existingHashes.has(w.hash));
+      const known = frequentNew.length === 0 ? [] : store.candidates(agent, undefined).map((c) => `\n${sequenceText(c.toolSequence)}\n`);
+      const uncovered = counted.filter(
+        (w) => !known.some((text) => text.includes(`\n${sequenceText(steps.slice(w.start, w.start + w.length))}\n`)),
+      );
+      const chosen = selectCandidateWindows(uncovered, candidateThreshold, maxCandidatesPerSession).filter(
         (w) => !existingHashes.has(w.hash),
       );
       for (const window of chosen) {
@@ -136,7 +145,7 @@ export class LearningService {
             name: derivedSkillName(sequence, window.hash),
             description: mechanicalDescription(sequence),
             toolSequence: sequence,
-            sessionKey,
+            sessionKeys: patterns.get(window.hash)?.sessionKeys ?? [sessionKey],
             occurrences: window.sessions,
             exampleArguments: argumentsOf(parsed, window),
             at,
@@ -378,6 +387,10 @@ function validateSession(sessionKey: string, calls: readonly ToolCallInput[]): P
     }
     return { tool, args };
   });
+}
+
+function sequenceText(steps: readonly SequenceStep[]): string {
+  return steps.map((s) => `${s.tool}(${s.shape})`).join("\n");
 }
 
 function argumentsOf(calls: readonly ParsedCall[], window: { start: number; length: number }): unknown[] {

@@ -59,6 +59,8 @@ interface CandidateRow {
 
 /** Session keys kept on a candidate row (occurrences keeps the true count). */
 const SESSION_KEYS_KEPT = 100;
+/** Session keys kept per pattern below the threshold (enough to name a new candidate's sessions). */
+const PATTERN_KEYS_KEPT = 20;
 
 export class LearningStore {
   constructor(private readonly db: Database.Database) {
@@ -75,6 +77,7 @@ export class LearningStore {
         agent_id TEXT NOT NULL,
         hash TEXT NOT NULL,
         sessions INTEGER NOT NULL,
+        session_keys TEXT NOT NULL DEFAULT '[]',
         PRIMARY KEY (agent_id, hash)
       ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS skill_candidates (
@@ -128,21 +131,25 @@ export class LearningStore {
       .run(agentId, sessionKey, JSON.stringify(hashes), toolCalls, at);
   }
 
-  /** Adds one session to each pattern's count. */
-  countSession(agentId: string, hashes: Iterable<string>): void {
+  /** Adds one session to each pattern's count (and its key to the first few kept per pattern). */
+  countSession(agentId: string, sessionKey: string, hashes: Iterable<string>): void {
     const upsert = this.db.prepare(
-      `INSERT INTO learning_patterns (agent_id, hash, sessions) VALUES (?, ?, 1)
-       ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = sessions + 1`,
+      `INSERT INTO learning_patterns (agent_id, hash, sessions, session_keys) VALUES (?, ?, 1, json_array(?))
+       ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = sessions + 1,
+         session_keys = CASE WHEN json_array_length(session_keys) < ${PATTERN_KEYS_KEPT}
+                             THEN json_insert(session_keys, '$[#]', excluded.session_keys ->> 0) ELSE session_keys END`,
     );
-    for (const hash of hashes) upsert.run(agentId, hash);
+    for (const hash of hashes) upsert.run(agentId, hash, sessionKey);
   }
 
-  sessionsOf(agentId: string, hash: string): number {
-    return (
-      this.db
-        .prepare<[string, string], { sessions: number }>("SELECT sessions FROM learning_patterns WHERE agent_id = ? AND hash = ?")
-        .get(agentId, hash)?.sessions ?? 0
-    );
+  /** Distinct sessions a pattern appeared in, and the first session keys kept for it. */
+  pattern(agentId: string, hash: string): { sessions: number; sessionKeys: string[] } {
+    const row = this.db
+      .prepare<[string, string], { sessions: number; session_keys: string }>(
+        "SELECT sessions, session_keys FROM learning_patterns WHERE agent_id = ? AND hash = ?",
+      )
+      .get(agentId, hash);
+    return { sessions: row?.sessions ?? 0, sessionKeys: row ? (JSON.parse(row.session_keys) as string[]) : [] };
   }
 
   candidateByHash(agentId: string, hash: string): CandidateRecord | undefined {
@@ -182,7 +189,7 @@ export class LearningStore {
     name: string;
     description: string;
     toolSequence: readonly SequenceStep[];
-    sessionKey: string;
+    sessionKeys: readonly string[];
     occurrences: number;
     exampleArguments: readonly unknown[];
     at: string;
@@ -198,7 +205,7 @@ export class LearningStore {
         input.name,
         input.description,
         JSON.stringify(input.toolSequence),
-        JSON.stringify([input.sessionKey]),
+        JSON.stringify(input.sessionKeys),
         input.occurrences,
         input.at,
         JSON.stringify(input.exampleArguments),
@@ -307,6 +314,9 @@ export class LearningStore {
          ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = MAX(sessions, excluded.sessions)`,
       )
       .run(record.agentId, record.hash, record.occurrences);
+    this.db
+      .prepare("UPDATE learning_patterns SET session_keys = ? WHERE agent_id = ? AND hash = ? AND session_keys = '[]'")
+      .run(JSON.stringify(record.sessionKeys.slice(0, PATTERN_KEYS_KEPT)), record.agentId, record.hash);
   }
 
   restoreEvolution(event: EvolutionRecord): void {

@@ -4,6 +4,7 @@ import * as commands from "./commands.js";
 import * as compositionCommands from "./composition-commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
 import type { Io } from "./format.js";
+import * as learningCommands from "./learning-commands.js";
 import { lessons, playbook } from "./lesson-commands.js";
 import { test } from "./test-command.js";
 
@@ -33,6 +34,11 @@ const HANDLERS: Record<string, commands.Command> = {
   catalog: compositionCommands.catalog,
   lessons,
   playbook,
+  sessions: learningCommands.sessions,
+  candidates: learningCommands.candidates,
+  promote: learningCommands.promote,
+  dismiss: learningCommands.dismiss,
+  outcome: learningCommands.outcome,
 };
 
 /** skillctl without the process: argv after the script name, the environment, where output goes. Returns the exit code. */
