@@ -236,7 +236,7 @@ describe("learning from behaviour through a real server, engine and SQLite file"
     // A different skill that shares words is not a near-duplicate.
     const other = await alice.register({
       name: "char_count",
-      description: "Returns the number of characters in a text, spaces included.",
+      description: "Looks up the current exchange rate between two currencies.",
       code: `import json, sys\nprint(json.dumps({"chars": len(json.loads(sys.argv[1])["text"])}))\n`,
       testPayload: '{"text": "a b"}',
       onDuplicate: OnDuplicate.ON_DUPLICATE_REJECT,

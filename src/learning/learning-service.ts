@@ -26,6 +26,8 @@ export interface LearningPolicy {
   readonly maxSequenceLength: number;
   /** New candidates one recorded session may create. @default 5 */
   readonly maxCandidatesPerSession: number;
+  /** Open candidates (status candidate) one agent keeps. @default 100 */
+  readonly maxOpenCandidates: number;
   /** Promote a candidate as soon as it reaches the threshold. @default false */
   readonly autoPromote: boolean;
   /** Overlap with an auto-created skill's sequence at which promotion updates that skill. @default 0.7 */
@@ -39,6 +41,7 @@ export const DEFAULT_LEARNING_POLICY: LearningPolicy = {
   minSequenceLength: 3,
   maxSequenceLength: 6,
   maxCandidatesPerSession: 5,
+  maxOpenCandidates: 100,
   autoPromote: false,
   evolutionOverlap: 0.7,
   implicitWeight: 0.5,
@@ -125,18 +128,18 @@ export class LearningService {
         const existing = store.candidateByHash(agent, window.hash);
         if (existing) touched.push(store.touchCandidate(existing.id, window.sessions, sessionKey, argumentsOf(parsed, window)));
       }
-      const existingHashes = new Set(touched.map((c) => c.hash));
       // A window inside the sequence of a candidate the agent already has (any status) is that
       // candidate's part, not a new pattern (docs/learning.md#which-windows-count).
-      const frequentNew = counted.filter((w) => w.sessions >= candidateThreshold && !existingHashes.has(w.hash));
-      const known = frequentNew.length === 0 ? [] : store.candidates(agent, undefined).map((c) => `\n${sequenceText(c.toolSequence)}\n`);
-      const uncovered = counted.filter(
-        (w) => !known.some((text) => text.includes(`\n${sequenceText(steps.slice(w.start, w.start + w.length))}\n`)),
-      );
-      const chosen = selectCandidateWindows(uncovered, candidateThreshold, maxCandidatesPerSession).filter(
-        (w) => !existingHashes.has(w.hash),
-      );
+      const uncovered = counted.filter((w) => w.sessions >= candidateThreshold && !store.isCovered(agent, w.hash));
+      const chosen = selectCandidateWindows(uncovered, candidateThreshold, maxCandidatesPerSession);
       for (const window of chosen) {
+        // At the per-agent cap of open candidates, a new one must have been seen in more sessions
+        // than the weakest open one, which gives way (its pattern keeps its count).
+        if (store.openCount(agent) >= this.options.policy.maxOpenCandidates) {
+          const weakest = store.weakestOpen(agent);
+          if (!weakest || weakest.occurrences >= window.sessions) continue;
+          store.removeCandidate(weakest.id);
+        }
         const sequence = steps.slice(window.start, window.start + window.length);
         fresh.push(
           store.insertCandidate({
@@ -387,10 +390,6 @@ function validateSession(sessionKey: string, calls: readonly ToolCallInput[]): P
     }
     return { tool, args };
   });
-}
-
-function sequenceText(steps: readonly SequenceStep[]): string {
-  return steps.map((s) => `${s.tool}(${s.shape})`).join("\n");
 }
 
 function argumentsOf(calls: readonly ParsedCall[], window: { start: number; length: number }): unknown[] {

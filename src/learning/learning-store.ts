@@ -5,7 +5,7 @@
  */
 import type Database from "better-sqlite3";
 import { withSqlite } from "../sqlite/index.js";
-import type { SequenceStep } from "./sequence.js";
+import { type SequenceStep, sessionWindows } from "./sequence.js";
 
 export const CANDIDATE_STATUSES = ["candidate", "promoted", "dismissed"] as const;
 export type CandidateStatus = (typeof CANDIDATE_STATUSES)[number];
@@ -68,7 +68,7 @@ export class LearningStore {
       CREATE TABLE IF NOT EXISTS learning_sessions (
         agent_id TEXT NOT NULL,
         session_key TEXT NOT NULL,
-        hashes TEXT NOT NULL,
+        hashes BLOB NOT NULL,
         tool_calls INTEGER NOT NULL,
         recorded_at TEXT NOT NULL,
         PRIMARY KEY (agent_id, session_key)
@@ -96,6 +96,12 @@ export class LearningStore {
         skill_name TEXT NOT NULL DEFAULT '',
         UNIQUE (agent_id, hash)
       );
+      CREATE TABLE IF NOT EXISTS learning_covered (
+        agent_id TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        candidate_id INTEGER NOT NULL,
+        PRIMARY KEY (agent_id, hash, candidate_id)
+      ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS skill_evolution_events (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         agent_id TEXT NOT NULL,
@@ -114,12 +120,15 @@ export class LearningStore {
     return withSqlite("registry", what, () => this.db.transaction(work)());
   }
 
-  /** The hashes a session contributed when it was recorded before; undefined for a new session. */
+  /** The hashes a session contributed when it was recorded before (kept as 16-byte binary); undefined for a new session. */
   sessionHashes(agentId: string, sessionKey: string): Set<string> | undefined {
     const row = this.db
-      .prepare<[string, string], { hashes: string }>("SELECT hashes FROM learning_sessions WHERE agent_id = ? AND session_key = ?")
+      .prepare<[string, string], { hashes: Buffer }>("SELECT hashes FROM learning_sessions WHERE agent_id = ? AND session_key = ?")
       .get(agentId, sessionKey);
-    return row ? new Set(JSON.parse(row.hashes) as string[]) : undefined;
+    if (!row) return undefined;
+    const hashes = new Set<string>();
+    for (let i = 0; i + 16 <= row.hashes.length; i += 16) hashes.add(row.hashes.subarray(i, i + 16).toString("hex"));
+    return hashes;
   }
 
   saveSession(agentId: string, sessionKey: string, hashes: readonly string[], toolCalls: number, at: string): void {
@@ -128,7 +137,7 @@ export class LearningStore {
         `INSERT INTO learning_sessions (agent_id, session_key, hashes, tool_calls, recorded_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (agent_id, session_key) DO UPDATE SET hashes = excluded.hashes, tool_calls = excluded.tool_calls, recorded_at = excluded.recorded_at`,
       )
-      .run(agentId, sessionKey, JSON.stringify(hashes), toolCalls, at);
+      .run(agentId, sessionKey, Buffer.from(hashes.join(""), "hex"), toolCalls, at);
   }
 
   /** Adds one session to each pattern's count (and its key to the first few kept per pattern). */
@@ -183,6 +192,41 @@ export class LearningStore {
       .map(toCandidate);
   }
 
+  /** Whether a pattern lies inside the sequence of one of the agent's candidates (any status). */
+  isCovered(agentId: string, hash: string): boolean {
+    return this.db.prepare("SELECT 1 FROM learning_covered WHERE agent_id = ? AND hash = ? LIMIT 1").get(agentId, hash) !== undefined;
+  }
+
+  private cover(agentId: string, candidateId: number, sequence: readonly SequenceStep[]): void {
+    const insert = this.db.prepare("INSERT OR IGNORE INTO learning_covered (agent_id, hash, candidate_id) VALUES (?, ?, ?)");
+    for (const window of sessionWindows(sequence, 3, sequence.length)) insert.run(agentId, window.hash, candidateId);
+  }
+
+  /** Open candidates (status candidate) of an agent. */
+  openCount(agentId: string): number {
+    return (
+      this.db
+        .prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM skill_candidates WHERE agent_id = ? AND status = 'candidate'")
+        .get(agentId)?.n ?? 0
+    );
+  }
+
+  /** The open candidate seen in the fewest sessions (the oldest of those). */
+  weakestOpen(agentId: string): CandidateRecord | undefined {
+    const row = this.db
+      .prepare<[string], CandidateRow>(
+        "SELECT * FROM skill_candidates WHERE agent_id = ? AND status = 'candidate' ORDER BY occurrences, id LIMIT 1",
+      )
+      .get(agentId);
+    return row ? toCandidate(row) : undefined;
+  }
+
+  /** Removes an open candidate; its pattern keeps its count, so it can come back. */
+  removeCandidate(id: number): void {
+    this.db.prepare("DELETE FROM learning_covered WHERE candidate_id = ?").run(id);
+    this.db.prepare("DELETE FROM skill_candidates WHERE id = ? AND status = 'candidate'").run(id);
+  }
+
   insertCandidate(input: {
     agentId: string;
     hash: string;
@@ -210,7 +254,9 @@ export class LearningStore {
         input.at,
         JSON.stringify(input.exampleArguments),
       );
-    return this.candidate(Number(info.lastInsertRowid)) as CandidateRecord;
+    const id = Number(info.lastInsertRowid);
+    this.cover(input.agentId, id, input.toolSequence);
+    return this.candidate(id) as CandidateRecord;
   }
 
   /** A candidate seen in one more session: its count, keys and example arguments follow. */
@@ -307,6 +353,7 @@ export class LearningStore {
         JSON.stringify(record.exampleArguments),
         record.skillName,
       );
+    this.cover(record.agentId, record.id, record.toolSequence);
     // The pattern count never falls below what the candidate says, so the next session continues from it.
     this.db
       .prepare(

@@ -8,13 +8,13 @@ import type { Embedder } from "../routing/index.js";
 
 /** Thresholds of the near-duplicate rule. */
 export interface DuplicateThresholds {
-  /** Description cosine similarity at or above which a pair may be a near-duplicate. @default 0.8 */
+  /** Description cosine similarity at or above which a pair may be a near-duplicate. @default 0.5875 */
   readonly description: number;
-  /** Code shingle similarity at or above which a pair may be a near-duplicate. @default 0.15 */
+  /** Code shingle similarity at or above which a pair may be a near-duplicate. @default 0 (code similarity is reported, not required: docs/learning.md#measuring-it) */
   readonly code: number;
 }
 
-export const DEFAULT_DUPLICATE_THRESHOLDS: DuplicateThresholds = { description: 0.8, code: 0.15 };
+export const DEFAULT_DUPLICATE_THRESHOLDS: DuplicateThresholds = { description: 0.5875, code: 0 };
 
 /** Similar skills reported beside near-duplicates: description at least this similar. */
 const REPORT_DESCRIPTION_FLOOR = 0.6;
@@ -62,7 +62,7 @@ export function normalisedTokens(code: string): string[] {
   });
 }
 
-export function codeShingles(code: string): Set<string> {
+function rawShingles(code: string): Set<string> {
   const tokens = normalisedTokens(code);
   const shingles = new Set<string>();
   if (tokens.length < SHINGLE) {
@@ -70,6 +70,21 @@ export function codeShingles(code: string): Set<string> {
     return shingles;
   }
   for (let i = 0; i + SHINGLE <= tokens.length; i++) shingles.add(tokens.slice(i, i + SHINGLE).join(" "));
+  return shingles;
+}
+
+/**
+ * The scaffolding every skill shares (read the JSON payload from argv, print JSON) says nothing
+ * about what a skill does: its shingles are left out of the comparison.
+ */
+const SCAFFOLD = rawShingles(
+  "import json, sys\nimport sys, json\nargs = json.loads(sys.argv[1])\nprint(json.dumps(result))\nprint(json.dumps({'result': result}))\n",
+);
+
+/** Normalised token 4-grams of a code, without the shared scaffolding. */
+export function codeShingles(code: string): Set<string> {
+  const shingles = rawShingles(code);
+  for (const shingle of SCAFFOLD) shingles.delete(shingle);
   return shingles;
 }
 

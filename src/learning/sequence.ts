@@ -41,11 +41,14 @@ function stepToken(step: SequenceStep): string {
   return `${step.tool}(${step.shape})`;
 }
 
-/** sha256 (hex) of a sequence's tool names and shapes. */
+/** Hex characters kept of a pattern's sha256: 128 bits, collision-free at any realistic count, half the storage. */
+const HASH_CHARS = 32;
+
+/** sha256 (first 128 bits, hex) of a sequence's tool names and shapes. */
 export function sequenceHash(steps: readonly SequenceStep[]): string {
   const hash = createHash("sha256");
   for (const step of steps) hash.update(stepToken(step)).update("\n");
-  return hash.digest("hex");
+  return hash.digest("hex").slice(0, HASH_CHARS);
 }
 
 /**
@@ -59,7 +62,7 @@ export function sessionWindows(steps: readonly SequenceStep[], minLength: number
     for (let start = 0; start + length <= tokens.length; start++) {
       const hash = createHash("sha256");
       for (let i = start; i < start + length; i++) hash.update(tokens[i] as string).update("\n");
-      const digest = hash.digest("hex");
+      const digest = hash.digest("hex").slice(0, HASH_CHARS);
       if (!seen.has(digest)) seen.set(digest, { hash: digest, start, length });
     }
   }
