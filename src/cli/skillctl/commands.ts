@@ -144,8 +144,6 @@ export const invoke: Command = async (ctx) => {
   printSteps(ctx, response.steps);
   for (const warning of response.warnings) ctx.io.err(`skillctl: warning: ${warning}\n`);
   if (stdout) ctx.io.out(stdout.endsWith("\n") ? stdout : `${stdout}\n`);
-  if (response.invocationId !== "")
-    ctx.io.err(`skillctl: invocation ${response.invocationId} (skillctl outcome ${name} ${response.invocationId} ok|fail)\n`);
   if (!success) {
     const stderr = result?.stderr ?? "";
     if (stderr) ctx.io.err(stderr.endsWith("\n") ? stderr : `${stderr}\n`);
