@@ -1,11 +1,14 @@
 /**
  * npm run bench:learning: the cost of RecordSession (docs/learning.md#measuring-it).
  *
- * Through the real service (gRPC on 127.0.0.1, the registry a real SQLite file): records 10,000
- * sessions of one agent, each 200 tool calls drawn from a library of 60 routines (fixed sequences
- * of 3 to 8 calls over 40 tools with fixed argument shapes) with one call in ten replaced by a
- * random tool, so patterns repeat across sessions as an agent's habits do. Then times 50 further
- * 200-call sessions (p50, p95, mean) and reports the file sizes. Deterministic (seeded).
+ * 10,000 sessions of one agent, each 200 tool calls drawn from a library of 60 routines (fixed
+ * sequences of 3 to 8 calls over 40 tools with fixed argument shapes) with one call in ten replaced
+ * by a random tool, so patterns repeat across sessions as an agent's habits do. The fill writes them
+ * into registry.db with the service's own learning store and pattern code (sessions and pattern
+ * counts, 500 sessions a transaction; candidate selection skipped), because 10,000 sessions through
+ * gRPC with a durable commit each take over an hour on this machine. Then the real service starts
+ * on that registry and 50 further 200-call sessions go through RecordSession over gRPC, timed (p50,
+ * p95, mean), with the registry's size. Deterministic (seeded).
  *
  * Prints the figures and writes bench/results/record-session-latest.json.
  */
@@ -14,12 +17,13 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { ToolCall } from "../src/gen/skillengine/v1/learning.js";
-import { startTestEngine } from "../test/support/test-engine.js";
+import { LearningStore, sessionWindows, shapeOf } from "../src/learning/index.js";
+import { openRegistryDatabase } from "../src/sqlite/index.js";
+import { makeDirs, startTestEngine } from "../test/support/test-engine.js";
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10_000);
 const CALLS = 200;
 const MEASURED = 50;
-const CONCURRENCY = 4;
 
 let seed = 42;
 const random = (): number => {
@@ -47,21 +51,31 @@ function session(): ToolCall[] {
   return calls;
 }
 
-const engine = await startTestEngine();
+const dirs = await makeDirs();
+await mkdir(dirs.home, { recursive: true });
+const fillStarted = performance.now();
+{
+  const db = openRegistryDatabase(path.join(dirs.home, "registry.db"), { durable: false });
+  const store = new LearningStore(db);
+  for (let first = 0; first < SESSIONS; first += 500) {
+    const batch = Array.from({ length: Math.min(500, SESSIONS - first) }, () => session());
+    store.transaction("fill", () => {
+      batch.forEach((calls, i) => {
+        const key = `fill-${first + i}`;
+        const steps = calls.map((c) => ({ tool: c.tool, shape: shapeOf(JSON.parse(c.arguments)) }));
+        const hashes = sessionWindows(steps, 3, 6).map((w) => w.hash);
+        store.countSession("local", key, hashes);
+        store.saveSession("local", key, hashes, calls.length, new Date().toISOString());
+      });
+    });
+    process.stderr.write(`filled ${first + batch.length} sessions\n`);
+  }
+  db.close();
+}
+const engine = await startTestEngine({ dirs });
 try {
   const client = engine.client;
   const record = (key: string, toolCalls: ToolCall[]) => client.call(client.raw.recordSession, { sessionKey: key, toolCalls }, 120_000);
-  const fillStarted = performance.now();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < SESSIONS) {
-        const key = `fill-${next++}`;
-        await record(key, session());
-        if (next % 1000 === 0) process.stderr.write(`recorded ${next} sessions\n`);
-      }
-    }),
-  );
   const fillSeconds = (performance.now() - fillStarted) / 1000;
   const times: number[] = [];
   for (let i = 0; i < MEASURED; i++) {

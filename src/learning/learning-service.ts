@@ -120,8 +120,7 @@ export class LearningService {
       );
       const all = new Set([...(before ?? []), ...windows.map((w) => w.hash)]);
       store.saveSession(agent, sessionKey, [...all], calls.length, at);
-      const patterns = new Map(windows.map((w) => [w.hash, store.pattern(agent, w.hash)]));
-      const counted: CountedWindow[] = windows.map((w) => ({ ...w, sessions: patterns.get(w.hash)?.sessions ?? 0 }));
+      const counted: CountedWindow[] = windows.map((w) => ({ ...w, sessions: store.sessionsOf(agent, w.hash) }));
       const touched: CandidateRecord[] = [];
       const fresh: CandidateRecord[] = [];
       for (const window of counted) {
@@ -148,7 +147,7 @@ export class LearningService {
             name: derivedSkillName(sequence, window.hash),
             description: mechanicalDescription(sequence),
             toolSequence: sequence,
-            sessionKeys: patterns.get(window.hash)?.sessionKeys ?? [sessionKey],
+            sessionKeys: store.pattern(agent, window.hash).sessionKeys,
             occurrences: window.sessions,
             exampleArguments: argumentsOf(parsed, window),
             at,
@@ -175,8 +174,9 @@ export class LearningService {
         }
       }
     }
+    // Re-read only when auto-promotion may have changed them.
     const candidates = [...outcome.touched, ...outcome.fresh]
-      .map((c) => store.candidate(c.id) as CandidateRecord)
+      .map((c) => (promotedSkills.length > 0 ? (store.candidate(c.id) as CandidateRecord) : c))
       .sort((a, b) => a.id - b.id);
     this.options.logger.info(
       { agent, toolCalls: calls.length, patterns: windows.length, touched: outcome.touched.length, created: outcome.fresh.length },

@@ -63,6 +63,18 @@ const SESSION_KEYS_KEPT = 100;
 const PATTERN_KEYS_KEPT = 20;
 
 export class LearningStore {
+  /** Prepared statements by SQL text: RecordSession runs the same few hundreds of times a call. */
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private prepare<P extends unknown[] = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as unknown as Database.Statement<P, R>;
+  }
+
   constructor(private readonly db: Database.Database) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS learning_sessions (
@@ -122,9 +134,9 @@ export class LearningStore {
 
   /** The hashes a session contributed when it was recorded before (kept as 16-byte binary); undefined for a new session. */
   sessionHashes(agentId: string, sessionKey: string): Set<string> | undefined {
-    const row = this.db
-      .prepare<[string, string], { hashes: Buffer }>("SELECT hashes FROM learning_sessions WHERE agent_id = ? AND session_key = ?")
-      .get(agentId, sessionKey);
+    const row = this.prepare<[string, string], { hashes: Buffer }>(
+      "SELECT hashes FROM learning_sessions WHERE agent_id = ? AND session_key = ?",
+    ).get(agentId, sessionKey);
     if (!row) return undefined;
     const hashes = new Set<string>();
     for (let i = 0; i + 16 <= row.hashes.length; i += 16) hashes.add(row.hashes.subarray(i, i + 16).toString("hex"));
@@ -132,17 +144,15 @@ export class LearningStore {
   }
 
   saveSession(agentId: string, sessionKey: string, hashes: readonly string[], toolCalls: number, at: string): void {
-    this.db
-      .prepare(
-        `INSERT INTO learning_sessions (agent_id, session_key, hashes, tool_calls, recorded_at) VALUES (?, ?, ?, ?, ?)
+    this.prepare(
+      `INSERT INTO learning_sessions (agent_id, session_key, hashes, tool_calls, recorded_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (agent_id, session_key) DO UPDATE SET hashes = excluded.hashes, tool_calls = excluded.tool_calls, recorded_at = excluded.recorded_at`,
-      )
-      .run(agentId, sessionKey, Buffer.from(hashes.join(""), "hex"), toolCalls, at);
+    ).run(agentId, sessionKey, Buffer.from(hashes.join(""), "hex"), toolCalls, at);
   }
 
   /** Adds one session to each pattern's count (and its key to the first few kept per pattern). */
   countSession(agentId: string, sessionKey: string, hashes: Iterable<string>): void {
-    const upsert = this.db.prepare(
+    const upsert = this.prepare(
       `INSERT INTO learning_patterns (agent_id, hash, sessions, session_keys) VALUES (?, ?, 1, json_array(?))
        ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = sessions + 1,
          session_keys = CASE WHEN json_array_length(session_keys) < ${PATTERN_KEYS_KEPT}
@@ -151,25 +161,34 @@ export class LearningStore {
     for (const hash of hashes) upsert.run(agentId, hash, sessionKey);
   }
 
+  /** Distinct sessions a pattern appeared in. */
+  sessionsOf(agentId: string, hash: string): number {
+    return (
+      this.prepare<[string, string], { sessions: number }>("SELECT sessions FROM learning_patterns WHERE agent_id = ? AND hash = ?").get(
+        agentId,
+        hash,
+      )?.sessions ?? 0
+    );
+  }
+
   /** Distinct sessions a pattern appeared in, and the first session keys kept for it. */
   pattern(agentId: string, hash: string): { sessions: number; sessionKeys: string[] } {
-    const row = this.db
-      .prepare<[string, string], { sessions: number; session_keys: string }>(
-        "SELECT sessions, session_keys FROM learning_patterns WHERE agent_id = ? AND hash = ?",
-      )
-      .get(agentId, hash);
+    const row = this.prepare<[string, string], { sessions: number; session_keys: string }>(
+      "SELECT sessions, session_keys FROM learning_patterns WHERE agent_id = ? AND hash = ?",
+    ).get(agentId, hash);
     return { sessions: row?.sessions ?? 0, sessionKeys: row ? (JSON.parse(row.session_keys) as string[]) : [] };
   }
 
   candidateByHash(agentId: string, hash: string): CandidateRecord | undefined {
-    const row = this.db
-      .prepare<[string, string], CandidateRow>("SELECT * FROM skill_candidates WHERE agent_id = ? AND hash = ?")
-      .get(agentId, hash);
+    const row = this.prepare<[string, string], CandidateRow>("SELECT * FROM skill_candidates WHERE agent_id = ? AND hash = ?").get(
+      agentId,
+      hash,
+    );
     return row ? toCandidate(row) : undefined;
   }
 
   candidate(id: number): CandidateRecord | undefined {
-    const row = this.db.prepare<[number], CandidateRow>("SELECT * FROM skill_candidates WHERE id = ?").get(id);
+    const row = this.prepare<[number], CandidateRow>("SELECT * FROM skill_candidates WHERE id = ?").get(id);
     return row ? toCandidate(row) : undefined;
   }
 
@@ -186,45 +205,42 @@ export class LearningStore {
       params.push(status);
     }
     const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
-    return this.db
-      .prepare<string[], CandidateRow>(`SELECT * FROM skill_candidates ${where} ORDER BY id`)
+    return this.prepare<string[], CandidateRow>(`SELECT * FROM skill_candidates ${where} ORDER BY id`)
       .all(...params)
       .map(toCandidate);
   }
 
   /** Whether a pattern lies inside the sequence of one of the agent's candidates (any status). */
   isCovered(agentId: string, hash: string): boolean {
-    return this.db.prepare("SELECT 1 FROM learning_covered WHERE agent_id = ? AND hash = ? LIMIT 1").get(agentId, hash) !== undefined;
+    return this.prepare("SELECT 1 FROM learning_covered WHERE agent_id = ? AND hash = ? LIMIT 1").get(agentId, hash) !== undefined;
   }
 
   private cover(agentId: string, candidateId: number, sequence: readonly SequenceStep[]): void {
-    const insert = this.db.prepare("INSERT OR IGNORE INTO learning_covered (agent_id, hash, candidate_id) VALUES (?, ?, ?)");
+    const insert = this.prepare("INSERT OR IGNORE INTO learning_covered (agent_id, hash, candidate_id) VALUES (?, ?, ?)");
     for (const window of sessionWindows(sequence, 3, sequence.length)) insert.run(agentId, window.hash, candidateId);
   }
 
   /** Open candidates (status candidate) of an agent. */
   openCount(agentId: string): number {
     return (
-      this.db
-        .prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM skill_candidates WHERE agent_id = ? AND status = 'candidate'")
-        .get(agentId)?.n ?? 0
+      this.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM skill_candidates WHERE agent_id = ? AND status = 'candidate'").get(
+        agentId,
+      )?.n ?? 0
     );
   }
 
   /** The open candidate seen in the fewest sessions (the oldest of those). */
   weakestOpen(agentId: string): CandidateRecord | undefined {
-    const row = this.db
-      .prepare<[string], CandidateRow>(
-        "SELECT * FROM skill_candidates WHERE agent_id = ? AND status = 'candidate' ORDER BY occurrences, id LIMIT 1",
-      )
-      .get(agentId);
+    const row = this.prepare<[string], CandidateRow>(
+      "SELECT * FROM skill_candidates WHERE agent_id = ? AND status = 'candidate' ORDER BY occurrences, id LIMIT 1",
+    ).get(agentId);
     return row ? toCandidate(row) : undefined;
   }
 
   /** Removes an open candidate; its pattern keeps its count, so it can come back. */
   removeCandidate(id: number): void {
-    this.db.prepare("DELETE FROM learning_covered WHERE candidate_id = ?").run(id);
-    this.db.prepare("DELETE FROM skill_candidates WHERE id = ? AND status = 'candidate'").run(id);
+    this.prepare("DELETE FROM learning_covered WHERE candidate_id = ?").run(id);
+    this.prepare("DELETE FROM skill_candidates WHERE id = ? AND status = 'candidate'").run(id);
   }
 
   insertCandidate(input: {
@@ -238,22 +254,20 @@ export class LearningStore {
     exampleArguments: readonly unknown[];
     at: string;
   }): CandidateRecord {
-    const info = this.db
-      .prepare(
-        `INSERT INTO skill_candidates (agent_id, hash, name, description, tool_sequence, session_keys, occurrences, created_at, example_arguments)
+    const info = this.prepare(
+      `INSERT INTO skill_candidates (agent_id, hash, name, description, tool_sequence, session_keys, occurrences, created_at, example_arguments)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        input.agentId,
-        input.hash,
-        input.name,
-        input.description,
-        JSON.stringify(input.toolSequence),
-        JSON.stringify(input.sessionKeys),
-        input.occurrences,
-        input.at,
-        JSON.stringify(input.exampleArguments),
-      );
+    ).run(
+      input.agentId,
+      input.hash,
+      input.name,
+      input.description,
+      JSON.stringify(input.toolSequence),
+      JSON.stringify(input.sessionKeys),
+      input.occurrences,
+      input.at,
+      JSON.stringify(input.exampleArguments),
+    );
     const id = Number(info.lastInsertRowid);
     this.cover(input.agentId, id, input.toolSequence);
     return this.candidate(id) as CandidateRecord;
@@ -265,45 +279,46 @@ export class LearningStore {
     const keys = current.sessionKeys.includes(sessionKey)
       ? current.sessionKeys
       : [...current.sessionKeys, sessionKey].slice(-SESSION_KEYS_KEPT);
-    this.db
-      .prepare("UPDATE skill_candidates SET occurrences = ?, session_keys = ?, example_arguments = ? WHERE id = ?")
-      .run(occurrences, JSON.stringify(keys), JSON.stringify(exampleArguments), id);
+    this.prepare("UPDATE skill_candidates SET occurrences = ?, session_keys = ?, example_arguments = ? WHERE id = ?").run(
+      occurrences,
+      JSON.stringify(keys),
+      JSON.stringify(exampleArguments),
+      id,
+    );
     return this.candidate(id) as CandidateRecord;
   }
 
   setStatus(id: number, status: CandidateStatus, at: string | undefined, skillName: string): CandidateRecord {
-    this.db
-      .prepare("UPDATE skill_candidates SET status = ?, promoted_at = COALESCE(?, promoted_at), skill_name = ? WHERE id = ?")
-      .run(status, at ?? null, skillName, id);
+    this.prepare("UPDATE skill_candidates SET status = ?, promoted_at = COALESCE(?, promoted_at), skill_name = ? WHERE id = ?").run(
+      status,
+      at ?? null,
+      skillName,
+      id,
+    );
     return this.candidate(id) as CandidateRecord;
   }
 
   /** Promoted candidates of one agent that made or updated a skill: the auto-created skills' sequences. */
   promotedSequences(agentId: string): CandidateRecord[] {
-    return this.db
-      .prepare<[string], CandidateRow>(
-        "SELECT * FROM skill_candidates WHERE agent_id = ? AND status = 'promoted' AND skill_name != '' ORDER BY id DESC",
-      )
+    return this.prepare<[string], CandidateRow>(
+      "SELECT * FROM skill_candidates WHERE agent_id = ? AND status = 'promoted' AND skill_name != '' ORDER BY id DESC",
+    )
       .all(agentId)
       .map(toCandidate);
   }
 
   addEvolution(event: Omit<EvolutionRecord, "id">): EvolutionRecord {
-    const info = this.db
-      .prepare(
-        `INSERT INTO skill_evolution_events (agent_id, skill_name, from_version, to_version, candidate_id, overlap, summary, at)
+    const info = this.prepare(
+      `INSERT INTO skill_evolution_events (agent_id, skill_name, from_version, to_version, candidate_id, overlap, summary, at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(event.agentId, event.skillName, event.fromVersion, event.toVersion, event.candidateId, event.overlap, event.summary, event.at);
+    ).run(event.agentId, event.skillName, event.fromVersion, event.toVersion, event.candidateId, event.overlap, event.summary, event.at);
     return { ...event, id: Number(info.lastInsertRowid) };
   }
 
   evolution(skillName: string | undefined): EvolutionRecord[] {
-    const rows = this.db
-      .prepare<string[], Record<string, string | number>>(
-        `SELECT * FROM skill_evolution_events ${skillName === undefined ? "" : "WHERE skill_name = ?"} ORDER BY id`,
-      )
-      .all(...(skillName === undefined ? [] : [skillName]));
+    const rows = this.prepare<string[], Record<string, string | number>>(
+      `SELECT * FROM skill_evolution_events ${skillName === undefined ? "" : "WHERE skill_name = ?"} ORDER BY id`,
+    ).all(...(skillName === undefined ? [] : [skillName]));
     return rows.map((row) => ({
       id: Number(row.id),
       agentId: String(row.agent_id),
@@ -319,70 +334,66 @@ export class LearningStore {
 
   countsByStatus(): Record<CandidateStatus, number> {
     const counts: Record<CandidateStatus, number> = { candidate: 0, promoted: 0, dismissed: 0 };
-    for (const row of this.db
-      .prepare<[], { status: CandidateStatus; n: number }>("SELECT status, COUNT(*) AS n FROM skill_candidates GROUP BY status")
-      .all())
+    for (const row of this.prepare<[], { status: CandidateStatus; n: number }>(
+      "SELECT status, COUNT(*) AS n FROM skill_candidates GROUP BY status",
+    ).all())
       counts[row.status] = row.n;
     return counts;
   }
 
   isEmpty(): boolean {
-    return this.db.prepare("SELECT 1 FROM skill_candidates LIMIT 1").get() === undefined;
+    return this.prepare("SELECT 1 FROM skill_candidates LIMIT 1").get() === undefined;
   }
 
   /** Restores a mirrored candidate row as it was (rebuild); keeps its id. */
   restoreCandidate(record: CandidateRecord): void {
-    this.db
-      .prepare(
-        `INSERT OR IGNORE INTO skill_candidates (id, agent_id, hash, name, description, tool_sequence, session_keys, occurrences, status,
+    this.prepare(
+      `INSERT OR IGNORE INTO skill_candidates (id, agent_id, hash, name, description, tool_sequence, session_keys, occurrences, status,
                                                  created_at, promoted_at, example_arguments, skill_name)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        record.id,
-        record.agentId,
-        record.hash,
-        record.name,
-        record.description,
-        JSON.stringify(record.toolSequence),
-        JSON.stringify(record.sessionKeys),
-        record.occurrences,
-        record.status,
-        record.createdAt,
-        record.promotedAt ?? null,
-        JSON.stringify(record.exampleArguments),
-        record.skillName,
-      );
+    ).run(
+      record.id,
+      record.agentId,
+      record.hash,
+      record.name,
+      record.description,
+      JSON.stringify(record.toolSequence),
+      JSON.stringify(record.sessionKeys),
+      record.occurrences,
+      record.status,
+      record.createdAt,
+      record.promotedAt ?? null,
+      JSON.stringify(record.exampleArguments),
+      record.skillName,
+    );
     this.cover(record.agentId, record.id, record.toolSequence);
     // The pattern count never falls below what the candidate says, so the next session continues from it.
-    this.db
-      .prepare(
-        `INSERT INTO learning_patterns (agent_id, hash, sessions) VALUES (?, ?, ?)
+    this.prepare(
+      `INSERT INTO learning_patterns (agent_id, hash, sessions) VALUES (?, ?, ?)
          ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = MAX(sessions, excluded.sessions)`,
-      )
-      .run(record.agentId, record.hash, record.occurrences);
-    this.db
-      .prepare("UPDATE learning_patterns SET session_keys = ? WHERE agent_id = ? AND hash = ? AND session_keys = '[]'")
-      .run(JSON.stringify(record.sessionKeys.slice(0, PATTERN_KEYS_KEPT)), record.agentId, record.hash);
+    ).run(record.agentId, record.hash, record.occurrences);
+    this.prepare("UPDATE learning_patterns SET session_keys = ? WHERE agent_id = ? AND hash = ? AND session_keys = '[]'").run(
+      JSON.stringify(record.sessionKeys.slice(0, PATTERN_KEYS_KEPT)),
+      record.agentId,
+      record.hash,
+    );
   }
 
   restoreEvolution(event: EvolutionRecord): void {
-    this.db
-      .prepare(
-        `INSERT OR IGNORE INTO skill_evolution_events (id, agent_id, skill_name, from_version, to_version, candidate_id, overlap, summary, at)
+    this.prepare(
+      `INSERT OR IGNORE INTO skill_evolution_events (id, agent_id, skill_name, from_version, to_version, candidate_id, overlap, summary, at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        event.id,
-        event.agentId,
-        event.skillName,
-        event.fromVersion,
-        event.toVersion,
-        event.candidateId,
-        event.overlap,
-        event.summary,
-        event.at,
-      );
+    ).run(
+      event.id,
+      event.agentId,
+      event.skillName,
+      event.fromVersion,
+      event.toVersion,
+      event.candidateId,
+      event.overlap,
+      event.summary,
+      event.at,
+    );
   }
 }
 

@@ -85,12 +85,19 @@ export interface CountedWindow extends SessionWindow {
  */
 export function selectCandidateWindows(windows: readonly CountedWindow[], threshold: number, limit: number): CountedWindow[] {
   const frequent = windows.filter((w) => w.sessions >= threshold);
-  const closed = frequent.filter(
-    (w) =>
-      !frequent.some(
-        (o) => o.length > w.length && o.sessions >= w.sessions && o.start <= w.start && o.start + o.length >= w.start + w.length,
-      ),
-  );
+  const byPosition = new Map(frequent.map((w) => [`${w.start}:${w.length}`, w]));
+  const longest = Math.max(0, ...frequent.map((w) => w.length));
+  // Only windows that can contain w are looked up: longer, starting at most (length - w.length) before it.
+  const explained = (w: CountedWindow): boolean => {
+    for (let length = w.length + 1; length <= longest; length++) {
+      for (let start = w.start + w.length - length; start <= w.start; start++) {
+        const o = byPosition.get(`${start}:${length}`);
+        if (o && o.sessions >= w.sessions) return true;
+      }
+    }
+    return false;
+  };
+  const closed = frequent.filter((w) => !explained(w));
   closed.sort((a, b) => b.length - a.length || b.sessions - a.sessions || a.start - b.start);
   const chosen: CountedWindow[] = [];
   for (const window of closed) {
