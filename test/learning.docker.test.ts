@@ -123,6 +123,8 @@ describe("learning from behaviour through a real server, engine and SQLite file"
     expect(promoted.skill?.version).toBe(1);
     const stats = await alice.call(alice.raw.getSkillStats, { name });
     expect(stats.autoCreated).toBe(true);
+    // The canonical file is there as for any skill (the composed definition).
+    expect(await readFile(path.join(engine.home, "memory", "acquired_skills", `${name}.py`), "utf8")).toContain("t_e");
     const db = new Database(path.join(engine.home, "registry.db"), { readonly: true });
     try {
       expect(db.prepare("SELECT auto_created, owner FROM skills WHERE name = ?").get(name)).toEqual({ auto_created: 1, owner: "alice" });

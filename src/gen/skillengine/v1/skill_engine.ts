@@ -401,7 +401,7 @@ export const SkillEngineService = {
       Buffer.from(RecordSessionResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordSessionResponse => RecordSessionResponse.decode(value),
   },
-  /** The calling agent's candidates (admins: every agent's), optionally of one status. */
+  /** The calling agent's candidates (admins too see only their own), optionally of one status. */
   listCandidates: {
     path: "/skillengine.v1.SkillEngine/ListCandidates" as const,
     requestStream: false as const,
@@ -569,7 +569,7 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    *   INVALID_ARGUMENT a field is malformed (session_key, a tool name, arguments not JSON)
    */
   recordSession: handleUnaryCall<RecordSessionRequest, RecordSessionResponse>;
-  /** The calling agent's candidates (admins: every agent's), optionally of one status. */
+  /** The calling agent's candidates (admins too see only their own), optionally of one status. */
   listCandidates: handleUnaryCall<ListCandidatesRequest, ListCandidatesResponse>;
   /** NOT_FOUND unknown id (or another agent's); FAILED_PRECONDITION already promoted */
   dismissCandidate: handleUnaryCall<DismissCandidateRequest, DismissCandidateResponse>;
@@ -1009,7 +1009,7 @@ export interface SkillEngineClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RecordSessionResponse) => void,
   ): ClientUnaryCall;
-  /** The calling agent's candidates (admins: every agent's), optionally of one status. */
+  /** The calling agent's candidates (admins too see only their own), optionally of one status. */
   listCandidates(
     request: ListCandidatesRequest,
     callback: (error: ServiceError | null, response: ListCandidatesResponse) => void,
