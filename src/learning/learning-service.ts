@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { CallContext, SkillRecord, SkillRegistry, SkillService } from "../control/index.js";
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, errorMessage } from "../errors/index.js";
-import { type CandidateRecord, type CandidateStatus, type EvolutionRecord, LearningStore } from "./learning-store.js";
+import { type CandidateRecord, type CandidateStatus, type EvolutionRecord, LearningStore, sessionHashKey } from "./learning-store.js";
 import type { LearningMirror } from "./learning-mirror.js";
 import { promotionPlan } from "./promotion-plan.js";
 import {
@@ -116,9 +116,9 @@ export class LearningService {
       store.countSession(
         agent,
         sessionKey,
-        windows.map((w) => w.hash).filter((h) => !before?.has(h)),
+        windows.map((w) => w.hash).filter((h) => !before?.has(sessionHashKey(h))),
       );
-      const all = new Set([...(before ?? []), ...windows.map((w) => w.hash)]);
+      const all = new Set([...(before ?? []), ...windows.map((w) => sessionHashKey(w.hash))]);
       store.saveSession(agent, sessionKey, [...all], calls.length, at);
       const counted: CountedWindow[] = windows.map((w) => ({ ...w, sessions: store.sessionsOf(agent, w.hash) }));
       const touched: CandidateRecord[] = [];

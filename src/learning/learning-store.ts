@@ -59,6 +59,17 @@ interface CandidateRow {
 
 /** Session keys kept on a candidate row (occurrences keeps the true count). */
 const SESSION_KEYS_KEPT = 100;
+/**
+ * Bytes of a pattern hash kept in a session's set: the set only tells whether this session already
+ * counted a pattern, and 64 bits make a false "already counted" among one session's ~800 patterns
+ * vanishingly unlikely, at half the size of the whole hash.
+ */
+const SESSION_HASH_BYTES = 8;
+
+/** A pattern hash as a session's set keeps it. */
+export function sessionHashKey(hash: string): string {
+  return hash.slice(0, SESSION_HASH_BYTES * 2);
+}
 /** Session keys kept per pattern below the threshold (enough to name a new candidate's sessions). */
 const PATTERN_KEYS_KEPT = 20;
 
@@ -132,14 +143,19 @@ export class LearningStore {
     return withSqlite("registry", what, () => this.db.transaction(work)());
   }
 
-  /** The hashes a session contributed when it was recorded before (kept as 16-byte binary); undefined for a new session. */
+  /**
+   * The patterns a session contributed when it was recorded before, as {@link sessionHashKey}s (kept as
+   * 8-byte binary); undefined for a new session.
+   */
   sessionHashes(agentId: string, sessionKey: string): Set<string> | undefined {
     const row = this.prepare<[string, string], { hashes: Buffer }>(
       "SELECT hashes FROM learning_sessions WHERE agent_id = ? AND session_key = ?",
     ).get(agentId, sessionKey);
     if (!row) return undefined;
     const hashes = new Set<string>();
-    for (let i = 0; i + 16 <= row.hashes.length; i += 16) hashes.add(row.hashes.subarray(i, i + 16).toString("hex"));
+    for (let i = 0; i + SESSION_HASH_BYTES <= row.hashes.length; i += SESSION_HASH_BYTES) {
+      hashes.add(row.hashes.subarray(i, i + SESSION_HASH_BYTES).toString("hex"));
+    }
     return hashes;
   }
 
@@ -147,7 +163,7 @@ export class LearningStore {
     this.prepare(
       `INSERT INTO learning_sessions (agent_id, session_key, hashes, tool_calls, recorded_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (agent_id, session_key) DO UPDATE SET hashes = excluded.hashes, tool_calls = excluded.tool_calls, recorded_at = excluded.recorded_at`,
-    ).run(agentId, sessionKey, Buffer.from(hashes.join(""), "hex"), toolCalls, at);
+    ).run(agentId, sessionKey, Buffer.from(hashes.map(sessionHashKey).join(""), "hex"), toolCalls, at);
   }
 
   /** Adds one session to each pattern's count (and its key to the first few kept per pattern). */
