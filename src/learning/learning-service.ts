@@ -113,11 +113,8 @@ export class LearningService {
     const { store } = this.options;
     const outcome = store.transaction("record a session", () => {
       const before = store.sessionHashes(agent, sessionKey);
-      store.countSession(
-        agent,
-        sessionKey,
-        windows.map((w) => w.hash).filter((h) => !before?.has(sessionHashKey(h))),
-      );
+      const newlyCounted = windows.map((w) => w.hash).filter((h) => !before?.has(sessionHashKey(h)));
+      store.countSession(agent, sessionKey, newlyCounted);
       const all = new Set([...(before ?? []), ...windows.map((w) => sessionHashKey(w.hash))]);
       store.saveSession(agent, sessionKey, [...all], calls.length, at);
       const counted: CountedWindow[] = windows.map((w) => ({ ...w, sessions: store.sessionsOf(agent, w.hash) }));
@@ -154,14 +151,18 @@ export class LearningService {
           }),
         );
       }
-      return { touched, fresh, alreadyRecorded: before !== undefined };
+      // Auto-promotion tries a candidate when it is new or seen in one more session, not on every
+      // re-recording: a candidate whose promotion failed costs nothing until the agent repeats it.
+      const newlyCountedSet = new Set(newlyCounted);
+      const promotable = [...fresh, ...touched.filter((c) => newlyCountedSet.has(c.hash))];
+      return { touched, fresh, promotable, alreadyRecorded: before !== undefined };
     });
     let implicit = 0;
     if (!outcome.alreadyRecorded) implicit = this.recordImplicitSignals(parsed, context);
     if (outcome.fresh.length > 0 || outcome.touched.length > 0) this.options.mirror?.schedule();
     const promotedSkills: string[] = [];
     if (this.options.policy.autoPromote) {
-      for (const candidate of [...outcome.fresh, ...outcome.touched]) {
+      for (const candidate of outcome.promotable) {
         if (candidate.status !== "candidate" || candidate.occurrences < candidateThreshold) continue;
         try {
           const promotion = await this.promote(candidate.id, {}, context);
