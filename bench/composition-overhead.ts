@@ -49,6 +49,7 @@ async function prepare(client: TestClient): Promise<void> {
     testPayload: '{"n": 0}',
     visibility: 0,
     exampleQueries: [],
+    onDuplicate: 0,
   });
 }
 

@@ -27,7 +27,7 @@ import {
 import { DockerSandboxRunner } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
-import { PlaybookMetrics, ServiceMetrics, SourceMetrics, startMetricsServer } from "./observability/index.js";
+import { LearningMetrics, PlaybookMetrics, ServiceMetrics, SourceMetrics, startMetricsServer } from "./observability/index.js";
 import { openRegistryDatabase } from "./sqlite/index.js";
 import {
   CachedEmbedder,
@@ -47,6 +47,7 @@ import {
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
 import { type Clock, createPlaybook, type PlaybookEvents, type PlaybookService } from "./playbook/index.js";
+import { LearningMirror, LearningService, LearningStore, NearDuplicateDetector, NearDuplicateScreen } from "./learning/index.js";
 
 /** A running service, as the entry point and the tests see it. */
 export interface SkillEngineApp {
@@ -163,7 +164,11 @@ export async function startSkillEngine(
     logger: logger.child({ component: "skill-sources" }),
     maxFileBytes: config.skillSources.maxFileBytes,
   });
+  const learningMetrics = new LearningMetrics(metrics.registry);
   const service = new SkillService({
+    duplicates: new NearDuplicateScreen(new NearDuplicateDetector(routing.embedder, config.learning.duplicates), (verdict) =>
+      learningMetrics.nearDuplicate(verdict),
+    ),
     composition,
     registry,
     store,
@@ -188,7 +193,24 @@ export async function startSkillEngine(
     stagingDir: path.join(config.home, "memory", ".bundle-staging"),
   });
   new SourceMetrics(metrics.registry).attach(() => skillSources.countsBySourceAndStatus());
+  // Learning's own durable connection to registry.db (WAL), as the playbook's.
+  const learningDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const learningStore = new LearningStore(learningDb);
+  const learningMirror = new LearningMirror(store.directory, learningStore, registry, logger.child({ component: "learning" }));
+  const learningRestored = await learningMirror.init();
+  if (learningRestored.candidates + learningRestored.outcomes > 0) logger.info(learningRestored, "learning restored from its mirror");
+  const learning = new LearningService({
+    store: learningStore,
+    skills: service,
+    registry,
+    policy: config.learning,
+    logger: logger.child({ component: "learning" }),
+    mirror: learningMirror,
+    events: learningMetrics,
+  });
+  learningMetrics.attach(() => learningStore.countsByStatus());
   const server = await startGrpcServer({
+    learning,
     host: config.host,
     port: config.port,
     service,
@@ -358,6 +380,8 @@ export async function startSkillEngine(
         await mirror.close();
         await intake.close();
         await playbook.close();
+        await learningMirror.close();
+        if (learningDb.open) learningDb.close();
         await routing.close();
         if (compositionDb.open) compositionDb.close();
         registry.close();

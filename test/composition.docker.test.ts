@@ -54,6 +54,7 @@ describe("composed skills and dependencies through a real server, engine and SQL
       testPayload: '{"city": "Oslo"}',
       visibility: 0,
       exampleQueries: [],
+      onDuplicate: 0,
       ...request,
     });
   const deps = (name: string) => engine.client.call(engine.client.raw.getSkillDependencies, { name });
@@ -404,6 +405,7 @@ describe("with the warm pool on", () => {
         testPayload: "{}",
         visibility: 0,
         exampleQueries: [],
+        onDuplicate: 0,
       });
     const macro = (i: number) => `macro_${String(i).padStart(2, "0")}`;
     for (let i = 0; i < 49; i++) expect((await register(macro(i))).evicted).toEqual([]);
@@ -417,6 +419,7 @@ describe("with the warm pool on", () => {
       testPayload: "{}",
       visibility: 0,
       exampleQueries: [],
+      onDuplicate: 0,
     });
     expect(user.evicted).toEqual([]);
     // Every macro but 07 and 11 is used once; of the unused ones macro_07 is the oldest but depended on,
@@ -461,6 +464,7 @@ describe("composition and dependencies respect who may see what", () => {
         testPayload: "{}",
         visibility: 0,
         exampleQueries: [],
+        onDuplicate: 0,
       };
       const hidden = await rpcError(bob.call(bob.raw.registerComposedSkill, request));
       expect(hidden.code).toBe(status.FAILED_PRECONDITION);
@@ -498,6 +502,7 @@ describe("the canonical directory alone rebuilds compositions and dependency dec
         testPayload: "{}",
         visibility: 0,
         exampleQueries: [],
+        onDuplicate: 0,
       });
     } finally {
       await original.stop();

@@ -217,6 +217,7 @@ describe("grants, users, system skills and the on/off switch through the real se
         testPayload: "{}",
         visibility: 0,
         exampleQueries: [],
+        onDuplicate: 0,
       }),
     };
     for (const [attempt, call] of Object.entries(changes)) {

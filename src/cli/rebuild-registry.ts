@@ -1,5 +1,8 @@
 import pino from "pino";
 import { CanonicalStore, rebuildRegistry } from "../control/index.js";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { LEARNING_MIRROR_FILE } from "../learning/index.js";
 import { LESSONS_MIRROR_FILE, readLessonsMirror } from "../playbook/index.js";
 import { runOperatorCommand } from "./operator-command.js";
 
@@ -38,6 +41,9 @@ runOperatorCommand({
     const lessons = await readLessonsMirror(new CanonicalStore(config.home).directory).catch(() => undefined);
     if (lessons && lessons.lessons.length > 0) {
       lines.push(`${LESSONS_MIRROR_FILE} holds ${lessons.lessons.length} lesson(s): the service restores them when it starts.`);
+    }
+    if (existsSync(path.join(new CanonicalStore(config.home).directory, LEARNING_MIRROR_FILE))) {
+      lines.push(`${LEARNING_MIRROR_FILE} holds candidates, evolution events and outcomes: the service restores them when it starts.`);
     }
     lines.push(
       "Invocation history is not kept in the canonical store and starts empty. Start the service to finish (it reconciles the files).",

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import type { HealthPolicy } from "../control/index.js";
 import type { SandboxLimits } from "../execution/index.js";
+import type { DuplicateThresholds, LearningPolicy } from "../learning/index.js";
 import { DEFAULT_LESSON_DOMAINS, type PlaybookPolicy } from "../playbook/index.js";
 
 /** The service's whole configuration, read once at start-up by the composition root. */
@@ -137,6 +138,17 @@ export interface SkillEngineConfig {
    * (SKILL_ENGINE_LESSON_MAX_STALE_PENALTY); prune sweep every N minutes, 0 = off (SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES = 0)
    */
   readonly playbook: PlaybookPolicy & { readonly pruneSweepMinutes: number };
+  /**
+   * Learning from behaviour (docs/learning.md): a pattern becomes a candidate at 3 distinct sessions
+   * (SKILL_ENGINE_CANDIDATE_THRESHOLD); windows of 3 to 6 calls (SKILL_ENGINE_PATTERN_MAX_LENGTH); at most 5 new
+   * candidates a session (SKILL_ENGINE_CANDIDATES_PER_SESSION) and 100 open ones an agent
+   * (SKILL_ENGINE_OPEN_CANDIDATES_PER_AGENT); auto-promotion off (SKILL_ENGINE_AUTO_PROMOTE = on |
+   * off); evolution at 0.7 overlap (SKILL_ENGINE_EVOLUTION_OVERLAP); implicit signals weigh 0.5
+   * (SKILL_ENGINE_IMPLICIT_WEIGHT); near-duplicates at description similarity ≥ 0.5875 (SKILL_ENGINE_DUPLICATE_DESCRIPTION)
+   * and code similarity ≥ 0 (SKILL_ENGINE_DUPLICATE_CODE; both chosen by `npm run bench:duplicates`).
+   * @default as listed
+   */
+  readonly learning: LearningPolicy & { readonly duplicates: DuplicateThresholds };
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
@@ -237,6 +249,15 @@ const schema = z.object({
   SKILL_ENGINE_LESSON_STALE_PER_DAY: z.coerce.number().min(0).max(1).default(0.01),
   SKILL_ENGINE_LESSON_MAX_STALE_PENALTY: z.coerce.number().min(0).max(10).default(0.3),
   SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
+  SKILL_ENGINE_CANDIDATE_THRESHOLD: integer(2, 1_000).default(3),
+  SKILL_ENGINE_PATTERN_MAX_LENGTH: integer(3, 32).default(6),
+  SKILL_ENGINE_CANDIDATES_PER_SESSION: integer(1, 100).default(5),
+  SKILL_ENGINE_OPEN_CANDIDATES_PER_AGENT: integer(1, 100_000).default(100),
+  SKILL_ENGINE_AUTO_PROMOTE: z.enum(["on", "off"]).default("off"),
+  SKILL_ENGINE_EVOLUTION_OVERLAP: z.coerce.number().gt(0).max(1).default(0.7),
+  SKILL_ENGINE_IMPLICIT_WEIGHT: z.coerce.number().min(0).max(1).default(0.5),
+  SKILL_ENGINE_DUPLICATE_DESCRIPTION: z.coerce.number().min(-1).max(1.01).default(0.5875),
+  SKILL_ENGINE_DUPLICATE_CODE: z.coerce.number().min(0).max(1.01).default(0),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -378,6 +399,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       stalePenaltyPerDay: v.SKILL_ENGINE_LESSON_STALE_PER_DAY,
       maxStalePenalty: v.SKILL_ENGINE_LESSON_MAX_STALE_PENALTY,
       pruneSweepMinutes: v.SKILL_ENGINE_LESSON_PRUNE_SWEEP_MINUTES,
+    },
+    learning: {
+      candidateThreshold: v.SKILL_ENGINE_CANDIDATE_THRESHOLD,
+      minSequenceLength: 3,
+      maxSequenceLength: v.SKILL_ENGINE_PATTERN_MAX_LENGTH,
+      maxCandidatesPerSession: v.SKILL_ENGINE_CANDIDATES_PER_SESSION,
+      maxOpenCandidates: v.SKILL_ENGINE_OPEN_CANDIDATES_PER_AGENT,
+      autoPromote: v.SKILL_ENGINE_AUTO_PROMOTE === "on",
+      evolutionOverlap: v.SKILL_ENGINE_EVOLUTION_OVERLAP,
+      implicitWeight: v.SKILL_ENGINE_IMPLICIT_WEIGHT,
+      duplicates: { description: v.SKILL_ENGINE_DUPLICATE_DESCRIPTION, code: v.SKILL_ENGINE_DUPLICATE_CODE },
     },
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };

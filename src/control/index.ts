@@ -29,10 +29,13 @@ export {
   SkillRegistry,
   type SkillStatus,
   type SkillVisibility,
+  type OutcomeRecord,
+  type SourceWindow,
   type VersionRecord,
   windowRate,
 } from "./registry/index.js";
 export type { SkillIndexer } from "./skill-indexer.js";
+export type { DuplicateScreen, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
 export {
   type CatalogEntry,
   type CatalogStatus,

@@ -42,6 +42,7 @@ import {
   validateRegistration,
   validateSkillName,
 } from "./intake/index.js";
+import type { DuplicateScreen, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import {
   type HealthPolicy,
@@ -52,6 +53,7 @@ import {
   type SkillRecord,
   type SkillRegistry,
   type SkillVisibility,
+  type SourceWindow,
   type VersionOrigin,
   type VersionRecord,
   windowRate,
@@ -75,6 +77,8 @@ export interface RegistrationResult {
   readonly warnings: IntakeWarning[];
   /** Unpinned dependents re-tested against the new version (docs/composition.md#re-tests). */
   readonly dependentsRetested?: DependentRetest[];
+  /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
+  readonly similarSkills?: SimilarSkillReport[];
 }
 
 export interface DependentRetest {
@@ -90,6 +94,8 @@ export interface InvocationResult {
   readonly steps: StepOutcome[];
   /** Dependency warnings the caller must see. */
   readonly warnings: string[];
+  /** Names the invocation for RecordSkillOutcome; empty when it could not be recorded. */
+  readonly invocationId?: string;
 }
 
 export interface SkillWithCode {
@@ -118,6 +124,7 @@ export interface ComposedRegistrationResult {
   readonly steps: StepOutcome[];
   /** Composed skills retired with reason "evicted" to keep the per-agent limit. */
   readonly evicted: string[];
+  readonly similarSkills?: SimilarSkillReport[];
 }
 
 export interface PatchInput {
@@ -142,6 +149,8 @@ export interface SkillStats {
   readonly totalSuccesses: number;
   /** Seed 001's quality counters (docs/skill-sources.md#quality-counters), where routing keeps them. */
   readonly quality?: { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
+  /** The window's samples by source (docs/learning.md#outcomes). */
+  readonly bySource?: readonly SourceWindow[];
 }
 
 /** What RebuildIndexes did. */
@@ -168,6 +177,8 @@ export interface SkillServiceDependencies {
   readonly composition: Composition;
   /** Keeps routing's indexes in step; omitted where routing is not wired (some tests). */
   readonly indexer?: SkillIndexer;
+  /** Near-duplicates at the door (docs/learning.md#near-duplicates); omitted: none are looked for. */
+  readonly duplicates?: DuplicateScreen;
   readonly now?: () => Date;
   /** Folder skills (docs/skill-sources.md); omitted where no skill sources are wired. */
   readonly folders?: FolderSkillRuns;
@@ -235,10 +246,12 @@ export class SkillService {
   private readonly folders: FolderSkillRuns | undefined;
   /** Grants, revocations and the on/off switch (docs/security.md#grants-and-visibility). */
   readonly sharing: SkillSharing;
+  private readonly duplicates: DuplicateScreen | undefined;
 
   constructor(deps: SkillServiceDependencies) {
     this.folders = deps.folders;
     this.composition = deps.composition;
+    this.duplicates = deps.duplicates;
     this.indexer = deps.indexer;
     this.registry = deps.registry;
     this.store = deps.store;
@@ -271,6 +284,7 @@ export class SkillService {
     visibility?: SkillVisibility,
     dependsOn: readonly string[] = [],
     system = false,
+    options: { readonly onDuplicate?: OnDuplicate } = {},
   ): Promise<RegistrationResult> {
     // A system skill is an operator's decision (docs/security.md#system-skills).
     if (system) requireAdmin(context.caller, "registering a system skill");
@@ -286,6 +300,11 @@ export class SkillService {
     const declared = this.composition.preflightPlain(valid.name, dependsOn, context.caller);
     const prepared = await this.intake.prepare(valid.code);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const similarSkills = await this.screenDuplicates(
+      { name: valid.name, description: valid.description, code: prepared.code },
+      context,
+      options.onDuplicate ?? "warn",
+    );
     const files = await this.composition.dependencyFiles(valid.name, declared);
     const test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
     // The test ran outside the lock so registrations of one name can test in parallel;
@@ -322,6 +341,7 @@ export class SkillService {
       normalizations: [...valid.normalizations, ...prepared.normalizations],
       warnings: prepared.warnings,
       dependentsRetested,
+      similarSkills,
     };
   }
 
@@ -335,6 +355,7 @@ export class SkillService {
     context: CallContext,
     exampleQueries: readonly string[] = [],
     visibility?: SkillVisibility,
+    options: { readonly onDuplicate?: OnDuplicate } = {},
   ): Promise<ComposedRegistrationResult> {
     const definition = definitionFromInput(input.steps, input.output);
     const code = serializeDefinition(definition);
@@ -344,6 +365,11 @@ export class SkillService {
     checkExampleQueries(exampleQueries);
     const dependsOn = this.composition.preflightComposed(valid.name, definition, valid.parametersSchema, context.caller);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const similarSkills = await this.screenDuplicates(
+      { name: valid.name, description: valid.description, code },
+      context,
+      options.onDuplicate ?? "warn",
+    );
     const test = await this.runComposed(valid.name, definition, testPayload, context, 1, false);
     if (!test.result.success) {
       this.logger.info(
@@ -377,7 +403,7 @@ export class SkillService {
       },
       "composed skill registered",
     );
-    return { skill, test: test.result, steps: test.steps, evicted };
+    return { skill, test: test.result, steps: test.steps, evicted, similarSkills };
   }
 
   /** Retires (reason "evicted") the owner's least used composed skills past the limit (docs/composition.md#eviction). */
@@ -433,13 +459,22 @@ export class SkillService {
   async registerFolderSkill(
     input: FolderSkillInput,
     context: CallContext,
-  ): Promise<{ skill: SkillRecord; test: ExecutionResult | undefined }> {
+  ): Promise<{ skill: SkillRecord; test: ExecutionResult | undefined; similarSkills: SimilarSkillReport[] }> {
     const valid = validateRegistration(input);
     const existing = this.registry.get(valid.name);
     if (existing && !this.folders?.isFolderSkill(valid.name)) {
       throw new AlreadyExistsError(`the name "${valid.name}" is taken by a skill that is not kept as a folder`);
     }
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    // Folders and bundles are screened too, always as "warn": a folder on disk cannot be refused
+    // back to its author, so the report goes to the log and the near-duplicate metric.
+    const similarSkills = await this.screenDuplicates(
+      { name: valid.name, description: valid.description, code: valid.code },
+      context,
+      "warn",
+    );
+    const near = similarSkills.filter((s) => s.nearDuplicate).map((s) => s.name);
+    if (near.length > 0) this.logger.warn({ skill: valid.name, nearDuplicates: near }, "folder skill is a near-duplicate");
     let test: ExecutionResult | undefined;
     if (input.run) {
       test = await this.run("test", valid.name, input.run.launcher, testPayload, context, [], input.run.folder);
@@ -463,7 +498,7 @@ export class SkillService {
     );
     await this.reindex(skill);
     this.logger.info({ skill: skill.name, version: skill.version, requestId: context.requestId }, "folder skill registered");
-    return { skill, test };
+    return { skill, test, similarSkills };
   }
 
   /** Retires a folder skill whose folder is gone (docs/skill-sources.md#hot-reload); a no-op unless it is live. */
@@ -751,7 +786,8 @@ export class SkillService {
     const payload = validate("payload", payloadText);
     const resolved = this.composition.resolve(pinned === undefined ? { name } : { name, version: pinned }, context.caller, "invoke");
     const { result, steps, warnings } = await this.execute(resolved, payload, context, 1, true);
-    const updated = this.recordTelemetry(name, resolved.version, result, context);
+    const recorded = this.recordTelemetry(name, resolved.version, result, context);
+    const updated = recorded.skill;
     if (updated && updated.status !== skill.status) {
       this.logger.warn({ skill: name, from: skill.status, to: updated.status, reason: updated.statusReason }, "skill status changed");
       await this.mirror.flushOrLater();
@@ -765,10 +801,21 @@ export class SkillService {
         this.logger.error({ err: error, skill: name, routeId }, "could not count the routed invocation");
       });
     }
-    return { result, version: resolved.version, steps, warnings: [...this.composition.retestWarnings(skill), ...warnings] };
+    return {
+      result,
+      version: resolved.version,
+      steps,
+      warnings: [...this.composition.retestWarnings(skill), ...warnings],
+      invocationId: recorded.invocationId,
+    };
   }
 
-  private recordTelemetry(name: string, version: number, result: ExecutionResult, context: CallContext): SkillRecord | undefined {
+  private recordTelemetry(
+    name: string,
+    version: number,
+    result: ExecutionResult,
+    context: CallContext,
+  ): { skill: SkillRecord | undefined; invocationId: string } {
     return this.recordInvocation({
       name,
       version,
@@ -858,7 +905,7 @@ export class SkillService {
         if (!warnings.includes(warning)) warnings.push(warning);
       }
       if (telemetry) {
-        const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context);
+        const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context).skill;
         if (updated && updated.status !== step.record.status) {
           await this.mirror.flushOrLater();
           await this.reindex(updated);
@@ -876,16 +923,20 @@ export class SkillService {
    * held elsewhere, a read-only file system) loses this one record, logged, and the caller still
    * gets the result it waited for: invocations keep working while the disk is full.
    */
-  private recordInvocation(record: Parameters<SkillRegistry["recordInvocation"]>[0]): SkillRecord | undefined {
+  private recordInvocation(record: Parameters<SkillRegistry["recordInvocation"]>[0]): {
+    skill: SkillRecord | undefined;
+    invocationId: string;
+  } {
     try {
-      return this.registry.recordInvocation(record);
+      const recorded = this.registry.recordInvocationWithId(record);
+      return { skill: recorded.skill, invocationId: String(recorded.invocationId) };
     } catch (error) {
       if (!(error instanceof SkillEngineError) || (error.kind !== "resource-exhausted" && error.kind !== "unavailable")) throw error;
       this.logger.error(
         { err: error, skill: record.name, success: record.success },
         "could not record the invocation; its result was returned",
       );
-      return undefined;
+      return { skill: undefined, invocationId: "" };
     }
   }
 
@@ -910,6 +961,47 @@ export class SkillService {
       this.logger.error({ err: error, skill: skill.name, routeId }, "could not record routing feedback");
       return false;
     }
+  }
+
+  /**
+   * Near-duplicates at the door (docs/learning.md#near-duplicates), for every kind of registration
+   * (plain, composed, directory, import): compares the new skill with every other skill the caller
+   * can see; "reject" refuses a near-duplicate with ALREADY_EXISTS. An embedder that cannot answer
+   * is logged and screens nothing: registration never depends on it.
+   */
+  async screenDuplicates(skill: SkillText, context: CallContext, onDuplicate: OnDuplicate): Promise<SimilarSkillReport[]> {
+    if (!this.duplicates) return [];
+    const others = this.list(context).filter((s) => s.name !== skill.name);
+    const texts = await Promise.all(
+      others.map(async (s) => ({ name: s.name, description: s.description, code: (await this.store.readActive(s.name)) ?? "" })),
+    );
+    let similar: SimilarSkillReport[];
+    try {
+      similar = await this.duplicates.screen(skill, texts);
+    } catch (error) {
+      this.logger.error({ err: error, skill: skill.name }, "could not look for near-duplicates; registering without");
+      return [];
+    }
+    const near = similar.find((s) => s.nearDuplicate);
+    if (near && onDuplicate === "reject") {
+      this.duplicates.recordVerdict?.("rejected");
+      throw new AlreadyExistsError(
+        `near-duplicate of ${near.name}: patch ${near.name} instead (description similarity ${near.descriptionSimilarity}, code similarity ${near.codeSimilarity})`,
+      );
+    }
+    if (near) this.duplicates.recordVerdict?.("warned");
+    return similar;
+  }
+
+  /** After an outcome changed a skill's record: the mirror and routing follow a status change. */
+  async noteStatusChange(before: SkillRecord, after: SkillRecord): Promise<void> {
+    if (after.status === before.status) {
+      this.mirror.schedule();
+      return;
+    }
+    this.logger.warn({ skill: after.name, from: before.status, to: after.status, reason: after.statusReason }, "skill status changed");
+    await this.mirror.flushOrLater();
+    await this.reindex(after);
   }
 
   /** Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. */
@@ -1016,6 +1108,7 @@ export class SkillService {
       totalInvocations: usage.totalInvocations,
       totalSuccesses: usage.totalSuccesses,
       quality: this.indexer?.quality?.(name),
+      bySource: usage.window.bySource,
     };
   }
 

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from "../errors/index.js";
 import type {
   CatalogEntry as DomainCatalogEntry,
   IntakeWarning,
@@ -5,6 +6,7 @@ import type {
   StepOutcome,
   RegistrationResult,
   SkillGrant as DomainGrant,
+  SimilarSkillReport,
   SkillRecord,
   SkillStats,
   SkillStatus as DomainStatus,
@@ -19,6 +21,7 @@ import type { Caller } from "../identity/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
 import { CatalogStatus, type CatalogEntry, OnFailure } from "../gen/skillengine/v1/composition.js";
 import { type ExecutionResult, type StepResult } from "../gen/skillengine/v1/execution.js";
+import { OnDuplicate, type SimilarSkill } from "../gen/skillengine/v1/learning.js";
 import { type GuardFinding, type RegisterSkillResponse } from "../gen/skillengine/v1/registration.js";
 import { type RoutedSkill } from "../gen/skillengine/v1/routing.js";
 import { type GetSkillStatsResponse, type Skill, SkillStatus, type SkillVersion, Visibility } from "../gen/skillengine/v1/skills.js";
@@ -115,7 +118,19 @@ export function toGatedChangeMessage(result: RegistrationResult): RegisterSkillR
     normalizations: result.normalizations,
     warnings: result.warnings.map(toWarningMessage),
     dependentsRetested: (result.dependentsRetested ?? []).map((r) => ({ name: r.name, passed: r.passed, error: r.error })),
+    similarSkills: (result.similarSkills ?? []).map(toSimilarSkillMessage),
   };
+}
+
+export function toSimilarSkillMessage(similar: SimilarSkillReport): SimilarSkill {
+  return { ...similar };
+}
+
+/** RegisterSkill's on_duplicate: unspecified is warn. */
+export function fromOnDuplicateMessage(onDuplicate: OnDuplicate): "warn" | "reject" {
+  if (onDuplicate === OnDuplicate.ON_DUPLICATE_REJECT) return "reject";
+  if (onDuplicate === OnDuplicate.ON_DUPLICATE_WARN || onDuplicate === OnDuplicate.ON_DUPLICATE_UNSPECIFIED) return "warn";
+  throw new InvalidArgumentError("on_duplicate", "must be ON_DUPLICATE_WARN or ON_DUPLICATE_REJECT");
 }
 
 export function toStepResultMessage(step: StepOutcome): StepResult {
@@ -183,6 +198,13 @@ export function toStatsMessage(stats: SkillStats): GetSkillStatsResponse {
     applied: stats.quality?.applied ?? 0,
     completions: stats.quality?.completions ?? 0,
     fallbacks: stats.quality?.fallbacks ?? 0,
+    successBySource: (stats.bySource ?? []).map((s) => ({
+      source: s.source,
+      samples: s.samples,
+      successes: s.successes,
+      successRate: s.samples === 0 ? 0 : s.successes / s.samples,
+      weight: s.weight,
+    })),
   };
 }
 

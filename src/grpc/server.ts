@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { SkillBundles, SkillService, SkillSources } from "../control/index.js";
 import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
+import type { LearningService } from "../learning/index.js";
 import type { RoutingService } from "../routing/index.js";
 import type { PlaybookService } from "../playbook/index.js";
 import { PlaybookService as PlaybookServiceDefinition } from "../gen/skillengine/v1/playbook.js";
@@ -35,6 +36,8 @@ export interface GrpcServerOptions {
   /** Skill folders and bundles (docs/skill-sources.md). */
   readonly sources: SkillSources;
   readonly bundles: SkillBundles;
+  /** Sessions, candidates, evolution and outcomes (docs/learning.md). */
+  readonly learning: LearningService;
   /** The Playbook service (lessons); not served when absent. */
   readonly playbook?: PlaybookService;
   /** Turns each call's `authorization` metadata into the calling agent. */
@@ -72,10 +75,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   });
   server.addService(
     SkillEngineService,
-    skillEngineHandlers(options.service, options.routing, options.authenticator, options.logger, options.metrics, {
-      sources: options.sources,
-      bundles: options.bundles,
-    }),
+    skillEngineHandlers(
+      options.service,
+      options.routing,
+      options.authenticator,
+      options.logger,
+      options.metrics,
+      { sources: options.sources, bundles: options.bundles },
+      options.learning,
+    ),
   );
 
   if (options.playbook) {

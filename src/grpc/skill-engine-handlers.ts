@@ -7,9 +7,12 @@ import { type SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";
 import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
+import type { LearningService } from "../learning/index.js";
 import type { RoutingService } from "../routing/index.js";
 import {
+  fromOnDuplicateMessage,
   fromOnFailureMessage,
+  toSimilarSkillMessage,
   fromVisibilityMessage,
   toStepResultMessage,
   toExecutionResultMessage,
@@ -22,6 +25,7 @@ import {
 } from "./messages.js";
 import { sharingHandlers } from "./sharing-handlers.js";
 import { skillSourceHandlers } from "./source-handlers.js";
+import { learningHandlers } from "./learning-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -32,8 +36,10 @@ export function skillEngineHandlers(
   logger: Logger,
   metrics: ServiceMetrics | undefined,
   folders: { readonly sources: SkillSources; readonly bundles: SkillBundles },
+  learning: LearningService,
 ): SkillEngineServer {
   return {
+    ...learningHandlers(learning, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
     registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
       const registered = await service.register(
         {
@@ -48,6 +54,7 @@ export function skillEngineHandlers(
         requestedVisibility(request.visibility, { required: false }),
         request.dependsOn,
         request.system,
+        { onDuplicate: fromOnDuplicateMessage(request.onDuplicate) },
       );
       return toGatedChangeMessage(registered);
     }),
@@ -67,6 +74,7 @@ export function skillEngineHandlers(
         version: invoked.version,
         steps: invoked.steps.map(toStepResultMessage),
         warnings: invoked.warnings,
+        invocationId: invoked.invocationId ?? "",
       };
     }),
 
@@ -156,12 +164,14 @@ export function skillEngineHandlers(
         context,
         request.exampleQueries,
         requestedVisibility(request.visibility, { required: false }),
+        { onDuplicate: fromOnDuplicateMessage(request.onDuplicate) },
       );
       return {
         skill: toSkillMessage(registered.skill),
         test: toExecutionResultMessage(registered.test),
         steps: registered.steps.map(toStepResultMessage),
         evicted: registered.evicted,
+        similarSkills: (registered.similarSkills ?? []).map(toSimilarSkillMessage),
       };
     }),
 

@@ -3,3 +3,4 @@ export { ServiceMetrics, type MetricsSources, type RunOutcome } from "./metrics.
 export { startMetricsServer } from "./metrics-server.js";
 export { type LessonCount, PlaybookMetrics } from "./playbook-metrics.js";
 export { SourceMetrics } from "./source-metrics.js";
+export { LearningMetrics } from "./learning-metrics.js";

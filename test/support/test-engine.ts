@@ -137,6 +137,7 @@ export function connect(
           visibility: 0,
           dependsOn: [],
           system: false,
+          onDuplicate: 0,
           ...request,
         },
         ms,

@@ -60,6 +60,9 @@ const OPTIONS = {
   output: { type: "string", short: "o" },
   system: { type: "boolean" },
   version: { type: "string" },
+  "reject-duplicates": { type: "boolean" },
+  status: { type: "string" },
+  note: { type: "string" },
 } as const;
 
 type OptionName = keyof typeof OPTIONS;
@@ -80,9 +83,22 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   register: {
     positionals: [1, 1],
-    options: ["name", "description", "schema", "schema-json", "test-payload", "example", "public", "private", "depends-on", "system"],
+    options: [
+      "name",
+      "description",
+      "schema",
+      "schema-json",
+      "test-payload",
+      "example",
+      "public",
+      "private",
+      "depends-on",
+      "reject-duplicates",
+      "system",
+    ],
     usage:
-      "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private] [--depends-on NAME[@V]]...\n" +
+      "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private] [--depends-on NAME[@V]]... [--reject-duplicates]\n" +
+      "      Similar skills the caller can see are listed; --reject-duplicates refuses a near-duplicate (docs/learning.md#near-duplicates).\n" +
       "      Registers (or re-registers as a new version) the skill in <file.py>; the service test-runs it first.\n" +
       '      Schema defaults to {"type":"object"}, test payload to {}. Prints the version, normalizations and warnings.\n' +
       "      A new skill is private (its owner and admins) unless --public; a new version keeps the visibility\n" +
@@ -257,6 +273,39 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "      through InvokeSkill: each run counts as an invocation in the skill's telemetry and health.\n" +
       "      Reports pass/fail with the one-line cause and 'N passed, M failed'; exit code 1 on any failure.\n" +
       "      --junit writes a JUnit XML report for CI. Progress goes to stderr.",
+  },
+  sessions: {
+    positionals: [2, 2],
+    options: [],
+    usage:
+      "sessions record <file.json>\n" +
+      '      Records a session {"session_key": "...", "tool_calls": [{"tool": "...", "arguments": {...}}]}: repeated tool\n' +
+      "      sequences across 3+ sessions become candidates (docs/learning.md#patterns). Prints the candidates it made or touched.",
+  },
+  candidates: {
+    positionals: [0, 0],
+    options: ["status"],
+    usage:
+      "candidates [--status candidate|promoted|dismissed]\n      This agent's skill candidates: id, status, sessions, skill, tool sequence.",
+  },
+  promote: {
+    positionals: [1, 1],
+    options: ["name", "description"],
+    usage:
+      "promote <candidate-id> [--name N] [--description D]\n" +
+      "      Turns a candidate into an auto-created composed skill, or evolves the auto-created skill it overlaps by 70%+.",
+  },
+  dismiss: {
+    positionals: [1, 1],
+    options: [],
+    usage: "dismiss <candidate-id>\n      Marks a candidate dismissed.",
+  },
+  outcome: {
+    positionals: [3, 3],
+    options: ["note"],
+    usage:
+      "outcome <name> <invocation-id> ok|fail [--note TEXT]\n" +
+      "      Whether an invocation achieved its goal (invoke --json shows invocation_id); overrides its exit code in the window.",
   },
   lessons: {
     positionals: [1, 2],

@@ -1,3 +1,4 @@
+import { OnDuplicate } from "../../gen/skillengine/v1/learning.js";
 import { readFile } from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
 import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
@@ -90,6 +91,7 @@ export const register: Command = async (ctx) => {
       testPayload,
       exampleQueries: Array.isArray(examples) ? examples : [],
       visibility,
+      onDuplicate: ctx.options["reject-duplicates"] === true ? OnDuplicate.ON_DUPLICATE_REJECT : OnDuplicate.ON_DUPLICATE_WARN,
       dependsOn: Array.isArray(ctx.options["depends-on"]) ? ctx.options["depends-on"] : [],
       system: ctx.options.system === true,
     })

@@ -22,6 +22,7 @@ example_queries: [weather]
       "m.yaml",
     );
     expect(request).toEqual({
+      onDuplicate: 0,
       name: "m",
       description: "d",
       parametersSchema: '{"type":"object"}',

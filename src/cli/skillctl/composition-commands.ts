@@ -73,6 +73,7 @@ export function composeRequest(document: unknown, file: string): RegisterCompose
   if (!Array.isArray(examples) || examples.some((e) => typeof e !== "string"))
     throw new UsageError(`${file}: "example_queries" must be a list of text`);
   return {
+    onDuplicate: 0,
     name: text("name", true),
     description: text("description", true),
     parametersSchema: json(document.parameters_schema, '{"type":"object"}'),

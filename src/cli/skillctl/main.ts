@@ -5,6 +5,7 @@ import * as compositionCommands from "./composition-commands.js";
 import * as sourceCommands from "./source-commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
 import type { Io } from "./format.js";
+import * as learningCommands from "./learning-commands.js";
 import { lessons, playbook } from "./lesson-commands.js";
 import * as sharingCommands from "./sharing-commands.js";
 import { test } from "./test-command.js";
@@ -45,6 +46,11 @@ const HANDLERS: Record<string, commands.Command> = {
   grants: sharingCommands.grants,
   enable: sharingCommands.enable,
   disable: sharingCommands.disable,
+  sessions: learningCommands.sessions,
+  candidates: learningCommands.candidates,
+  promote: learningCommands.promote,
+  dismiss: learningCommands.dismiss,
+  outcome: learningCommands.outcome,
 };
 
 /** skillctl without the process: argv after the script name, the environment, where output goes. Returns the exit code. */

@@ -27,4 +27,5 @@ export {
   type WindowStats,
   windowRate,
 } from "./skill-health.js";
+export { OUTCOME_SOURCES, type OutcomeRecord, type OutcomeSource, type SourceWindow } from "./outcome-signals.js";
 export { REGISTRY_FILE, SkillRegistry } from "./skill-registry.js";

@@ -1,4 +1,5 @@
 /** The registry's records: what the source of truth knows of skills, versions and invocations. */
+import type { SourceWindow } from "./outcome-signals.js";
 import type { SkillStatus, WindowStats } from "./skill-health.js";
 
 export type { SkillStatus } from "./skill-health.js";
@@ -119,7 +120,8 @@ export interface UsageFigures {
   readonly totalSuccesses: number;
   /** Durations of the most recent invocations of the active version. */
   readonly recentDurationsMs: number[];
-  readonly window: WindowStats;
+  /** With the samples of each source (docs/learning.md#outcomes). */
+  readonly window: WindowStats & { readonly bySource: SourceWindow[] };
 }
 
 /** A whole skill as restored by a migration or a rebuild. */

@@ -54,13 +54,16 @@ export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
 /** Outcomes of the most recent invocations of the active version. */
 export interface WindowStats {
   readonly samples: number;
+  /** Weighted successes (docs/learning.md#outcomes); a count when every sample weighs 1. */
   readonly successes: number;
+  /** Sum of the samples' weights; absent: every sample weighs 1. */
+  readonly weight?: number;
 }
 
 /** The rate over the window, or undefined while it has too few samples to judge. */
 export function windowRate(window: WindowStats, policy: HealthPolicy): number | undefined {
   if (window.samples === 0 || window.samples < policy.minWindowSamples) return undefined;
-  return window.successes / window.samples;
+  return window.successes / (window.weight ?? window.samples);
 }
 
 export interface HealthInput {

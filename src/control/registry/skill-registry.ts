@@ -14,6 +14,15 @@ import type {
   VersionRecord,
 } from "./records.js";
 import { VERSION_ORIGINS } from "./records.js";
+import {
+  ensureOutcomeTable,
+  type OutcomeRecord,
+  type OutcomeSource,
+  readOutcomes,
+  readWindow,
+  restoreOutcomes,
+  type SourceWindow,
+} from "./outcome-signals.js";
 import { evaluateHealth, type HealthPolicy, SKILL_STATUSES, type SkillStatus, type WindowStats } from "./skill-health.js";
 
 interface SkillRow {
@@ -157,6 +166,7 @@ export class SkillRegistry {
     return withSqlite("registry", `open the registry at ${file}`, () => {
       const db = openRegistryDatabase(file, { durable: true });
       migrate(db);
+      ensureOutcomeTable(db);
       return new SkillRegistry(db, policy);
     });
   }
@@ -294,10 +304,15 @@ export class SkillRegistry {
 
   /** Records an invocation, updates the counters (docs/skill-lifecycle.md#counters) and re-judges the skill's health. */
   recordInvocation(outcome: InvocationOutcome): SkillRecord | undefined {
+    return this.recordInvocationWithId(outcome).skill;
+  }
+
+  /** recordInvocation, also returning the invocation's id (RecordSkillOutcome names it). */
+  recordInvocationWithId(outcome: InvocationOutcome): { skill: SkillRecord | undefined; invocationId: number } {
     const at = outcome.at.getTime();
     return withSqlite("registry", "record an invocation", () =>
       this.db.transaction(() => {
-        this.db
+        const inserted = this.db
           .prepare(
             `INSERT INTO invocations (skill_name, version, invoked_at, success, duration_ms, exit_code,
                                       timed_out, oom_killed, error_summary, caller)
@@ -317,7 +332,7 @@ export class SkillRegistry {
           );
         const counters = outcome.success ? "usage_count = usage_count + 1, failure_count = 0" : "failure_count = failure_count + 1";
         this.db.prepare(`UPDATE skills SET ${counters}, last_invoked_at = ?, updated_at = ? WHERE name = ?`).run(at, at, outcome.name);
-        return this.reevaluate(outcome.name, outcome.at);
+        return { skill: this.reevaluate(outcome.name, outcome.at), invocationId: Number(inserted.lastInsertRowid) };
       })(),
     );
   }
@@ -373,17 +388,94 @@ export class SkillRegistry {
     );
   }
 
-  /** Outcomes of the most recent invocations of `version` (the rolling window). */
-  window(name: string, version: number): WindowStats {
-    const row = withSqlite("registry", "read the rolling window", () =>
-      this.db
-        .prepare<[string, number, number], { samples: number; successes: number | null }>(
-          `SELECT COUNT(*) AS samples, SUM(success) AS successes FROM (
-             SELECT success FROM invocations WHERE skill_name = ? AND version = ? ORDER BY id DESC LIMIT ?)`,
-        )
-        .get(name, version, this.policy.windowSize),
+  /**
+   * Outcomes of the most recent invocations of `version` (the rolling window), an explicit outcome
+   * replacing the exit code's verdict, with the implicit signals (docs/learning.md#outcomes).
+   */
+  window(name: string, version: number): WindowStats & { readonly bySource: SourceWindow[] } {
+    return withSqlite("registry", "read the rolling window", () => readWindow(this.db, name, version, this.policy.windowSize));
+  }
+
+  /** One invocation row, or undefined. */
+  invocation(id: number): (InvocationOutcome & { readonly id: number }) | undefined {
+    return this.invocationRows("WHERE id = ?", [id])[0];
+  }
+
+  /**
+   * An agent's verdict on one invocation (docs/learning.md#outcomes): replaces an earlier explicit
+   * verdict on it; the skill's health is re-judged at once.
+   */
+  recordExplicitOutcome(invocationId: number, success: boolean, note: string, caller: string, at: Date): SkillRecord {
+    return withSqlite("registry", "record an outcome", () =>
+      this.db.transaction(() => {
+        const invocation = this.invocation(invocationId);
+        if (!invocation) throw new InternalError(`invocation ${invocationId} vanished`);
+        this.db
+          .prepare(
+            `INSERT INTO invocation_outcomes (skill_name, version, invocation_id, source, success, weight, note, caller, at)
+             VALUES (?, ?, ?, 'explicit', ?, 1.0, ?, ?, ?)
+             ON CONFLICT (invocation_id) WHERE source = 'explicit' DO UPDATE SET
+               success = excluded.success, note = excluded.note, caller = excluded.caller, at = excluded.at`,
+          )
+          .run(invocation.name, invocation.version, invocationId, success ? 1 : 0, note, caller, at.getTime());
+        return this.reevaluate(invocation.name, at);
+      })(),
     );
-    return { samples: row?.samples ?? 0, successes: row?.successes ?? 0 };
+  }
+
+  /** A sample that is no invocation's (an implicit signal from a recorded session), with its weight. */
+  recordSignal(
+    name: string,
+    source: Exclude<OutcomeSource, "exit_code" | "explicit">,
+    success: boolean,
+    weight: number,
+    note: string,
+    caller: string,
+    at: Date,
+  ): SkillRecord {
+    return withSqlite("registry", "record an outcome signal", () =>
+      this.db.transaction(() => {
+        const current = this.get(name);
+        if (!current) throw new SkillNotFoundError(name);
+        this.db
+          .prepare(
+            `INSERT INTO invocation_outcomes (skill_name, version, invocation_id, source, success, weight, note, caller, at)
+             VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(name, current.version, source, success ? 1 : 0, weight, note, caller, at.getTime());
+        return this.reevaluate(name, at);
+      })(),
+    );
+  }
+
+  /** Every explicit and implicit outcome (the learning mirror). */
+  outcomes(): OutcomeRecord[] {
+    return withSqlite("registry", "read outcomes", () => readOutcomes(this.db));
+  }
+
+  /** Restores mirrored outcomes when the table is empty (a rebuilt registry); returns how many. */
+  restoreOutcomes(records: readonly OutcomeRecord[]): number {
+    return withSqlite("registry", "restore outcomes", () =>
+      this.db.transaction(() => {
+        if (this.db.prepare("SELECT 1 FROM invocation_outcomes LIMIT 1").get() !== undefined) return 0;
+        restoreOutcomes(
+          this.db,
+          records.filter((r) => this.get(r.skillName) !== undefined),
+        );
+        for (const name of new Set(records.map((r) => r.skillName))) if (this.get(name)) this.reevaluate(name, new Date());
+        return records.length;
+      })(),
+    );
+  }
+
+  /** Marks a skill as created by the service (pattern promotion: docs/learning.md#promotion). */
+  markAutoCreated(name: string, at: Date): SkillRecord {
+    return withSqlite("registry", "mark a skill auto-created", () => {
+      this.db.prepare("UPDATE skills SET auto_created = 1, updated_at = ? WHERE name = ?").run(at.getTime(), name);
+      const updated = this.get(name);
+      if (!updated) throw new SkillNotFoundError(name);
+      return updated;
+    });
   }
 
   usage(name: string, version: number, now: Date): UsageFigures {
@@ -412,13 +504,16 @@ export class SkillRegistry {
 
   /** Invocation rows of a skill, newest first. */
   invocations(name: string, limit = 100): InvocationOutcome[] {
+    return this.invocationRows("WHERE skill_name = ? ORDER BY id DESC LIMIT ?", [name, limit]);
+  }
+
+  private invocationRows(where: string, params: (string | number)[]): (InvocationOutcome & { readonly id: number })[] {
     return withSqlite("registry", "read invocations", () =>
       this.db
-        .prepare<[string, number], Record<string, number | string>>(
-          "SELECT * FROM invocations WHERE skill_name = ? ORDER BY id DESC LIMIT ?",
-        )
-        .all(name, limit)
+        .prepare<(string | number)[], Record<string, number | string>>(`SELECT * FROM invocations ${where}`)
+        .all(...params)
         .map((row) => ({
+          id: Number(row.id),
           name: String(row.skill_name),
           version: Number(row.version),
           at: new Date(Number(row.invoked_at)),

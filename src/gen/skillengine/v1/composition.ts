@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { ExecutionResult, StepResult } from "./execution.js";
+import { OnDuplicate, onDuplicateFromJSON, onDuplicateToJSON, SimilarSkill } from "./learning.js";
 import { Skill, Visibility, visibilityFromJSON, visibilityToJSON } from "./skills.js";
 
 export const protobufPackage = "skillengine.v1";
@@ -162,6 +163,8 @@ export interface RegisterComposedSkillRequest {
   testPayload: string;
   visibility: Visibility;
   exampleQueries: string[];
+  /** As RegisterSkillRequest.on_duplicate. */
+  onDuplicate: OnDuplicate;
 }
 
 export interface RegisterComposedSkillResponse {
@@ -176,6 +179,7 @@ export interface RegisterComposedSkillResponse {
   steps: StepResult[];
   /** Composed skills of the same owner retired (reason "evicted") to keep the per-agent limit. */
   evicted: string[];
+  similarSkills: SimilarSkill[];
 }
 
 export interface GetSkillDependenciesRequest {
@@ -372,6 +376,7 @@ function createBaseRegisterComposedSkillRequest(): RegisterComposedSkillRequest 
     testPayload: "",
     visibility: 0,
     exampleQueries: [],
+    onDuplicate: 0,
   };
 }
 
@@ -400,6 +405,9 @@ export const RegisterComposedSkillRequest: MessageFns<RegisterComposedSkillReque
     }
     for (const v of message.exampleQueries) {
       writer.uint32(66).string(v!);
+    }
+    if (message.onDuplicate !== 0) {
+      writer.uint32(320).int32(message.onDuplicate);
     }
     return writer;
   },
@@ -481,6 +489,14 @@ export const RegisterComposedSkillRequest: MessageFns<RegisterComposedSkillReque
             message.exampleQueries.push(reader.string());
             continue;
           }
+          case 40: {
+            if (tag !== 320) {
+              break;
+            }
+
+            message.onDuplicate = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -515,6 +531,11 @@ export const RegisterComposedSkillRequest: MessageFns<RegisterComposedSkillReque
         : globalThis.Array.isArray(object?.example_queries)
         ? object.example_queries.map((e: any) => globalThis.String(e))
         : [],
+      onDuplicate: isSet(object.onDuplicate)
+        ? onDuplicateFromJSON(object.onDuplicate)
+        : isSet(object.on_duplicate)
+        ? onDuplicateFromJSON(object.on_duplicate)
+        : 0,
     };
   },
 
@@ -544,6 +565,9 @@ export const RegisterComposedSkillRequest: MessageFns<RegisterComposedSkillReque
     if (message.exampleQueries?.length) {
       obj.exampleQueries = message.exampleQueries;
     }
+    if (message.onDuplicate !== 0) {
+      obj.onDuplicate = onDuplicateToJSON(message.onDuplicate);
+    }
     return obj;
   },
 
@@ -560,12 +584,13 @@ export const RegisterComposedSkillRequest: MessageFns<RegisterComposedSkillReque
     message.testPayload = object.testPayload ?? "";
     message.visibility = object.visibility ?? 0;
     message.exampleQueries = object.exampleQueries?.map((e) => e) || [];
+    message.onDuplicate = object.onDuplicate ?? 0;
     return message;
   },
 };
 
 function createBaseRegisterComposedSkillResponse(): RegisterComposedSkillResponse {
-  return { skill: undefined, test: undefined, steps: [], evicted: [] };
+  return { skill: undefined, test: undefined, steps: [], evicted: [], similarSkills: [] };
 }
 
 export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResponse> = {
@@ -581,6 +606,9 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
     }
     for (const v of message.evicted) {
       writer.uint32(34).string(v!);
+    }
+    for (const v of message.similarSkills) {
+      SimilarSkill.encode(v!, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -630,6 +658,14 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
             message.evicted.push(reader.string());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.similarSkills.push(SimilarSkill.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -648,6 +684,11 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
       test: isSet(object.test) ? ExecutionResult.fromJSON(object.test) : undefined,
       steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => StepResult.fromJSON(e)) : [],
       evicted: globalThis.Array.isArray(object?.evicted) ? object.evicted.map((e: any) => globalThis.String(e)) : [],
+      similarSkills: globalThis.Array.isArray(object?.similarSkills)
+        ? object.similarSkills.map((e: any) => SimilarSkill.fromJSON(e))
+        : globalThis.Array.isArray(object?.similar_skills)
+        ? object.similar_skills.map((e: any) => SimilarSkill.fromJSON(e))
+        : [],
     };
   },
 
@@ -665,6 +706,9 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
     if (message.evicted?.length) {
       obj.evicted = message.evicted;
     }
+    if (message.similarSkills?.length) {
+      obj.similarSkills = message.similarSkills.map((e) => SimilarSkill.toJSON(e));
+    }
     return obj;
   },
 
@@ -679,6 +723,7 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
       : undefined;
     message.steps = object.steps?.map((e) => StepResult.fromPartial(e)) || [];
     message.evicted = object.evicted?.map((e) => e) || [];
+    message.similarSkills = object.similarSkills?.map((e) => SimilarSkill.fromPartial(e)) || [];
     return message;
   },
 };

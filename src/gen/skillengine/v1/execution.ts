@@ -47,6 +47,11 @@ export interface InvokeSkillResponse {
    * version of its dependency failed).
    */
   warnings: string[];
+  /**
+   * Names this invocation for RecordSkillOutcome (docs/learning.md#outcomes); empty when it
+   * could not be recorded.
+   */
+  invocationId: string;
 }
 
 /** One step of a composed run. */
@@ -422,7 +427,7 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
 };
 
 function createBaseInvokeSkillResponse(): InvokeSkillResponse {
-  return { result: undefined, version: 0, steps: [], warnings: [] };
+  return { result: undefined, version: 0, steps: [], warnings: [], invocationId: "" };
 }
 
 export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
@@ -438,6 +443,9 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     }
     for (const v of message.warnings) {
       writer.uint32(34).string(v!);
+    }
+    if (message.invocationId !== "") {
+      writer.uint32(322).string(message.invocationId);
     }
     return writer;
   },
@@ -487,6 +495,14 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
             message.warnings.push(reader.string());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.invocationId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -505,6 +521,11 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
       steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => StepResult.fromJSON(e)) : [],
       warnings: globalThis.Array.isArray(object?.warnings) ? object.warnings.map((e: any) => globalThis.String(e)) : [],
+      invocationId: isSet(object.invocationId)
+        ? globalThis.String(object.invocationId)
+        : isSet(object.invocation_id)
+        ? globalThis.String(object.invocation_id)
+        : "",
     };
   },
 
@@ -522,6 +543,9 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     if (message.warnings?.length) {
       obj.warnings = message.warnings;
     }
+    if (message.invocationId !== "") {
+      obj.invocationId = message.invocationId;
+    }
     return obj;
   },
 
@@ -536,6 +560,7 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     message.version = object.version ?? 0;
     message.steps = object.steps?.map((e) => StepResult.fromPartial(e)) || [];
     message.warnings = object.warnings?.map((e) => e) || [];
+    message.invocationId = object.invocationId ?? "";
     return message;
   },
 };

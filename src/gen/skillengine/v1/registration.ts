@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { ExecutionResult } from "./execution.js";
+import { OnDuplicate, onDuplicateFromJSON, onDuplicateToJSON, SimilarSkill } from "./learning.js";
 import { Skill, Visibility, visibilityFromJSON, visibilityToJSON } from "./skills.js";
 
 export const protobufPackage = "skillengine.v1";
@@ -37,6 +38,8 @@ export interface RegisterSkillRequest {
    * Admin only (PERMISSION_DENIED otherwise).
    */
   system: boolean;
+  /** Near-duplicates of skills the caller can see: warn (default) or reject (docs/learning.md#near-duplicates). */
+  onDuplicate: OnDuplicate;
 }
 
 export interface RegisterSkillResponse {
@@ -56,6 +59,8 @@ export interface RegisterSkillResponse {
   warnings: GuardFinding[];
   /** A new version re-runs the stored tests of the skills that depend on this one unpinned. */
   dependentsRetested: DependentRetest[];
+  /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
+  similarSkills: SimilarSkill[];
 }
 
 /** The stored test of a dependent, run against a new version of its dependency. */
@@ -106,6 +111,7 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     visibility: 0,
     dependsOn: [],
     system: false,
+    onDuplicate: 0,
   };
 }
 
@@ -137,6 +143,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     if (message.system !== false) {
       writer.uint32(400).bool(message.system);
+    }
+    if (message.onDuplicate !== 0) {
+      writer.uint32(320).int32(message.onDuplicate);
     }
     return writer;
   },
@@ -226,6 +235,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.system = reader.bool();
             continue;
           }
+          case 40: {
+            if (tag !== 320) {
+              break;
+            }
+
+            message.onDuplicate = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -265,6 +282,11 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         ? object.depends_on.map((e: any) => globalThis.String(e))
         : [],
       system: isSet(object.system) ? globalThis.Boolean(object.system) : false,
+      onDuplicate: isSet(object.onDuplicate)
+        ? onDuplicateFromJSON(object.onDuplicate)
+        : isSet(object.on_duplicate)
+        ? onDuplicateFromJSON(object.on_duplicate)
+        : 0,
     };
   },
 
@@ -297,6 +319,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.system !== false) {
       obj.system = message.system;
     }
+    if (message.onDuplicate !== 0) {
+      obj.onDuplicate = onDuplicateToJSON(message.onDuplicate);
+    }
     return obj;
   },
 
@@ -314,12 +339,20 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.visibility = object.visibility ?? 0;
     message.dependsOn = object.dependsOn?.map((e) => e) || [];
     message.system = object.system ?? false;
+    message.onDuplicate = object.onDuplicate ?? 0;
     return message;
   },
 };
 
 function createBaseRegisterSkillResponse(): RegisterSkillResponse {
-  return { skill: undefined, test: undefined, normalizations: [], warnings: [], dependentsRetested: [] };
+  return {
+    skill: undefined,
+    test: undefined,
+    normalizations: [],
+    warnings: [],
+    dependentsRetested: [],
+    similarSkills: [],
+  };
 }
 
 export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
@@ -338,6 +371,9 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     }
     for (const v of message.dependentsRetested) {
       DependentRetest.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.similarSkills) {
+      SimilarSkill.encode(v!, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -395,6 +431,14 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
             message.dependentsRetested.push(DependentRetest.decode(reader, reader.uint32()));
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.similarSkills.push(SimilarSkill.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -422,6 +466,11 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
         : globalThis.Array.isArray(object?.dependents_retested)
         ? object.dependents_retested.map((e: any) => DependentRetest.fromJSON(e))
         : [],
+      similarSkills: globalThis.Array.isArray(object?.similarSkills)
+        ? object.similarSkills.map((e: any) => SimilarSkill.fromJSON(e))
+        : globalThis.Array.isArray(object?.similar_skills)
+        ? object.similar_skills.map((e: any) => SimilarSkill.fromJSON(e))
+        : [],
     };
   },
 
@@ -442,6 +491,9 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     if (message.dependentsRetested?.length) {
       obj.dependentsRetested = message.dependentsRetested.map((e) => DependentRetest.toJSON(e));
     }
+    if (message.similarSkills?.length) {
+      obj.similarSkills = message.similarSkills.map((e) => SimilarSkill.toJSON(e));
+    }
     return obj;
   },
 
@@ -457,6 +509,7 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     message.normalizations = object.normalizations?.map((e) => e) || [];
     message.warnings = object.warnings?.map((e) => GuardFinding.fromPartial(e)) || [];
     message.dependentsRetested = object.dependentsRetested?.map((e) => DependentRetest.fromPartial(e)) || [];
+    message.similarSkills = object.similarSkills?.map((e) => SimilarSkill.fromPartial(e)) || [];
     return message;
   },
 };

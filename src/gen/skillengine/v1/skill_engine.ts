@@ -27,6 +27,20 @@ import {
 } from "./composition.js";
 import { InvokeSkillRequest, InvokeSkillResponse } from "./execution.js";
 import {
+  DismissCandidateRequest,
+  DismissCandidateResponse,
+  ListCandidatesRequest,
+  ListCandidatesResponse,
+  ListSkillEvolutionRequest,
+  ListSkillEvolutionResponse,
+  PromoteCandidateRequest,
+  PromoteCandidateResponse,
+  RecordSessionRequest,
+  RecordSessionResponse,
+  RecordSkillOutcomeRequest,
+  RecordSkillOutcomeResponse,
+} from "./learning.js";
+import {
   DeleteSkillRequest,
   DeleteSkillResponse,
   RestoreSkillRequest,
@@ -515,6 +529,90 @@ export const SkillEngineService = {
       Buffer.from(SetSkillEnabledResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): SetSkillEnabledResponse => SetSkillEnabledResponse.decode(value),
   },
+  /**
+   * Learning from behaviour (docs/learning.md). Records what the calling agent did in a session;
+   * repeated tool sequences across 3+ distinct sessions become candidates.
+   *   INVALID_ARGUMENT a field is malformed (session_key, a tool name, arguments not JSON)
+   */
+  recordSession: {
+    path: "/skillengine.v1.SkillEngine/RecordSession" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordSessionRequest): Buffer => Buffer.from(RecordSessionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordSessionRequest => RecordSessionRequest.decode(value),
+    responseSerialize: (value: RecordSessionResponse): Buffer =>
+      Buffer.from(RecordSessionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordSessionResponse => RecordSessionResponse.decode(value),
+  },
+  /** The calling agent's candidates (admins too see only their own), optionally of one status. */
+  listCandidates: {
+    path: "/skillengine.v1.SkillEngine/ListCandidates" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListCandidatesRequest): Buffer =>
+      Buffer.from(ListCandidatesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListCandidatesRequest => ListCandidatesRequest.decode(value),
+    responseSerialize: (value: ListCandidatesResponse): Buffer =>
+      Buffer.from(ListCandidatesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListCandidatesResponse => ListCandidatesResponse.decode(value),
+  },
+  /** NOT_FOUND unknown id (or another agent's); FAILED_PRECONDITION already promoted */
+  dismissCandidate: {
+    path: "/skillengine.v1.SkillEngine/DismissCandidate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DismissCandidateRequest): Buffer =>
+      Buffer.from(DismissCandidateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DismissCandidateRequest => DismissCandidateRequest.decode(value),
+    responseSerialize: (value: DismissCandidateResponse): Buffer =>
+      Buffer.from(DismissCandidateResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DismissCandidateResponse => DismissCandidateResponse.decode(value),
+  },
+  /**
+   * Turns a candidate into an auto-created composed skill, or updates the auto-created skill its
+   * sequence overlaps by 70%+ (evolution).
+   *   NOT_FOUND unknown id; FAILED_PRECONDITION a tool that is not a skill (named), not a candidate
+   *   any more, or the composition's test run failed
+   */
+  promoteCandidate: {
+    path: "/skillengine.v1.SkillEngine/PromoteCandidate" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PromoteCandidateRequest): Buffer =>
+      Buffer.from(PromoteCandidateRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PromoteCandidateRequest => PromoteCandidateRequest.decode(value),
+    responseSerialize: (value: PromoteCandidateResponse): Buffer =>
+      Buffer.from(PromoteCandidateResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PromoteCandidateResponse => PromoteCandidateResponse.decode(value),
+  },
+  /** Evolution events of an auto-created skill, oldest first. NOT_FOUND for an unknown name. */
+  listSkillEvolution: {
+    path: "/skillengine.v1.SkillEngine/ListSkillEvolution" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSkillEvolutionRequest): Buffer =>
+      Buffer.from(ListSkillEvolutionRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSkillEvolutionRequest => ListSkillEvolutionRequest.decode(value),
+    responseSerialize: (value: ListSkillEvolutionResponse): Buffer =>
+      Buffer.from(ListSkillEvolutionResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSkillEvolutionResponse => ListSkillEvolutionResponse.decode(value),
+  },
+  /**
+   * Whether an invocation achieved its goal; counts in the window as "explicit" and overrides the
+   * exit code's verdict of that invocation.
+   *   NOT_FOUND unknown skill or invocation id; INVALID_ARGUMENT a malformed id
+   */
+  recordSkillOutcome: {
+    path: "/skillengine.v1.SkillEngine/RecordSkillOutcome" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RecordSkillOutcomeRequest): Buffer =>
+      Buffer.from(RecordSkillOutcomeRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RecordSkillOutcomeRequest => RecordSkillOutcomeRequest.decode(value),
+    responseSerialize: (value: RecordSkillOutcomeResponse): Buffer =>
+      Buffer.from(RecordSkillOutcomeResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RecordSkillOutcomeResponse => RecordSkillOutcomeResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -636,6 +734,31 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    * routed nor invocable (FAILED_PRECONDITION naming who switched it off). Owner or admin.
    */
   setSkillEnabled: handleUnaryCall<SetSkillEnabledRequest, SetSkillEnabledResponse>;
+  /**
+   * Learning from behaviour (docs/learning.md). Records what the calling agent did in a session;
+   * repeated tool sequences across 3+ distinct sessions become candidates.
+   *   INVALID_ARGUMENT a field is malformed (session_key, a tool name, arguments not JSON)
+   */
+  recordSession: handleUnaryCall<RecordSessionRequest, RecordSessionResponse>;
+  /** The calling agent's candidates (admins too see only their own), optionally of one status. */
+  listCandidates: handleUnaryCall<ListCandidatesRequest, ListCandidatesResponse>;
+  /** NOT_FOUND unknown id (or another agent's); FAILED_PRECONDITION already promoted */
+  dismissCandidate: handleUnaryCall<DismissCandidateRequest, DismissCandidateResponse>;
+  /**
+   * Turns a candidate into an auto-created composed skill, or updates the auto-created skill its
+   * sequence overlaps by 70%+ (evolution).
+   *   NOT_FOUND unknown id; FAILED_PRECONDITION a tool that is not a skill (named), not a candidate
+   *   any more, or the composition's test run failed
+   */
+  promoteCandidate: handleUnaryCall<PromoteCandidateRequest, PromoteCandidateResponse>;
+  /** Evolution events of an auto-created skill, oldest first. NOT_FOUND for an unknown name. */
+  listSkillEvolution: handleUnaryCall<ListSkillEvolutionRequest, ListSkillEvolutionResponse>;
+  /**
+   * Whether an invocation achieved its goal; counts in the window as "explicit" and overrides the
+   * exit code's verdict of that invocation.
+   *   NOT_FOUND unknown skill or invocation id; INVALID_ARGUMENT a malformed id
+   */
+  recordSkillOutcome: handleUnaryCall<RecordSkillOutcomeRequest, RecordSkillOutcomeResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -1204,6 +1327,115 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: SetSkillEnabledResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Learning from behaviour (docs/learning.md). Records what the calling agent did in a session;
+   * repeated tool sequences across 3+ distinct sessions become candidates.
+   *   INVALID_ARGUMENT a field is malformed (session_key, a tool name, arguments not JSON)
+   */
+  recordSession(
+    request: RecordSessionRequest,
+    callback: (error: ServiceError | null, response: RecordSessionResponse) => void,
+  ): ClientUnaryCall;
+  recordSession(
+    request: RecordSessionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordSessionResponse) => void,
+  ): ClientUnaryCall;
+  recordSession(
+    request: RecordSessionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordSessionResponse) => void,
+  ): ClientUnaryCall;
+  /** The calling agent's candidates (admins too see only their own), optionally of one status. */
+  listCandidates(
+    request: ListCandidatesRequest,
+    callback: (error: ServiceError | null, response: ListCandidatesResponse) => void,
+  ): ClientUnaryCall;
+  listCandidates(
+    request: ListCandidatesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListCandidatesResponse) => void,
+  ): ClientUnaryCall;
+  listCandidates(
+    request: ListCandidatesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListCandidatesResponse) => void,
+  ): ClientUnaryCall;
+  /** NOT_FOUND unknown id (or another agent's); FAILED_PRECONDITION already promoted */
+  dismissCandidate(
+    request: DismissCandidateRequest,
+    callback: (error: ServiceError | null, response: DismissCandidateResponse) => void,
+  ): ClientUnaryCall;
+  dismissCandidate(
+    request: DismissCandidateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DismissCandidateResponse) => void,
+  ): ClientUnaryCall;
+  dismissCandidate(
+    request: DismissCandidateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DismissCandidateResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Turns a candidate into an auto-created composed skill, or updates the auto-created skill its
+   * sequence overlaps by 70%+ (evolution).
+   *   NOT_FOUND unknown id; FAILED_PRECONDITION a tool that is not a skill (named), not a candidate
+   *   any more, or the composition's test run failed
+   */
+  promoteCandidate(
+    request: PromoteCandidateRequest,
+    callback: (error: ServiceError | null, response: PromoteCandidateResponse) => void,
+  ): ClientUnaryCall;
+  promoteCandidate(
+    request: PromoteCandidateRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PromoteCandidateResponse) => void,
+  ): ClientUnaryCall;
+  promoteCandidate(
+    request: PromoteCandidateRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PromoteCandidateResponse) => void,
+  ): ClientUnaryCall;
+  /** Evolution events of an auto-created skill, oldest first. NOT_FOUND for an unknown name. */
+  listSkillEvolution(
+    request: ListSkillEvolutionRequest,
+    callback: (error: ServiceError | null, response: ListSkillEvolutionResponse) => void,
+  ): ClientUnaryCall;
+  listSkillEvolution(
+    request: ListSkillEvolutionRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSkillEvolutionResponse) => void,
+  ): ClientUnaryCall;
+  listSkillEvolution(
+    request: ListSkillEvolutionRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSkillEvolutionResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Whether an invocation achieved its goal; counts in the window as "explicit" and overrides the
+   * exit code's verdict of that invocation.
+   *   NOT_FOUND unknown skill or invocation id; INVALID_ARGUMENT a malformed id
+   */
+  recordSkillOutcome(
+    request: RecordSkillOutcomeRequest,
+    callback: (error: ServiceError | null, response: RecordSkillOutcomeResponse) => void,
+  ): ClientUnaryCall;
+  recordSkillOutcome(
+    request: RecordSkillOutcomeRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RecordSkillOutcomeResponse) => void,
+  ): ClientUnaryCall;
+  recordSkillOutcome(
+    request: RecordSkillOutcomeRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RecordSkillOutcomeResponse) => void,
   ): ClientUnaryCall;
 }
 

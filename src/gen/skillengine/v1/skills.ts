@@ -264,6 +264,19 @@ export interface GetSkillStatsResponse {
   applied: number;
   completions: number;
   fallbacks: number;
+  /** The window's samples by source: exit_code, explicit, implicit (docs/learning.md#outcomes). */
+  successBySource: SourceRate[];
+}
+
+/** Success rate of one signal source over the rolling window (docs/learning.md#outcomes). */
+export interface SourceRate {
+  /** "exit_code", "explicit" or "implicit". */
+  source: string;
+  samples: number;
+  successes: number;
+  successRate: number;
+  /** The weight each sample of this source has in the window's rate. */
+  weight: number;
 }
 
 function createBaseSkill(): Skill {
@@ -1595,6 +1608,7 @@ function createBaseGetSkillStatsResponse(): GetSkillStatsResponse {
     applied: 0,
     completions: 0,
     fallbacks: 0,
+    successBySource: [],
   };
 }
 
@@ -1653,6 +1667,9 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     }
     if (message.fallbacks !== 0) {
       writer.uint32(264).uint64(message.fallbacks);
+    }
+    for (const v of message.successBySource) {
+      SourceRate.encode(v!, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -1814,6 +1831,14 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
             message.fallbacks = longToNumber(reader.uint64());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.successBySource.push(SourceRate.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1890,6 +1915,11 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
       applied: isSet(object.applied) ? globalThis.Number(object.applied) : 0,
       completions: isSet(object.completions) ? globalThis.Number(object.completions) : 0,
       fallbacks: isSet(object.fallbacks) ? globalThis.Number(object.fallbacks) : 0,
+      successBySource: globalThis.Array.isArray(object?.successBySource)
+        ? object.successBySource.map((e: any) => SourceRate.fromJSON(e))
+        : globalThis.Array.isArray(object?.success_by_source)
+        ? object.success_by_source.map((e: any) => SourceRate.fromJSON(e))
+        : [],
     };
   },
 
@@ -1949,6 +1979,9 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     if (message.fallbacks !== 0) {
       obj.fallbacks = Math.round(message.fallbacks);
     }
+    if (message.successBySource?.length) {
+      obj.successBySource = message.successBySource.map((e) => SourceRate.toJSON(e));
+    }
     return obj;
   },
 
@@ -1975,6 +2008,144 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     message.applied = object.applied ?? 0;
     message.completions = object.completions ?? 0;
     message.fallbacks = object.fallbacks ?? 0;
+    message.successBySource = object.successBySource?.map((e) => SourceRate.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseSourceRate(): SourceRate {
+  return { source: "", samples: 0, successes: 0, successRate: 0, weight: 0 };
+}
+
+export const SourceRate: MessageFns<SourceRate> = {
+  encode(message: SourceRate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== "") {
+      writer.uint32(10).string(message.source);
+    }
+    if (message.samples !== 0) {
+      writer.uint32(16).uint32(message.samples);
+    }
+    if (message.successes !== 0) {
+      writer.uint32(24).uint32(message.successes);
+    }
+    if (message.successRate !== 0) {
+      writer.uint32(33).double(message.successRate);
+    }
+    if (message.weight !== 0) {
+      writer.uint32(41).double(message.weight);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SourceRate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSourceRate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.samples = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.successes = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.successRate = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.weight = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SourceRate {
+    return {
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      samples: isSet(object.samples) ? globalThis.Number(object.samples) : 0,
+      successes: isSet(object.successes) ? globalThis.Number(object.successes) : 0,
+      successRate: isSet(object.successRate)
+        ? globalThis.Number(object.successRate)
+        : isSet(object.success_rate)
+        ? globalThis.Number(object.success_rate)
+        : 0,
+      weight: isSet(object.weight) ? globalThis.Number(object.weight) : 0,
+    };
+  },
+
+  toJSON(message: SourceRate): unknown {
+    const obj: any = {};
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.samples !== 0) {
+      obj.samples = Math.round(message.samples);
+    }
+    if (message.successes !== 0) {
+      obj.successes = Math.round(message.successes);
+    }
+    if (message.successRate !== 0) {
+      obj.successRate = floatToJson(message.successRate);
+    }
+    if (message.weight !== 0) {
+      obj.weight = floatToJson(message.weight);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SourceRate>): SourceRate {
+    return SourceRate.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SourceRate>): SourceRate {
+    const message = createBaseSourceRate();
+    message.source = object.source ?? "";
+    message.samples = object.samples ?? 0;
+    message.successes = object.successes ?? 0;
+    message.successRate = object.successRate ?? 0;
+    message.weight = object.weight ?? 0;
     return message;
   },
 };

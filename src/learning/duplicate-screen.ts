@@ -1,0 +1,18 @@
+import type { DuplicateScreen, SimilarSkillReport, SkillText } from "../control/index.js";
+import type { NearDuplicateDetector } from "./near-duplicates.js";
+
+/** The control plane's near-duplicate port over the detector, counting verdicts for the metrics. */
+export class NearDuplicateScreen implements DuplicateScreen {
+  constructor(
+    private readonly detector: NearDuplicateDetector,
+    private readonly onVerdict: (verdict: "warned" | "rejected") => void = () => undefined,
+  ) {}
+
+  screen(skill: SkillText, others: readonly SkillText[]): Promise<SimilarSkillReport[]> {
+    return this.detector.compare(skill, others);
+  }
+
+  recordVerdict(verdict: "warned" | "rejected"): void {
+    this.onVerdict(verdict);
+  }
+}
