@@ -63,6 +63,10 @@ describe("rolling window", () => {
 describe("retirement rule", () => {
   const skill = { status: "active" as const, protected: false, usageCount: 0, failureCount: 0 };
 
+  it("never retires a system skill: an admin deletes it explicitly", () => {
+    expect(retirementReasons({ ...skill, failureCount: 9, usageCount: 50, system: true }, policy)).toEqual([]);
+  });
+
   it("retires at failure_count ≥ 3, naming every clause that matched", () => {
     expect(retirementReasons({ ...skill, failureCount: 2 }, policy)).toEqual([]);
     expect(retirementReasons({ ...skill, failureCount: 3, usageCount: 50 }, policy)).toEqual(["failure_count 3 ≥ 3"]);

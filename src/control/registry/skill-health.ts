@@ -112,16 +112,18 @@ export function evaluateHealth(input: HealthInput, policy: HealthPolicy): Health
 export interface RetirementInput {
   readonly status: SkillStatus;
   readonly protected: boolean;
+  /** A system skill leaves only by an admin's DeleteSkill (docs/security.md#system-skills). */
+  readonly system?: boolean;
   readonly failureCount: number;
   readonly usageCount: number;
 }
 
 /**
  * The retirement rule (docs/skill-lifecycle.md#retirement-rule), clause by clause, so the caller can say why. Empty when the skill
- * stays. Protected, retired and deleted skills are never retired.
+ * stays. Protected, system, retired and deleted skills are never retired.
  */
 export function retirementReasons(input: RetirementInput, policy: HealthPolicy): string[] {
-  if (input.protected || !isLive(input.status)) return [];
+  if (input.protected || input.system === true || !isLive(input.status)) return [];
   const reasons: string[] = [];
   if (input.failureCount >= policy.retireAtFailures) {
     reasons.push(`failure_count ${input.failureCount} ≥ ${policy.retireAtFailures}`);
