@@ -756,13 +756,20 @@ export class SkillService {
     }
   }
 
-  /** Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. */
+  /**
+   * Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. The
+   * embedding runs on after the caller has its answer: routing waits for it, and a crash before it
+   * is written is repaired at the next start (docs/performance.md#registration).
+   */
   private async reindex(skill: SkillRecord, exampleQueries: readonly string[] = []): Promise<void> {
     if (!this.indexer) return;
-    try {
-      await this.indexer.sync(skill, exampleQueries);
-    } catch (error) {
+    const failed = (error: unknown): void => {
       this.logger.error({ err: error, skill: skill.name }, "could not update the routing index");
+    };
+    try {
+      this.indexer.sync(skill, exampleQueries).catch(failed);
+    } catch (error) {
+      failed(error);
     }
   }
 
@@ -931,21 +938,27 @@ export class SkillService {
     // step fails (a full or read-only disk, a locked registry) what was written is removed and the
     // skill stays as it was (docs/operations.md#full-disks-and-a-locked-registry).
     const action = `write version ${version} of "${name}"`;
-    await this.store.writeVersion(name, version, code).catch(async (error: unknown) => {
+    // The history file and the new active file do not depend on each other: written (and
+    // fsynced) side by side, the caller waits for one disk flush instead of two
+    // (docs/performance.md#registration).
+    const [history, prepared] = await Promise.allSettled([
+      this.store.writeVersion(name, version, code),
+      this.store.prepareActive(name, code),
+    ]);
+    if (history.status === "rejected" || prepared.status === "rejected") {
+      if (prepared.status === "fulfilled") await prepared.value.discard();
       await this.store.discardUncommittedVersion(name, version);
-      throw fromStoreError(error, action);
-    });
+      throw fromStoreError(history.status === "rejected" ? history.reason : (prepared as PromiseRejectedResult).reason, action);
+    }
+    const active = prepared.value;
     // Before the version exists, so an acknowledged version never lacks its declaration. Its
     // failure (a full or read-only disk, a locked registry) leaves nothing behind either.
     await this.composition.record(name, version, declared).catch(async (error: unknown) => {
+      await active.discard();
       await this.store.discardUncommittedVersion(name, version);
       throw error instanceof SkillEngineError ? error : fromStoreError(error, action);
     });
     this.composition.dependencies.clearRetests(name);
-    const active = await this.store.prepareActive(name, code).catch(async (error: unknown) => {
-      await this.store.discardUncommittedVersion(name, version);
-      throw fromStoreError(error, action);
-    });
     let committed: SkillRecord;
     try {
       committed = this.registry.commitVersion(
@@ -966,8 +979,8 @@ export class SkillService {
       await this.store.discardUncommittedVersion(name, version);
       throw error;
     }
-    await this.commitPrepared(active, name);
-    await this.mirror.flushOrLater();
+    // Both after the commit and independent of each other: their flushes overlap.
+    await Promise.all([this.commitPrepared(active, name), this.mirror.flushOrLater()]);
     return committed;
   }
 
