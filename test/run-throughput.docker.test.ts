@@ -116,9 +116,7 @@ describe("background container removal", () => {
     });
     runner.startPool();
     const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) =>
-        runner.run({ code: ECHO, payload: JSON.stringify({ i }), purpose: "invoke", skillName: "echo" }),
-      ),
+      Array.from({ length: 6 }, (_, i) => runner.run({ code: ECHO, payload: JSON.stringify({ i }), purpose: "invoke", skillName: "echo" })),
     );
     for (const [i, result] of results.entries()) expect(JSON.parse(result.stdout)).toEqual({ echo: { i } });
     // Whatever still waits for removal is this process's own: the sweep must leave it alone.
