@@ -3,7 +3,7 @@ import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
-import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { rpcError, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const ADD_CODE = `import json, sys
 args = json.loads(sys.argv[1])
@@ -155,6 +155,6 @@ describe("RegisterSkill → InvokeSkill through a real server, engine and SQLite
   });
 
   it("leaves no container behind", async () => {
-    expect(await containersOf(engine.instanceTag)).toEqual([]);
+    await runsCleanedUp(engine);
   });
 });

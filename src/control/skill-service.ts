@@ -958,9 +958,10 @@ export class SkillService {
       await this.store.discardUncommittedVersion(name, version);
       throw error instanceof SkillEngineError ? error : fromStoreError(error, action);
     });
-    this.composition.dependencies.clearRetests(name);
     let committed: SkillRecord;
     try {
+      // A write too (a locked registry refuses it): inside, so its failure leaves nothing behind.
+      this.composition.dependencies.clearRetests(name);
       committed = this.registry.commitVersion(
         {
           name,
