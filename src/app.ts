@@ -177,6 +177,7 @@ export async function startSkillEngine(
     queueDepth: () => runner.queueDepth,
     runningRuns: () => runner.runningRuns,
     warmIdle: () => runner.warmIdle,
+    awaitingRemoval: () => runner.awaitingRemoval,
     skillsByStatus: () => {
       const counts: Record<string, number> = {};
       for (const skill of registry.list({ includeInactive: true })) counts[skill.status] = (counts[skill.status] ?? 0) + 1;
