@@ -57,6 +57,16 @@ export class RoutingService implements SkillIndexer {
   async init(): Promise<void> {
     const started = Date.now();
     await this.router.init(this.registry.list({ includeInactive: true }).map(toRoutable));
+    // Changes acknowledged just before a crash, whose embedding had not been written: indexed
+    // again in the background, so start-up does not wait for the model (routing waits for them).
+    for (const name of this.router.pendingNames()) {
+      const skill = this.registry.get(name);
+      if (!skill) {
+        this.router.settle(name);
+        continue;
+      }
+      this.sync(skill).catch((error: unknown) => this.logger.error({ err: error, skill: name }, "could not re-index a pending skill"));
+    }
     this.logger.info({ ms: Date.now() - started }, "routing indexes ready");
   }
 

@@ -179,22 +179,21 @@ export class SkillRouter {
 
   /**
    * Brings both indexes in line with the registry at start-up: a changed embedder (other model
-   * or dimensions) or a count that does not match re-indexes everything.
+   * or dimensions) or a count that does not match (with no skill pending) re-indexes everything.
    */
   async init(skills: readonly RoutableSkill[]): Promise<void> {
     await this.vectors.ensure(this.embedder.dimensions);
     const identity = `${this.embedder.modelId}/${this.embedder.dimensions}/layout-${INDEX_LAYOUT}`;
     const previous = this.db.prepare<[string], { value: string }>("SELECT value FROM routing_meta WHERE key = ?").get(META_EMBEDDER)?.value;
     const evidenceCount = (this.db.prepare("SELECT COUNT(*) AS n FROM route_evidence").get() as { n: number }).n;
+    // Skills still marked pending (a crash came before their indexing finished) explain a count
+    // that does not match; the caller indexes them again in the background (RoutingService.init),
+    // and a mismatch of any other cause is caught at the next start.
+    const pending = this.pendingNames().length > 0;
     const stale =
-      previous !== identity || (await this.vectors.count()) !== skills.length + evidenceCount || this.keywords.count() !== skills.length;
-    if (!stale) {
-      // Changes acknowledged just before a crash, whose embedding had not been written yet.
-      const pending = new Set(this.pendingNames());
-      for (const skill of skills) if (pending.has(skill.name)) await this.index(skill);
-      for (const name of pending) this.settle(name);
-      return;
-    }
+      previous !== identity ||
+      (!pending && ((await this.vectors.count()) !== skills.length + evidenceCount || this.keywords.count() !== skills.length));
+    if (!stale) return;
     this.logger.info({ skills: skills.length, embedder: identity, previous }, "re-indexing skills for routing");
     await this.reindexAll(skills);
     for (const name of this.pendingNames()) this.settle(name);
