@@ -46,18 +46,35 @@ interface Sample {
   readonly openFds: number;
   /** V8's used heap, from the service's own /metrics: tells a JavaScript leak from native caches. */
   readonly heapUsedMb: number;
+  /** Anonymous resident memory (the heaps: V8, malloc, WebAssembly): where a leak would show. */
+  readonly rssAnonMb: number;
+  /** File-backed resident memory (mapped code, model weights): the kernel may drop it at will. */
+  readonly rssFileMb: number;
+  /** Memory of C++ objects bound to JavaScript ones (buffers, native handles), from /metrics. */
+  readonly externalMb: number;
 }
 
 async function sampleProcess(pid: number, startedAt: number, metricsPort: number | undefined): Promise<Sample> {
   const statusText = await readFile(`/proc/${pid}/status`, "utf8");
-  const rssMb = Number(/VmRSS:\s+(\d+)/.exec(statusText)?.[1] ?? 0) / 1024;
+  const kilobytes = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(statusText)?.[1] ?? 0) / 1024;
   const openFds = (await readdir(`/proc/${pid}/fd`)).length;
   let heapUsedMb = 0;
+  let externalMb = 0;
   if (metricsPort !== undefined) {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-    heapUsedMb = Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1] ?? 0) / 2 ** 20;
+    const bytes = (metric: string) => Number(new RegExp(`^${metric} (\\S+)$`, "m").exec(text)?.[1] ?? 0) / 2 ** 20;
+    heapUsedMb = bytes("nodejs_heap_size_used_bytes");
+    externalMb = bytes("nodejs_external_memory_bytes");
   }
-  return { atSeconds: (performance.now() - startedAt) / 1000, rssMb, openFds, heapUsedMb };
+  return {
+    atSeconds: (performance.now() - startedAt) / 1000,
+    rssMb: kilobytes("VmRSS"),
+    rssAnonMb: kilobytes("RssAnon"),
+    rssFileMb: kilobytes("RssFile"),
+    openFds,
+    heapUsedMb,
+    externalMb,
+  };
 }
 
 /** Least-squares slope of `y` over `x`, per minute of x in seconds. */
@@ -170,7 +187,7 @@ async function main(): Promise<void> {
       .then((sample) => {
         samples.push(sample);
         console.log(
-          `  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB  heap ${sample.heapUsedMb.toFixed(1)} MB  fds ${sample.openFds}`,
+          `  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB (anon ${sample.rssAnonMb.toFixed(1)}, file ${sample.rssFileMb.toFixed(1)})  heap ${sample.heapUsedMb.toFixed(1)} MB  external ${sample.externalMb.toFixed(1)} MB  fds ${sample.openFds}`,
         );
       })
       .catch(() => undefined);
@@ -206,6 +223,8 @@ async function main(): Promise<void> {
   const rssSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.rssMb]));
   const fdSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.openFds]));
   const heapSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.heapUsedMb]));
+  const anonSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.rssAnonMb]));
+  const fileSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.rssFileMb]));
   const figures = {
     date: new Date().toISOString(),
     seconds: Math.round(elapsed),
@@ -220,6 +239,8 @@ async function main(): Promise<void> {
     rssSlopeMbPerMinute: rssSlope,
     fdSlopePerMinute: fdSlope,
     heapSlopeMbPerMinute: heapSlope,
+    rssAnonSlopeMbPerMinute: anonSlope,
+    rssFileSlopeMbPerMinute: fileSlope,
     containersBeforeStop,
     containersLeft,
     registryDbMb: databaseMb,
@@ -241,8 +262,9 @@ async function main(): Promise<void> {
       samples.map((s) => `${s.atSeconds.toFixed(0)}/${s.rssMb.toFixed(1)}/${s.heapUsedMb.toFixed(1)}/${s.openFds}`).join("  "),
   );
   console.log(
-    `after warm-up (${steady.length} samples from t=${steady[0]?.atSeconds.toFixed(0) ?? "?"} s): RSS slope ${rssSlope.toFixed(2)} MB/min, ` +
-      `V8 heap slope ${heapSlope.toFixed(2)} MB/min, open fds slope ${fdSlope.toFixed(2)}/min`,
+    `after warm-up (${steady.length} samples from t=${steady[0]?.atSeconds.toFixed(0) ?? "?"} s): RSS slope ${rssSlope.toFixed(2)} MB/min ` +
+      `(anonymous ${anonSlope.toFixed(2)}, file-backed ${fileSlope.toFixed(2)}), V8 heap slope ${heapSlope.toFixed(2)} MB/min, ` +
+      `open fds slope ${fdSlope.toFixed(2)}/min`,
   );
   console.log(`registry.db at the end: ${databaseMb.toFixed(1)} MB`);
   console.log(`containers of the instance: ${containersBeforeStop} before the stop (the warm pool), ${containersLeft} left after it`);

@@ -1,3 +1,4 @@
+import { anySignal } from "any-signal";
 import { randomUUID } from "node:crypto";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
@@ -152,7 +153,11 @@ export class DockerSandboxRunner implements SandboxRunner {
 
   async run(request: SandboxRunRequest): Promise<ExecutionResult> {
     if (this.shutdown.signal.aborted) throw new RunCancelledError("shutdown");
-    const signal = request.signal ? AbortSignal.any([request.signal, this.shutdown.signal]) : this.shutdown.signal;
+    // A signal of the run's own, released when it ends: whatever listens to it (the queue leaves a
+    // listener and a pending promise behind per task) goes with it. Not AbortSignal.any, which in
+    // Node keeps every signal it made reachable from the long-lived shutdown signal
+    // (nodejs/node#55351): a few KB per run for the process's lifetime.
+    const signal = anySignal([request.signal, this.shutdown.signal]);
     try {
       return await this.queue.submit(() => this.track(this.execute(request, signal)), signal);
     } catch (error) {
@@ -161,6 +166,7 @@ export class DockerSandboxRunner implements SandboxRunner {
         this.options.onInfrastructureFault?.("shutdown", request.purpose);
       throw error;
     } finally {
+      signal.clear();
       // A slot is free: a pool that paused its refills for the load may resume (warm-pool.ts).
       this.pool?.resume();
     }

@@ -84,4 +84,20 @@ describe("compileParametersSchema", () => {
   it("rejects a payload with a raw control character", () => {
     expect(() => validate("payload", '{"a":"\u0000"}')).toThrow(/payload: is not valid JSON/);
   });
+  it("compiles a schema with an $id as often as it is registered, each validator on its own", () => {
+    const withId = (inner: string) =>
+      `{"$schema":"http://json-schema.org/draft-07/schema#","$id":"https://example.com/tool","type":"object",` +
+      `"definitions":{"t":{"type":"${inner}"}},"properties":{"a":{"$ref":"#/definitions/t"}}}`;
+    const first = compileParametersSchema(withId("string"));
+    const second = compileParametersSchema(withId("number"));
+    expect(first("payload", '{"a":"x"}')).toBe('{"a":"x"}');
+    expect(second("payload", '{"a":1}')).toBe('{"a":1}');
+    expect(() => first("payload", '{"a":1}')).toThrow(/\/a must be string/);
+    expect(() => second("payload", '{"a":"x"}')).toThrow(/\/a must be number/);
+  });
+  it("still checks every schema against the meta-schema", () => {
+    expect(() => compileParametersSchema('{"type":"object","properties":{"a":{"type":"strin"}}}')).toThrow(
+      /parameters_schema: is not a valid JSON Schema: schema is invalid: .*type/,
+    );
+  });
 });
