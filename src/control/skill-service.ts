@@ -57,7 +57,15 @@ import {
   windowRate,
 } from "./registry/index.js";
 import type { SkillIndexer } from "./skill-indexer.js";
-import { type CanonicalStore, contentHash, fromStoreError, locationOf, type MirrorWriter, type PreparedFile } from "./store/index.js";
+import {
+  type CanonicalStore,
+  contentHash,
+  fromStoreError,
+  locationOf,
+  type MirrorWriter,
+  type PreparedFile,
+  type StagedVersion,
+} from "./store/index.js";
 
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
@@ -167,6 +175,17 @@ export interface SkillServiceDependencies {
   readonly now?: () => Date;
 }
 
+/**
+ * A new version's history file and active file, written and fsynced while its test runs, before
+ * its number is known; the commit puts them in place, every other path discards them.
+ */
+interface StagedFiles {
+  readonly history: Promise<StagedVersion>;
+  readonly active: Promise<PreparedFile>;
+  /** Removes whatever was not put in place; idempotent. */
+  discard(): Promise<void>;
+}
+
 /** Example queries a registration may carry for routing. */
 export const EXAMPLE_QUERY_LIMITS = { count: 20, chars: 500 } as const;
 
@@ -228,21 +247,37 @@ export class SkillService {
     const prepared = await this.intake.prepare(valid.code);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const files = await this.composition.dependencyFiles(valid.name, declared);
-    const test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
+    // The new version's files are written (and fsynced) while its test runs; a failed test
+    // discards them (docs/performance.md#registration).
+    const staged = this.stageFiles(valid.name, prepared.code);
+    let test: ExecutionResult;
+    try {
+      test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
     // The test ran outside the lock so registrations of one name can test in parallel;
     // numbering and writes are serialized.
-    const skill = await this.perName.run(valid.name, () =>
-      this.commitNewVersion(
-        valid.name,
-        prepared.code,
-        valid.description,
-        valid.parametersSchema,
-        testPayload,
-        "register",
-        this.accessForRegistration(valid.name, context.caller, visibility),
-        { kind: "plain", dependsOn: declared },
-      ),
-    );
+    const skill = await this.perName
+      .run(valid.name, () =>
+        this.commitNewVersion(
+          valid.name,
+          prepared.code,
+          valid.description,
+          valid.parametersSchema,
+          testPayload,
+          "register",
+          this.accessForRegistration(valid.name, context.caller, visibility),
+          { kind: "plain", dependsOn: declared },
+          staged,
+        ),
+      )
+      .catch(async (error: unknown) => {
+        // Whatever was not put in place is removed (a file already renamed is not touched).
+        await staged.discard();
+        throw error;
+      });
     await this.reindex(skill, exampleQueries);
     const dependentsRetested = await this.retestDependents(skill, context);
     this.logger.info(
@@ -905,10 +940,14 @@ export class SkillService {
     origin: VersionOrigin,
     access: SkillAccess,
     declared: DeclaredDependencies = { kind: "plain", dependsOn: [] },
+    staged?: StagedFiles,
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
     const from = existing && !isLive(existing.status) ? locationOf(existing.status) : undefined;
-    if (from === undefined) return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared);
+    if (from === undefined)
+      return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared, staged);
+    // Files staged for a live skill are not used for one whose files come back from elsewhere.
+    await staged?.discard();
     await this.store.moveSkill(name, from, "active", this.now()).catch((error: unknown) => {
       throw fromStoreError(error, `bring the files of "${name}" back from ${from}`);
     });
@@ -932,6 +971,7 @@ export class SkillService {
     origin: VersionOrigin,
     access: SkillAccess,
     declared: DeclaredDependencies,
+    staged?: StagedFiles,
   ): Promise<SkillRecord> {
     const version = this.registry.nextVersion(name);
     // History file and new active file are written in full before the registry commits; when any
@@ -942,11 +982,12 @@ export class SkillService {
     // fsynced) side by side, the caller waits for one disk flush instead of two
     // (docs/performance.md#registration).
     const [history, prepared] = await Promise.allSettled([
-      this.store.writeVersion(name, version, code),
-      this.store.prepareActive(name, code),
+      staged ? staged.history.then((file) => file.commitAs(version)) : this.store.writeVersion(name, version, code),
+      staged ? staged.active : this.store.prepareActive(name, code),
     ]);
     if (history.status === "rejected" || prepared.status === "rejected") {
       if (prepared.status === "fulfilled") await prepared.value.discard();
+      await staged?.discard();
       await this.store.discardUncommittedVersion(name, version);
       throw fromStoreError(history.status === "rejected" ? history.reason : (prepared as PromiseRejectedResult).reason, action);
     }
@@ -983,6 +1024,22 @@ export class SkillService {
     // Both after the commit and independent of each other: their flushes overlap.
     await Promise.all([this.commitPrepared(active, name), this.mirror.flushOrLater()]);
     return committed;
+  }
+
+  /** Starts writing a new version's history and active files ahead of its number (see {@link StagedFiles}). */
+  private stageFiles(name: string, code: string): StagedFiles {
+    const history = this.store.stageVersion(name, code);
+    const active = this.store.prepareActive(name, code);
+    // Observed at the commit or by discard; never an unhandled rejection meanwhile.
+    history.catch(() => undefined);
+    active.catch(() => undefined);
+    return {
+      history,
+      active,
+      discard: async () => {
+        await Promise.allSettled([history.then((file) => file.discard()), active.then((file) => file.discard())]);
+      },
+    };
   }
 
   /**

@@ -28,8 +28,21 @@ export interface PreparedFile {
  * needs before it commits anything (docs/operations.md#full-disks-and-a-locked-registry).
  */
 export async function prepareFileAtomic(target: string, content: string | Buffer): Promise<PreparedFile> {
-  const directory = path.dirname(target);
-  const temp = path.join(directory, `${TEMP_FILE_PREFIX}${path.basename(target)}-${randomBytes(6).toString("hex")}`);
+  const staged = await stageFile(path.dirname(target), path.basename(target), content);
+  return { commit: () => staged.commitAs(target), discard: () => staged.discard() };
+}
+
+/** A file written in full and fsynced under a temp name, waiting for the name it will have. */
+export interface StagedFile {
+  /** Renames it to `target` (same file system) and fsyncs `target`'s directory. */
+  commitAs(target: string): Promise<void>;
+  /** Removes it. */
+  discard(): Promise<void>;
+}
+
+/** Writes and fsyncs `content` to a temp file in `directory` (`label` names it for people). */
+export async function stageFile(directory: string, label: string, content: string | Buffer): Promise<StagedFile> {
+  const temp = path.join(directory, `${TEMP_FILE_PREFIX}${label}-${randomBytes(6).toString("hex")}`);
   const handle = await open(temp, "wx", 0o644);
   try {
     await handle.writeFile(content);
@@ -41,14 +54,14 @@ export async function prepareFileAtomic(target: string, content: string | Buffer
   }
   await handle.close();
   return {
-    async commit() {
+    async commitAs(target: string) {
       try {
         await rename(temp, target);
       } catch (error) {
         await unlink(temp).catch(() => undefined);
         throw error;
       }
-      await fsyncDirectory(directory);
+      await fsyncDirectory(path.dirname(target));
     },
     async discard() {
       await unlink(temp).catch(() => undefined);
