@@ -1021,10 +1021,13 @@ export class SkillService {
       await this.store.discardUncommittedVersion(name, version);
       throw error;
     }
-    // The mirror is a copy of the registry for rebuilding it: rewritten after the reply, and at
-    // every start, so a crash before it is written loses nothing (docs/performance.md#what-a-crash-can-lose).
+    // The active file's rename is visible at once; the fsync of its directory comes with the
+    // mirror's rewrite of the same directory just after the reply. The mirror is a copy of the
+    // registry for rebuilding it, rewritten at every start too; a crash before either is on disk
+    // leaves the registry ahead of them, which start-up repairs from the fsynced history
+    // (docs/performance.md#what-a-crash-can-lose).
+    await this.commitPrepared(active, name, false);
     void this.mirror.flushOrLater();
-    await this.commitPrepared(active, name);
     return committed;
   }
 
@@ -1049,9 +1052,9 @@ export class SkillService {
    * space, so this fails only if the directory itself went away or read-only; the registry is then
    * ahead of the file, which the next read restores from the history (readActiveCode).
    */
-  private async commitPrepared(active: PreparedFile, name: string): Promise<void> {
+  private async commitPrepared(active: PreparedFile, name: string, syncDirectory = true): Promise<void> {
     try {
-      await active.commit();
+      await active.commit({ syncDirectory });
     } catch (error) {
       this.logger.error({ err: error, skill: name }, "could not put the active file in place; the next read restores it from history");
     }

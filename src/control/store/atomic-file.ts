@@ -16,8 +16,11 @@ export async function writeFileAtomic(target: string, content: string | Buffer):
 
 /** A file written in full beside its target, waiting to replace it. */
 export interface PreparedFile {
-  /** Renames it over the target (no new data blocks: a full disk does not stop it). */
-  commit(): Promise<void>;
+  /**
+   * Renames it over the target (no new data blocks: a full disk does not stop it) and fsyncs the
+   * directory, unless `syncDirectory` is false (the caller fsyncs that directory soon anyway).
+   */
+  commit(options?: { syncDirectory?: boolean }): Promise<void>;
   /** Removes it, leaving the target as it was. */
   discard(): Promise<void>;
 }
@@ -29,13 +32,13 @@ export interface PreparedFile {
  */
 export async function prepareFileAtomic(target: string, content: string | Buffer): Promise<PreparedFile> {
   const staged = await stageFile(path.dirname(target), path.basename(target), content);
-  return { commit: () => staged.commitAs(target), discard: () => staged.discard() };
+  return { commit: (options) => staged.commitAs(target, options), discard: () => staged.discard() };
 }
 
 /** A file written in full and fsynced under a temp name, waiting for the name it will have. */
 export interface StagedFile {
-  /** Renames it to `target` (same file system) and fsyncs `target`'s directory. */
-  commitAs(target: string): Promise<void>;
+  /** Renames it to `target` (same file system) and fsyncs `target`'s directory unless told not to. */
+  commitAs(target: string, options?: { syncDirectory?: boolean }): Promise<void>;
   /** Removes it. */
   discard(): Promise<void>;
 }
@@ -54,14 +57,14 @@ export async function stageFile(directory: string, label: string, content: strin
   }
   await handle.close();
   return {
-    async commitAs(target: string) {
+    async commitAs(target: string, options?: { syncDirectory?: boolean }) {
       try {
         await rename(temp, target);
       } catch (error) {
         await unlink(temp).catch(() => undefined);
         throw error;
       }
-      await fsyncDirectory(path.dirname(target));
+      if (options?.syncDirectory !== false) await fsyncDirectory(path.dirname(target));
     },
     async discard() {
       await unlink(temp).catch(() => undefined);
