@@ -1,55 +1,57 @@
 /**
- * npm run bench (invocation part). Starts the real service as its own process — once with the
- * warm pool, once cold — and measures, in one run, side by side:
- * - InvokeSkill latency p50/p95/p99 at concurrency 1, 4 and 8, and throughput;
- * - baselines on the same engine, with exactly the sandbox's hardening and limits (the service's
- *   own container spec): `docker run --rm` of the same skill through the CLI, a dockerode
- *   create/start/wait/remove per call; and a bare python3 running the same skill (the floor);
- * - RegisterSkill latency (normalize + guard + TDD + persist);
- * - the service's resident memory at rest and under load.
- * Prints a table with ratios to each baseline and writes the figures to bench/results/.
+ * npm run bench (invocation and registration part; docs/performance.md#the-benchmark). Starts the
+ * real service as its own process — once with the warm pool, once cold — and measures, in one run,
+ * side by side on the same engine:
+ * - RegisterSkill against a warm InvokeSkill, alternating, one call every BENCH_PACE_MS (an agent's
+ *   pacing: the pool has refilled between calls);
+ * - runs/s and latency p50/p95 at concurrency 1, 4 and 8 (back to back) for warm, cold and a
+ *   baseline that does what a typical sandbox library does: dockerode create/start/wait/remove per
+ *   run, with exactly the service's container spec (hardening and limits);
+ * - the engine's CPU per run: dockerd + containerd CPU time from /proc before and after each phase
+ *   (the per-container shims exit with their container and are not counted), and the service's own;
+ * - a bare python3 running the same skill (the floor).
+ * Ratios (ours / baseline) are the last lines. Counts: BENCH_ROUNDS (runs per concurrency level,
+ * default 48), BENCH_PACED (paced register/invoke pairs, default 20), BENCH_PACE_MS (default 300).
  */
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { readdir, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import type Docker from "dockerode";
 import DockerClient from "dockerode";
 import { loadConfig } from "../src/config/index.js";
 import { sandboxContainerSpec } from "../src/execution/index.js";
 import { spawnService, type ServiceProcess } from "../test/support/service-process.js";
 import { connect, type TestClient } from "../test/support/test-engine.js";
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 48);
+const PACED = Number(process.env.BENCH_PACED ?? 20);
+const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 300);
+const CONCURRENCY = [1, 4, 8] as const;
 const IMAGE = process.env.SKILL_ENGINE_IMAGE ?? "skill-engine-sandbox:latest";
 const SKILL = "import json, sys\nargs = json.loads(sys.argv[1])\nprint(json.dumps({'echo': args}))\n";
 const PAYLOAD = '{"n": 1}';
+const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
 interface Stats {
   n: number;
   p50: number;
   p95: number;
-  p99: number;
-  mean: number;
+}
+
+interface LoadFigures {
+  runsPerSecond: number;
+  latency: Stats;
+  /** dockerd + containerd CPU milliseconds per run. */
+  engineCpuMs: number;
+  /** The service's own CPU milliseconds per run (0 for the baseline: it is this process). */
+  serviceCpuMs: number;
 }
 
 function stats(samples: number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? 0;
-  return {
-    n: sorted.length,
-    p50: at(0.5),
-    p95: at(0.95),
-    p99: at(0.99),
-    mean: sorted.reduce((a, b) => a + b, 0) / Math.max(1, sorted.length),
-  };
-}
-
-async function rssMb(pid: number | undefined): Promise<number> {
-  if (pid === undefined) return 0;
-  const status = await readFile(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  return { n: sorted.length, p50: at(0.5), p95: at(0.95) };
 }
 
 async function timed(work: () => Promise<unknown> | unknown): Promise<number> {
@@ -58,28 +60,66 @@ async function timed(work: () => Promise<unknown> | unknown): Promise<number> {
   return performance.now() - started;
 }
 
-/** `concurrency` callers, each invoking in a loop, `total` calls in all. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** utime + stime of one process, in ms; 0 when it is gone. */
+async function cpuMsOf(pid: number): Promise<number> {
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** The engine's long-lived processes: dockerd and containerd. */
+async function enginePids(): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const comm = await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "");
+    if (comm.trim() === "dockerd" || comm.trim() === "containerd") pids.push(Number(entry));
+  }
+  return pids;
+}
+
+async function engineCpuMs(pids: readonly number[]): Promise<number> {
+  let total = 0;
+  for (const pid of pids) total += await cpuMsOf(pid);
+  return total;
+}
+
+/** `concurrency` callers, each running `once` in a loop, `total` runs in all; CPU measured around it. */
 async function load(
-  client: TestClient,
   concurrency: number,
   total: number,
-): Promise<{ latencies: number[]; throughput: number; runMs: number[] }> {
+  once: () => Promise<void>,
+  servicePid: number | undefined,
+  engine: readonly number[],
+): Promise<LoadFigures> {
   const latencies: number[] = [];
-  const runMs: number[] = [];
   let remaining = total;
+  const engineBefore = await engineCpuMs(engine);
+  const serviceBefore = servicePid === undefined ? 0 : await cpuMsOf(servicePid);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      while (remaining-- > 0) {
-        const t0 = performance.now();
-        const { result } = await client.invoke("echo", PAYLOAD);
-        latencies.push(performance.now() - t0);
-        if (!result?.success) throw new Error(`invocation failed: ${result?.errorSummary}`);
-        runMs.push(result.durationMs);
-      }
+      while (remaining-- > 0) latencies.push(await timed(once));
     }),
   );
-  return { latencies, throughput: total / ((performance.now() - started) / 1000), runMs };
+  const seconds = (performance.now() - started) / 1000;
+  // Background removals of the last runs belong to these runs' cost.
+  await sleep(1_500);
+  const engineAfter = await engineCpuMs(engine);
+  const serviceAfter = servicePid === undefined ? 0 : await cpuMsOf(servicePid);
+  return {
+    runsPerSecond: total / seconds,
+    latency: stats(latencies),
+    engineCpuMs: (engineAfter - engineBefore) / total,
+    serviceCpuMs: (serviceAfter - serviceBefore) / total,
+  };
 }
 
 async function startService(root: string, pool: boolean): Promise<{ service: ServiceProcess; client: TestClient }> {
@@ -95,85 +135,45 @@ async function startService(root: string, pool: boolean): Promise<{ service: Ser
   return { service, client: connect(service.port) };
 }
 
-/** `docker run --rm` arguments with every setting of the service's container spec. */
-function dockerRunArgs(spec: Docker.ContainerCreateOptions): string[] {
-  const host = spec.HostConfig ?? {};
-  const args = ["run", "--rm", "--network", "none", "--read-only", "--init", "--cap-drop", "ALL"];
-  for (const option of (host.SecurityOpt ?? []) as string[]) args.push("--security-opt", option);
-  args.push("--user", spec.User ?? "", "--workdir", spec.WorkingDir ?? "/tmp");
-  args.push("--pids-limit", String(host.PidsLimit), "--memory", `${host.Memory}b`, "--memory-swap", `${host.MemorySwap}b`);
-  args.push("--cpus", String((host.NanoCpus ?? 1e9) / 1e9), "--shm-size", `${host.ShmSize}b`, "--log-driver", "none");
-  for (const [target, options] of Object.entries(host.Tmpfs ?? {})) args.push("--tmpfs", `${target}:${options}`);
-  for (const limit of host.Ulimits ?? []) args.push("--ulimit", `${limit.Name}=${limit.Soft}:${limit.Hard}`);
-  for (const mount of host.Mounts ?? []) args.push("-v", `${mount.Source}:${mount.Target}${mount.ReadOnly ? ":ro" : ""}`);
-  for (const variable of spec.Env ?? []) args.push("-e", variable);
-  return [...args, spec.Image ?? IMAGE, ...(spec.Cmd ?? [])];
+async function invokeOnce(client: TestClient): Promise<void> {
+  const { result } = await client.invoke("echo", PAYLOAD);
+  if (!result?.success) throw new Error(`invocation failed: ${result?.errorSummary}`);
 }
 
 async function main(): Promise<void> {
   const root = await mkdtemp(path.join(os.tmpdir(), "skill-engine-bench-"));
   const docker = new DockerClient({ socketPath: "/var/run/docker.sock" });
-  const figures: Record<string, unknown> = { date: new Date().toISOString(), rounds: ROUNDS, cpus: os.cpus().length };
-  const rows: Array<[string, Stats, number | undefined]> = [];
+  const engine = await enginePids();
+  const figures: Record<string, unknown> = { date: new Date().toISOString(), rounds: ROUNDS, paced: PACED, cpus: os.cpus().length };
+  const services: Array<{ service: ServiceProcess; client: TestClient }> = [];
   try {
-    const services = { warm: await startService(root, true), cold: await startService(root, false) };
+    const warm = await startService(root, true);
+    services.push(warm);
+    const cold = await startService(root, false);
+    services.push(cold);
+    await warm.client.register({ name: "echo", code: SKILL, testPayload: PAYLOAD });
+    await cold.client.register({ name: "echo", code: SKILL, testPayload: PAYLOAD });
+    await sleep(3_000); // the pool fills
+
+    // Agent-like: one call every PACE_MS, RegisterSkill and warm InvokeSkill alternating, so both
+    // see the same machine. Half the registrations are new skills, half new versions of one.
     const register: number[] = [];
-    for (const [kind, { client }] of Object.entries(services)) {
-      for (let i = 0; i < 5; i++) {
-        register.push(
-          await timed(() => client.register({ name: i === 0 ? "echo" : `echo_${kind}_${i}`, code: SKILL, testPayload: PAYLOAD })),
-        );
-      }
+    const invokePaced: number[] = [];
+    for (let i = 0; i < PACED; i++) {
+      await sleep(PACE_MS);
+      const name = i % 2 === 0 ? `tool_${i}` : "tool_versions";
+      register.push(await timed(() => warm.client.register({ name, code: SKILL, testPayload: PAYLOAD })));
+      await sleep(PACE_MS);
+      invokePaced.push(await timed(() => invokeOnce(warm.client)));
     }
-    rows.push(["RegisterSkill (normalize + guard + TDD + persist)", stats(register), undefined]);
-    await new Promise((resolve) => setTimeout(resolve, 3_000)); // let the pool fill
-    const rest = { warm: await rssMb(services.warm.service.child.pid), cold: await rssMb(services.cold.service.child.pid) };
+    figures.registerPaced = stats(register);
+    figures.invokeWarmPaced = stats(invokePaced);
 
-    const invoke: Record<string, unknown> = {};
-    let peakRss = 0;
-    for (const kind of ["warm", "cold"] as const) {
-      const { client, service } = services[kind];
-      await client.invoke("echo", PAYLOAD);
-      for (const concurrency of [1, 4, 8]) {
-        const sampler = setInterval(() => {
-          void rssMb(service.child.pid).then((mb) => (peakRss = Math.max(peakRss, mb)));
-        }, 200);
-        const run = await load(client, concurrency, concurrency === 1 ? ROUNDS : ROUNDS * 2);
-        clearInterval(sampler);
-        const s = stats(run.latencies);
-        invoke[`${kind}_c${concurrency}`] = { ...s, throughput: run.throughput, sandboxRunP50: stats(run.runMs).p50 };
-        rows.push([`InvokeSkill ${kind}, concurrency ${concurrency}`, s, run.throughput]);
-        if (kind === "warm") await new Promise((resolve) => setTimeout(resolve, 2_000));
-      }
-    }
-    // Agents call a tool once per LLM turn, not back to back: with a pause between calls the pool
-    // has refilled and the engine is idle, which is the latency an agent sees.
-    const paced: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      paced.push(await timed(() => services.warm.client.invoke("echo", PAYLOAD)));
-    }
-    invoke.warm_paced = stats(paced);
-    rows.splice(1, 0, ["InvokeSkill warm, one call every 300 ms (agent-like)", stats(paced), undefined]);
-    figures.invoke = invoke;
-
-    // Where the time of one warm invocation goes.
-    const warmClient = services.warm.client;
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const getSkill: number[] = [];
-    for (let i = 0; i < ROUNDS; i++) getSkill.push(await timed(() => warmClient.get("echo")));
-    figures.breakdown = {
-      warmRoundTripP50: (invoke.warm_c1 as Stats).p50,
-      sandboxRunP50: (invoke.warm_c1 as { sandboxRunP50: number }).sandboxRunP50,
-      grpcAndReadP50: stats(getSkill).p50,
-    };
-
-    // Baselines on the same engine.
+    // Like for like: the service's own spec (hardening, limits, read-only bind of the run dir).
+    // The baseline runs the skill directly on its payload and reads no output (which favours it).
     const skillDir = path.join(root, "baseline");
     await mkdir(skillDir, { recursive: true });
     await writeFile(path.join(skillDir, "skill.py"), SKILL);
-    // Like for like: the service's own spec (hardening, limits, read-only bind of the run dir).
-    // The baseline runs the skill directly on its payload (the service hands it over on stdin).
     const spec = {
       ...sandboxContainerSpec({
         image: IMAGE,
@@ -189,66 +189,75 @@ async function main(): Promise<void> {
       AttachStdin: false,
       OpenStdin: false,
     };
-    const dockerRun: number[] = [];
-    for (let i = 0; i < Math.min(ROUNDS, 15); i++) {
-      dockerRun.push(await timed(() => execFileSync("docker", dockerRunArgs(spec), { stdio: "ignore" })));
+    const baselineOnce = async (): Promise<void> => {
+      const container = await docker.createContainer(spec);
+      await container.start();
+      const { StatusCode } = (await container.wait()) as { StatusCode: number };
+      await container.remove({ force: true });
+      if (StatusCode !== 0) throw new Error(`baseline run exited ${StatusCode}`);
+    };
+
+    const loadFigures: Record<string, LoadFigures> = {};
+    for (const concurrency of CONCURRENCY) {
+      const total = Math.max(concurrency * 4, concurrency === 1 ? Math.ceil(ROUNDS / 2) : ROUNDS);
+      // Interleaved per level so that the three see the same background load.
+      loadFigures[`warm_c${concurrency}`] = await load(concurrency, total, () => invokeOnce(warm.client), warm.service.child.pid, engine);
+      await sleep(3_000); // the pool refills
+      loadFigures[`cold_c${concurrency}`] = await load(concurrency, total, () => invokeOnce(cold.client), cold.service.child.pid, engine);
+      loadFigures[`baseline_c${concurrency}`] = await load(concurrency, total, baselineOnce, undefined, engine);
+      await sleep(3_000);
     }
-    const dockerode: number[] = [];
-    for (let i = 0; i < Math.min(ROUNDS, 15); i++) {
-      dockerode.push(
-        await timed(async () => {
-          const container = await docker.createContainer(spec);
-          await container.start();
-          await container.wait();
-          await container.remove({ force: true });
-        }),
-      );
-    }
+    figures.load = loadFigures;
+
     const bare: number[] = [];
-    for (let i = 0; i < ROUNDS; i++)
+    for (let i = 0; i < 20; i++)
       bare.push(await timed(() => execFileSync("/usr/bin/python3", [path.join(skillDir, "skill.py"), PAYLOAD], { stdio: "ignore" })));
-    const baselines = { dockerRun: stats(dockerRun), dockerode: stats(dockerode), barePython: stats(bare) };
-    figures.baselines = baselines;
-    rows.push(["baseline: docker run --rm (CLI)", baselines.dockerRun, undefined]);
-    rows.push(["baseline: dockerode create/start/wait/remove", baselines.dockerode, undefined]);
-    rows.push(["baseline: bare python3 (the floor)", baselines.barePython, undefined]);
+    figures.barePython = stats(bare);
 
-    const load8 = { warm: await rssMb(services.warm.service.child.pid), cold: await rssMb(services.cold.service.child.pid) };
-    figures.memoryMb = { atRestWarm: rest.warm, atRestCold: rest.cold, peakUnderLoad: peakRss, afterLoadWarm: load8.warm };
-    figures.register = stats(register);
-
-    const warm1 = invoke.warm_paced as Stats;
-    console.log(`\n${"what".padEnd(52)} ${"p50".padStart(8)} ${"p95".padStart(8)} ${"p99".padStart(8)} ${"runs/s".padStart(7)}`);
-    for (const [label, s, throughput] of rows) {
-      const t = throughput === undefined ? "" : throughput.toFixed(1);
-      console.log(
-        `${label.padEnd(52)} ${s.p50.toFixed(1).padStart(6)}ms ${s.p95.toFixed(1).padStart(6)}ms ${s.p99.toFixed(1).padStart(6)}ms ${t.padStart(7)}`,
-      );
+    const ms = (value: number) => `${value.toFixed(1).padStart(7)} ms`;
+    console.log(
+      `\n${"what".padEnd(34)} ${"runs/s".padStart(7)} ${"p50".padStart(10)} ${"p95".padStart(10)} ${"engine CPU/run".padStart(15)} ${"service CPU/run".padStart(16)}`,
+    );
+    const regStats = figures.registerPaced as Stats;
+    const invStats = figures.invokeWarmPaced as Stats;
+    console.log(`${`RegisterSkill, paced ${PACE_MS} ms`.padEnd(34)} ${"".padStart(7)} ${ms(regStats.p50)} ${ms(regStats.p95)}`);
+    console.log(`${`InvokeSkill warm, paced ${PACE_MS} ms`.padEnd(34)} ${"".padStart(7)} ${ms(invStats.p50)} ${ms(invStats.p95)}`);
+    for (const concurrency of CONCURRENCY) {
+      for (const kind of ["warm", "cold", "baseline"] as const) {
+        const f = loadFigures[`${kind}_c${concurrency}`] as LoadFigures;
+        const label = kind === "baseline" ? `baseline (dockerode), c=${concurrency}` : `InvokeSkill ${kind}, c=${concurrency}`;
+        console.log(
+          `${label.padEnd(34)} ${f.runsPerSecond.toFixed(1).padStart(7)} ${ms(f.latency.p50)} ${ms(f.latency.p95)} ${ms(f.engineCpuMs).padStart(15)} ${(kind === "baseline" ? "" : ms(f.serviceCpuMs)).padStart(16)}`,
+        );
+      }
     }
-    console.log(
-      `\nwarm InvokeSkill p50 (agent-like pacing) = ${warm1.p50.toFixed(1)} ms: ` +
-        `${(baselines.dockerRun.p50 / warm1.p50).toFixed(1)}× faster than docker run, ` +
-        `${(baselines.dockerode.p50 / warm1.p50).toFixed(1)}× faster than dockerode per call, ` +
-        `${(warm1.p50 / baselines.barePython.p50).toFixed(1)}× the bare python3 floor`,
-    );
-    const breakdown = figures.breakdown as { warmRoundTripP50: number; sandboxRunP50: number; grpcAndReadP50: number };
-    console.log(
-      `one warm invocation (p50s): ${breakdown.warmRoundTripP50.toFixed(1)} ms in all = ${breakdown.sandboxRunP50.toFixed(1)} ms from job hand-over to the skill's exit marker` +
-        ` + ${breakdown.grpcAndReadP50.toFixed(1)} ms gRPC round trip and registry read (a GetSkill) + the rest (skill file write, container inspect, telemetry commit)`,
-    );
-    console.log(`service RSS: ${rest.warm.toFixed(0)} MB at rest (warm pool on), ${peakRss.toFixed(0)} MB peak under load`);
+    const bareStats = figures.barePython as Stats;
+    console.log(`${"bare python3 (the floor)".padEnd(34)} ${"".padStart(7)} ${ms(bareStats.p50)} ${ms(bareStats.p95)}`);
 
     const out = path.join(process.cwd(), "bench", "results");
     await mkdir(out, { recursive: true });
     const file = path.join(out, `invoke-${figures.date as string}.json`.replace(/:/g, "-"));
     await writeFile(file, `${JSON.stringify(figures, null, 2)}\n`);
     await writeFile(path.join(out, "invoke-latest.json"), `${JSON.stringify(figures, null, 2)}\n`);
-    console.log(`figures written to ${path.relative(process.cwd(), file)}`);
-    for (const { service, client } of Object.values(services)) {
+    console.log(`\nfigures written to ${path.relative(process.cwd(), file)}`);
+
+    // The ratios, last.
+    const ratio = (a: number, b: number) => (b > 0 ? (a / b).toFixed(2) : "n/a");
+    console.log(`RegisterSkill p50 / warm InvokeSkill p50 (paced) = ${ratio(regStats.p50, invStats.p50)} (target ≤ 1.5)`);
+    for (const concurrency of CONCURRENCY) {
+      const w = loadFigures[`warm_c${concurrency}`] as LoadFigures;
+      const c = loadFigures[`cold_c${concurrency}`] as LoadFigures;
+      const b = loadFigures[`baseline_c${concurrency}`] as LoadFigures;
+      console.log(
+        `c=${concurrency}: runs/s warm/baseline = ${ratio(w.runsPerSecond, b.runsPerSecond)}, cold/baseline = ${ratio(c.runsPerSecond, b.runsPerSecond)}; ` +
+          `p50 warm/baseline = ${ratio(w.latency.p50, b.latency.p50)}; engine CPU/run warm/baseline = ${ratio(w.engineCpuMs, b.engineCpuMs)}`,
+      );
+    }
+  } finally {
+    for (const { service, client } of services) {
       client.close();
       await service.kill("SIGTERM");
     }
-  } finally {
     await rm(root, { recursive: true, force: true });
   }
 }

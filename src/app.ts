@@ -98,7 +98,9 @@ export async function startSkillEngine(
   const intake = new NormalizingGuardedIntake(checker, config.contentGuard);
   if (config.contentGuard === "warn") logger.warn("content guard in warn mode: dangerous code is reported, not rejected");
 
-  const registry = SkillRegistry.open(path.join(config.home, REGISTRY_FILE), config.healthPolicy);
+  const registry = SkillRegistry.open(path.join(config.home, REGISTRY_FILE), config.healthPolicy, {
+    telemetrySyncMs: config.telemetrySyncMs,
+  });
   const store = new CanonicalStore(config.home);
   await store.init();
   const migrationReport = await migrateLegacySkills({
@@ -140,6 +142,9 @@ export async function startSkillEngine(
     maxQueuedRuns: config.maxQueuedRuns,
     warmPoolSize: config.warmPoolSize,
     warmIdleMs: config.warmIdleMs,
+    poolPauseAtRuns: config.poolPauseAtRuns,
+    removalWorkers: config.removalWorkers,
+    maxAwaitingRemoval: config.maxAwaitingRemoval,
     onRunFinished: (result, runPath, purpose) => {
       const outcome = result.timedOut ? "timeout" : result.success ? "success" : result.oomKilled ? "oom" : "failure";
       metrics.recordRun(outcome, runPath, purpose, result.durationMs / 1000);
@@ -227,6 +232,7 @@ export async function startSkillEngine(
     queueDepth: () => runner.queueDepth,
     runningRuns: () => runner.runningRuns,
     warmIdle: () => runner.warmIdle,
+    awaitingRemoval: () => runner.awaitingRemoval,
     skillsByStatus: () => {
       const counts: Record<string, number> = {};
       for (const skill of registry.list({ includeInactive: true })) counts[skill.status] = (counts[skill.status] ?? 0) + 1;
@@ -451,6 +457,8 @@ export async function startRouting(
     service,
     embedder,
     async close() {
+      // Indexing handed over by the last changes finishes before the database closes.
+      await service.settled();
       await (backend as { close?: () => Promise<void> }).close?.();
       await vectors.close();
       if (db.open) db.close();

@@ -4,7 +4,7 @@ import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { eventually } from "./support/poll.js";
-import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { containersOf, rpcError, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 /** Succeeds unless the payload says {"fail": true}: outcomes are under the test's control. */
 const FLAKY = `import json, sys
@@ -271,6 +271,8 @@ print(json.dumps({"tag": "original"}))
   });
 
   it("WipeSandbox loses no skill", async () => {
+    // Finished runs' directories go in the background (docs/performance.md#container-removal).
+    await runsCleanedUp(engine);
     const wiped = await engine.client.call(engine.client.raw.wipeSandbox, {});
     // No run is in flight and every finished run removed its own directory: nothing was left to wipe.
     expect(wiped.removedRunDirectories).toBe(0);

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/execution.js";
 import { LABEL_SKILL } from "../src/execution/index.js";
-import { containersOf, docker, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { containersOf, docker, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
 import { entriesUnder, processesNamed } from "./support/host-probes.js";
 
 /**
@@ -198,8 +198,7 @@ describe("sandbox escape attempts through a real server and real containers", ()
   }
 
   async function expectNothingLeft(): Promise<void> {
-    expect(await containersOf(engine.instanceTag)).toEqual([]);
-    expect(await readdir(path.join(engine.sandboxDir, "runs"))).toEqual([]);
+    await runsCleanedUp(engine);
   }
 
   it("cannot open any network connection or resolve a name", async () => {
@@ -503,6 +502,7 @@ report(results)`,
       const code = (await engine.client.get("link_planter")).code;
       const nonce = `planter-${randomUUID()}`;
       let duringRun: Record<string, number> = {};
+      await runsCleanedUp(engine);
       const { report } = await attackHolding("link_planter", { sentinel, sentinelDir, nonce }, async () => {
         // Mid-run, with everything planted in /tmp: the host holds only the run's own code file.
         duringRun = await entriesUnder(engine.sandboxDir);

@@ -7,7 +7,7 @@ import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExecutionResult } from "../src/gen/skillengine/v1/execution.js";
 import { LABEL_SKILL } from "../src/execution/index.js";
-import { containersOf, docker, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { containersOf, docker, rpcError, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
 import { entriesUnder, processesNamed } from "./support/host-probes.js";
 
 /**
@@ -108,8 +108,7 @@ describe("sandbox resource limits through a real server and real containers", ()
 
   /** The service still answers, still runs containers, and nothing of the last run is left. */
   async function expectHealthyAndClean(): Promise<void> {
-    expect(await containersOf(engine.instanceTag)).toEqual([]);
-    expect(await readdir(path.join(engine.sandboxDir, "runs"))).toEqual([]);
+    await runsCleanedUp(engine);
     const n = Math.floor(Math.random() * 1000);
     const { result } = await engine.client.invoke("good_echo", JSON.stringify({ n }));
     expect(result).toMatchObject({ success: true, exitCode: 0, stdout: `{"echo": {"n": ${n}}}\n`, errorSummary: "" });
@@ -487,6 +486,7 @@ if mode == "many_files":
     expect(JSON.parse(one.stdout)).toEqual({ cwd: "/tmp", big: { error: "EFBIG", written: MAX_FILE_MB * MiB }, size: MAX_FILE_MB * MiB });
 
     let duringRun: Record<string, number> = {};
+    await runsCleanedUp(engine);
     const many = await invokeHolding("disk_filler", { mode: "many_files", tmpfs_mb: TMPFS_MB }, async () => {
       // /tmp is full now, and on the host the run still holds nothing but its code.
       duringRun = await entriesUnder(engine.sandboxDir);
@@ -506,7 +506,6 @@ if mode == "many_files":
   });
 
   it("leaves no container and no run directory behind", async () => {
-    expect(await containersOf(engine.instanceTag)).toEqual([]);
-    expect(await readdir(path.join(engine.sandboxDir, "runs"))).toEqual([]);
+    await runsCleanedUp(engine);
   });
 });

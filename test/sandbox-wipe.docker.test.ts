@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./support/poll.js";
-import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { containersOf, rpcError, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const echoSkill = (tag: string) => `import json, sys, time
 args = json.loads(sys.argv[1])
@@ -84,7 +84,7 @@ describe("wiping the sandbox directory loses no skill", () => {
       const { skill } = await engine.client.get(name);
       expect(skill?.failureCount).toBe(0);
     }
-    expect(await containersOf(engine.instanceTag)).toEqual([]);
+    await runsCleanedUp(engine);
   });
 
   it("the WipeSandbox RPC during a burst behaves the same way", async () => {
@@ -106,7 +106,7 @@ describe("wiping the sandbox directory loses no skill", () => {
       expect((await engine.client.invoke(name, '{"n": 3}')).result?.success).toBe(true);
       expect((await engine.client.get(name)).skill?.failureCount).toBe(0);
     }
-    expect(await containersOf(engine.instanceTag)).toEqual([]);
+    await runsCleanedUp(engine);
   });
 });
 

@@ -34,6 +34,24 @@ export interface SkillEngineConfig {
   readonly warmPoolSize: number;
   /** An idle warm container older than this is replaced. @default 300 s (SKILL_ENGINE_POOL_IDLE_SECONDS) */
   readonly warmIdleMs: number;
+  /**
+   * The warm pool pauses its refills while this many runs execute, and resumes as they finish
+   * (docs/performance.md#pool-refills-pause-under-load); 0 never pauses. @default 0 (SKILL_ENGINE_POOL_PAUSE_AT_RUNS)
+   */
+  readonly poolPauseAtRuns: number;
+  /** Finished runs' containers removed at once in the background. @default 2 (SKILL_ENGINE_REMOVAL_WORKERS) */
+  readonly removalWorkers: number;
+  /**
+   * Finished runs' containers waiting for removal at most; a run that finds the queue full waits for
+   * room (docs/performance.md#container-removal). @default 32 (SKILL_ENGINE_MAX_AWAITING_REMOVAL)
+   */
+  readonly maxAwaitingRemoval: number;
+  /**
+   * An invocation's telemetry commit is flushed to disk at most this long after it, not before the
+   * reply (docs/performance.md#telemetry-durability); 0 fsyncs each before the reply.
+   * @default 1000 (SKILL_ENGINE_TELEMETRY_SYNC_MS)
+   */
+  readonly telemetrySyncMs: number;
   /** Debian's CPython, whose parser gates intake (never runs skill code). @default "/usr/bin/python3" (SKILL_ENGINE_PYTHON) */
   readonly pythonPath: string;
   /**
@@ -191,6 +209,10 @@ const schema = z.object({
   SKILL_ENGINE_MAX_FILE_MB: integer(1, 4096).default(16),
   SKILL_ENGINE_MAX_CONCURRENT_RUNS: integer(1, 256).default(4),
   SKILL_ENGINE_MAX_QUEUED_RUNS: integer(0, 100_000).default(64),
+  SKILL_ENGINE_POOL_PAUSE_AT_RUNS: integer(0, 256).default(0),
+  SKILL_ENGINE_REMOVAL_WORKERS: integer(1, 64).default(2),
+  SKILL_ENGINE_MAX_AWAITING_REMOVAL: integer(1, 10_000).default(32),
+  SKILL_ENGINE_TELEMETRY_SYNC_MS: integer(0, 60_000).default(1000),
   SKILL_ENGINE_PYTHON: z.string().startsWith("/", "must be an absolute path to a python3 interpreter").default("/usr/bin/python3"),
   SKILL_ENGINE_DEGRADE_AFTER_FAILURES: integer(1, 1000).default(3),
   SKILL_ENGINE_WINDOW_SIZE: integer(1, 10_000).default(20),
@@ -343,6 +365,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     maxQueuedRuns: v.SKILL_ENGINE_MAX_QUEUED_RUNS,
     warmPoolSize: v.SKILL_ENGINE_POOL === "on" ? v.SKILL_ENGINE_POOL_SIZE : 0,
     warmIdleMs: v.SKILL_ENGINE_POOL_IDLE_SECONDS * 1000,
+    poolPauseAtRuns: v.SKILL_ENGINE_POOL_PAUSE_AT_RUNS,
+    removalWorkers: v.SKILL_ENGINE_REMOVAL_WORKERS,
+    maxAwaitingRemoval: v.SKILL_ENGINE_MAX_AWAITING_REMOVAL,
+    telemetrySyncMs: v.SKILL_ENGINE_TELEMETRY_SYNC_MS,
     pythonPath: v.SKILL_ENGINE_PYTHON,
     healthPolicy: {
       degradeAfterConsecutiveFailures: v.SKILL_ENGINE_DEGRADE_AFTER_FAILURES,

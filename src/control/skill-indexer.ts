@@ -6,6 +6,11 @@ import type { SkillRecord } from "./registry/index.js";
  * never fatal to the change itself (a rebuild re-indexes from the registry).
  */
 export interface SkillIndexer {
+  /**
+   * Takes a change: what must survive a crash (the example queries, a mark that the skill needs
+   * indexing) is stored before this returns; the returned promise settles once the skill is
+   * indexed. Callers need not wait for it: routing itself waits for indexing in flight.
+   */
   sync(skill: SkillRecord, exampleQueries?: readonly string[]): Promise<void>;
   /**
    * Records a routed skill's outcome for the route `agentId` asked for (another agent's route id

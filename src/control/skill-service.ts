@@ -59,7 +59,15 @@ import {
   windowRate,
 } from "./registry/index.js";
 import type { SkillIndexer } from "./skill-indexer.js";
-import { type CanonicalStore, contentHash, fromStoreError, locationOf, type MirrorWriter, type PreparedFile } from "./store/index.js";
+import {
+  type CanonicalStore,
+  contentHash,
+  fromStoreError,
+  locationOf,
+  type MirrorWriter,
+  type PreparedFile,
+  type StagedVersion,
+} from "./store/index.js";
 
 /** Who is calling and how long they will wait; travels from the RPC down to the container. */
 export interface CallContext {
@@ -220,6 +228,17 @@ export interface FolderSkillInput {
   readonly discard: (version: number) => Promise<void>;
 }
 
+/**
+ * A new version's history file and active file, written and fsynced while its test runs, before
+ * its number is known; the commit puts them in place, every other path discards them.
+ */
+interface StagedFiles {
+  readonly history: Promise<StagedVersion>;
+  readonly active: Promise<PreparedFile>;
+  /** Removes whatever was not put in place; idempotent. */
+  discard(): Promise<void>;
+}
+
 /** Example queries a registration may carry for routing. */
 export const EXAMPLE_QUERY_LIMITS = { count: 20, chars: 500 } as const;
 
@@ -306,21 +325,38 @@ export class SkillService {
       options.onDuplicate ?? "warn",
     );
     const files = await this.composition.dependencyFiles(valid.name, declared);
-    const test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
+    // The new version's files are written (and fsynced) while its test runs; a failed test
+    // discards them (docs/performance.md#registration).
+    const staged = this.stageFiles(valid.name, prepared.code);
+    let test: ExecutionResult;
+    try {
+      test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
     // The test ran outside the lock so registrations of one name can test in parallel;
     // numbering and writes are serialized.
-    const skill = await this.perName.run(valid.name, () =>
-      this.commitNewVersion(
-        valid.name,
-        prepared.code,
-        valid.description,
-        valid.parametersSchema,
-        testPayload,
-        "register",
-        this.accessForRegistration(valid.name, context.caller, visibility),
-        { kind: "plain", dependsOn: declared },
-      ).then((committed) => (system && !committed.system ? this.registry.setSystem(committed.name, true, this.now()) : committed)),
-    );
+    const skill = await this.perName
+      .run(valid.name, () =>
+        this.commitNewVersion(
+          valid.name,
+          prepared.code,
+          valid.description,
+          valid.parametersSchema,
+          testPayload,
+          "register",
+          this.accessForRegistration(valid.name, context.caller, visibility),
+          { kind: "plain", dependsOn: declared },
+          undefined,
+          staged,
+        ).then((committed) => (system && !committed.system ? this.registry.setSystem(committed.name, true, this.now()) : committed)),
+      )
+      .catch(async (error: unknown) => {
+        // Whatever was not put in place is removed (a file already renamed is not touched).
+        await staged.discard();
+        throw error;
+      });
     if (system) await this.mirror.flushOrLater();
     await this.reindex(skill, exampleQueries);
     const dependentsRetested = await this.retestDependents(skill, context);
@@ -1004,13 +1040,20 @@ export class SkillService {
     await this.reindex(after);
   }
 
-  /** Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. */
+  /**
+   * Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. The
+   * embedding runs on after the caller has its answer: routing waits for it, and a crash before it
+   * is written is repaired at the next start (docs/performance.md#registration).
+   */
   private async reindex(skill: SkillRecord, exampleQueries: readonly string[] = []): Promise<void> {
     if (!this.indexer) return;
-    try {
-      await this.indexer.sync(skill, exampleQueries);
-    } catch (error) {
+    const failed = (error: unknown): void => {
       this.logger.error({ err: error, skill: skill.name }, "could not update the routing index");
+    };
+    try {
+      this.indexer.sync(skill, exampleQueries).catch(failed);
+    } catch (error) {
+      failed(error);
     }
   }
 
@@ -1173,11 +1216,14 @@ export class SkillService {
     access: SkillAccess,
     declared: DeclaredDependencies = { kind: "plain", dependsOn: [] },
     extra?: VersionExtras,
+    staged?: StagedFiles,
   ): Promise<SkillRecord> {
     const existing = this.registry.get(name);
     const from = existing && !isLive(existing.status) ? locationOf(existing.status) : undefined;
     if (from === undefined)
-      return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared, extra);
+      return this.writeAndCommit(name, code, description, parametersSchema, testPayload, origin, access, declared, extra, staged);
+    // Files staged for a live skill are not used for one whose files come back from elsewhere.
+    await staged?.discard();
     await this.store.moveSkill(name, from, "active", this.now()).catch((error: unknown) => {
       throw fromStoreError(error, `bring the files of "${name}" back from ${from}`);
     });
@@ -1202,37 +1248,46 @@ export class SkillService {
     access: SkillAccess,
     declared: DeclaredDependencies,
     extra?: VersionExtras,
+    staged?: StagedFiles,
   ): Promise<SkillRecord> {
     const version = this.registry.nextVersion(name);
     // History file and new active file are written in full before the registry commits; when any
     // step fails (a full or read-only disk, a locked registry) what was written is removed and the
     // skill stays as it was (docs/operations.md#full-disks-and-a-locked-registry).
     const action = `write version ${version} of "${name}"`;
-    await this.store.writeVersion(name, version, code).catch(async (error: unknown) => {
+    // The history file and the new active file do not depend on each other: written (and
+    // fsynced) side by side, the caller waits for one disk flush instead of two
+    // (docs/performance.md#registration).
+    const [history, prepared] = await Promise.allSettled([
+      staged ? staged.history.then((file) => file.commitAs(version)) : this.store.writeVersion(name, version, code),
+      staged ? staged.active : this.store.prepareActive(name, code),
+    ]);
+    if (history.status === "rejected" || prepared.status === "rejected") {
+      if (prepared.status === "fulfilled") await prepared.value.discard();
+      await staged?.discard();
       await this.store.discardUncommittedVersion(name, version);
-      throw fromStoreError(error, action);
-    });
+      throw fromStoreError(history.status === "rejected" ? history.reason : (prepared as PromiseRejectedResult).reason, action);
+    }
+    const active = prepared.value;
     // Before the version exists, so an acknowledged version never lacks its declaration. Its
     // failure (a full or read-only disk, a locked registry) leaves nothing behind either.
     await this.composition.record(name, version, declared).catch(async (error: unknown) => {
+      await active.discard();
       await this.store.discardUncommittedVersion(name, version);
       throw error instanceof SkillEngineError ? error : fromStoreError(error, action);
     });
-    this.composition.dependencies.clearRetests(name);
     if (extra) {
       await extra.before(version).catch(async (error: unknown) => {
         await extra.discard(version).catch(() => undefined);
+        await active.discard();
         await this.store.discardUncommittedVersion(name, version);
         throw error instanceof SkillEngineError ? error : fromStoreError(error, action);
       });
     }
-    const active = await this.store.prepareActive(name, code).catch(async (error: unknown) => {
-      await extra?.discard(version).catch(() => undefined);
-      await this.store.discardUncommittedVersion(name, version);
-      throw fromStoreError(error, action);
-    });
     let committed: SkillRecord;
     try {
+      // A write too (a locked registry refuses it): inside, so its failure leaves nothing behind.
+      this.composition.dependencies.clearRetests(name);
       committed = this.registry.commitVersion(
         {
           name,
@@ -1252,9 +1307,30 @@ export class SkillService {
       await this.store.discardUncommittedVersion(name, version);
       throw error;
     }
-    await this.commitPrepared(active, name);
-    await this.mirror.flushOrLater();
+    // The active file's rename is visible at once; the fsync of its directory comes with the
+    // mirror's rewrite of the same directory just after the reply. The mirror is a copy of the
+    // registry for rebuilding it, rewritten at every start too; a crash before either is on disk
+    // leaves the registry ahead of them, which start-up repairs from the fsynced history
+    // (docs/performance.md#what-a-crash-can-lose).
+    await this.commitPrepared(active, name, false);
+    void this.mirror.flushOrLater();
     return committed;
+  }
+
+  /** Starts writing a new version's history and active files ahead of its number (see {@link StagedFiles}). */
+  private stageFiles(name: string, code: string): StagedFiles {
+    const history = this.store.stageVersion(name, code);
+    const active = this.store.prepareActive(name, code);
+    // Observed at the commit or by discard; never an unhandled rejection meanwhile.
+    history.catch(() => undefined);
+    active.catch(() => undefined);
+    return {
+      history,
+      active,
+      discard: async () => {
+        await Promise.allSettled([history.then((file) => file.discard()), active.then((file) => file.discard())]);
+      },
+    };
   }
 
   /**
@@ -1262,9 +1338,9 @@ export class SkillService {
    * space, so this fails only if the directory itself went away or read-only; the registry is then
    * ahead of the file, which the next read restores from the history (readActiveCode).
    */
-  private async commitPrepared(active: PreparedFile, name: string): Promise<void> {
+  private async commitPrepared(active: PreparedFile, name: string, syncDirectory = true): Promise<void> {
     try {
-      await active.commit();
+      await active.commit({ syncDirectory });
     } catch (error) {
       this.logger.error({ err: error, skill: name }, "could not put the active file in place; the next read restores it from history");
     }

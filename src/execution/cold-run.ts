@@ -7,8 +7,6 @@ import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
 
 /** Attempts to prepare a cold run when an operator wipes the sandbox directory under our feet. */
 const PREPARE_ATTEMPTS = 5;
-/** How long a cold run waits, after its answer, for the container to stop before removing it anyway. */
-const EXIT_AFTER_MARKER_MS = 1_000;
 
 /**
  * Starts a fresh container for the job (its skill file already in its run directory), hands it
@@ -43,13 +41,7 @@ async function runColdOnce(request: SandboxRunRequest, signal: AbortSignal, cont
   } catch (error) {
     throw asRunFailure(error, context.image, "run a sandbox container");
   } finally {
-    // The answer comes with the runner's exit marker, a moment before the process has exited;
-    // removing a container that has stopped is much cheaper than killing one that is stopping.
-    await Promise.race([member.exited.catch(() => undefined), delay(EXIT_AFTER_MARKER_MS)]);
-    await context.destroy(member);
+    // Removed in the background, as a warm run's container is: the caller has its answer now.
+    await context.destroyLater(member);
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -9,6 +9,7 @@ import { DockerEngineClient } from "./docker-engine-client.js";
 import { EngineWatch } from "./engine-watch.js";
 import type { RunStrategyContext } from "./run-context.js";
 import { RunDirectories } from "./run-directories.js";
+import { RemovalQueue } from "./removal-queue.js";
 import { RunQueue } from "./run-queue.js";
 import { type ContainerFactory, destroyContainer, prepareContainer, type SandboxContainer } from "./sandbox-container.js";
 import type {
@@ -42,6 +43,16 @@ export interface DockerSandboxRunnerOptions {
   readonly warmPoolSize: number;
   /** An idle warm container older than this is replaced. */
   readonly warmIdleMs: number;
+  /**
+   * The warm pool stops refilling while this many runs execute (the host is saturated: a refill
+   * would only compete with them for the engine), and resumes as they finish; 0 never pauses
+   * (docs/performance.md#pool-refills-pause-under-load).
+   */
+  readonly poolPauseAtRuns: number;
+  /** Finished runs' containers removed at once in the background (docs/performance.md#container-removal). */
+  readonly removalWorkers: number;
+  /** Finished runs' containers waiting for removal at most; a run beyond that waits for room. */
+  readonly maxAwaitingRemoval: number;
   /** Told about every finished run (for metrics); must not throw. */
   readonly onRunFinished?: (result: ExecutionResult, path: "warm" | "cold", purpose: string) => void;
   /** Told about every run the infrastructure cut short (for metrics); must not throw. */
@@ -50,6 +61,8 @@ export interface DockerSandboxRunnerOptions {
 
 /** Slack on top of a container's longest legitimate life before the sweep calls it leaked. */
 const LEAK_GRACE_MS = 60_000;
+/** How long a removal waits for a finished run's container to stop by itself before forcing it. */
+const EXIT_BEFORE_REMOVAL_MS = 1_000;
 
 /**
  * Runs each job in a fresh, hardened container that only sees its own run directory, and
@@ -72,6 +85,8 @@ export class DockerSandboxRunner implements SandboxRunner {
   private readonly watch: EngineWatch;
   /** Run ids of this process whose container and directory may exist, from before creation until after removal. */
   private readonly tracked = new Set<string>();
+  /** Finished runs' containers, removed in the background; each stays tracked until it is gone. */
+  private readonly removals: RemovalQueue<SandboxContainer>;
 
   constructor(private readonly options: DockerSandboxRunnerOptions) {
     const { logger } = options;
@@ -98,12 +113,14 @@ export class DockerSandboxRunner implements SandboxRunner {
       faults: { engine: this.engine, watch: this.watch },
       prepareCold: (request) =>
         this.prepare({ kind: "cold", skillName: request.skillName, purpose: request.purpose }, request.code, request.files, request.folder),
-      destroy: (member) => this.destroy(member),
-      destroyLater: (member) => {
-        // Tracked so that shutdown still waits for it.
-        void this.track(this.destroy(member));
-      },
+      destroyLater: (member) => this.removals.enqueue(member),
     };
+    this.removals = new RemovalQueue<SandboxContainer>({
+      remove: (member) => this.destroyOnceStopped(member),
+      workers: options.removalWorkers,
+      maxWaiting: options.maxAwaitingRemoval,
+      onRemoved: () => this.pool?.resume(),
+    });
     this.pool =
       options.warmPoolSize > 0
         ? new WarmPool<SandboxContainer>({
@@ -111,6 +128,7 @@ export class DockerSandboxRunner implements SandboxRunner {
             idleMs: options.warmIdleMs,
             create: () => this.prepare({ kind: "warm" }),
             discard: (member) => this.destroy(member),
+            paused: () => options.poolPauseAtRuns > 0 && this.queue.running >= options.poolPauseAtRuns,
             logger: logger.child({ component: "warm-pool" }),
           })
         : undefined;
@@ -128,6 +146,11 @@ export class DockerSandboxRunner implements SandboxRunner {
 
   get runningRuns(): number {
     return this.queue.running;
+  }
+
+  /** Finished runs' containers not removed yet (for metrics and tests). */
+  get awaitingRemoval(): number {
+    return this.removals.pending;
   }
 
   /** Starts following the engine's events and filling the warm pool; call once the engine answers. */
@@ -152,6 +175,8 @@ export class DockerSandboxRunner implements SandboxRunner {
       throw error;
     } finally {
       signal.clear();
+      // A slot is free: a pool that paused its refills for the load may resume (warm-pool.ts).
+      this.pool?.resume();
     }
   }
 
@@ -207,8 +232,9 @@ export class DockerSandboxRunner implements SandboxRunner {
     await this.pool?.close();
     await Promise.allSettled([...this.inFlight]);
     await this.queue.drain();
-    // Removals scheduled by the last runs.
+    // Removals scheduled by the last runs: no container of ours is left after a graceful stop.
     await Promise.allSettled([...this.inFlight]);
+    await this.removals.drain();
   }
 
   /** A warm container when the pool has one that is still usable, else a cold start. */
@@ -260,6 +286,20 @@ export class DockerSandboxRunner implements SandboxRunner {
     } finally {
       this.inFlight.delete(work);
     }
+  }
+
+  /**
+   * A finished run's container usually stops a moment after its answer (the runner exits after its
+   * marker); removing a stopped container costs the engine much less than killing one first.
+   */
+  private async destroyOnceStopped(member: SandboxContainer): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      member.exited.catch(() => undefined),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, EXIT_BEFORE_REMOVAL_MS))),
+    ]);
+    clearTimeout(timer);
+    await this.destroy(member);
   }
 
   private async destroy(member: SandboxContainer): Promise<void> {

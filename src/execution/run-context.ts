@@ -10,10 +10,11 @@ export interface RunStrategyContext extends FinishContext {
   readonly image: string;
   /** A new, started container running `request`'s skill on its payload. */
   prepareCold(request: SandboxRunRequest): Promise<SandboxContainer>;
-  /** Removes a container and its run directory now. */
-  destroy(member: SandboxContainer): Promise<void>;
-  /** Removes a container and its run directory after the answer has gone out. */
-  destroyLater(member: SandboxContainer): void;
+  /**
+   * Queues a container and its run directory for removal in the background; resolves once queued
+   * (at once, unless the removal queue is full: docs/performance.md#container-removal).
+   */
+  destroyLater(member: SandboxContainer): Promise<void>;
 }
 
 /** The run's log lines carry its ids. */

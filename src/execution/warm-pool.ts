@@ -15,6 +15,11 @@ export interface WarmPoolOptions<T extends PoolMember> {
   readonly create: () => Promise<T>;
   /** Removes a container that will never run a job. */
   readonly discard: (member: T) => Promise<void>;
+  /**
+   * True while the host is saturated with runs: no refill starts then (it would compete with the
+   * runs for the engine); the owner calls {@link WarmPool.resume} when that may have changed.
+   */
+  readonly paused?: () => boolean;
   readonly logger: Logger;
 }
 
@@ -55,6 +60,11 @@ export class WarmPool<T extends PoolMember> {
     return member;
   }
 
+  /** Refills if the pool is short and no longer paused; cheap, call it whenever load drops. */
+  resume(): void {
+    this.fill();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
@@ -69,7 +79,7 @@ export class WarmPool<T extends PoolMember> {
   }
 
   private fill(): void {
-    if (this.closed || this.retry) return;
+    if (this.closed || this.retry || this.options.paused?.()) return;
     // One creation at a time: container start-up is CPU-heavy for the engine, and a burst of
     // them on a small machine slows the runs the pool exists to speed up.
     if (this.idle.size + this.creating.size < this.options.size && this.creating.size === 0) {

@@ -8,7 +8,7 @@ import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
  * Hands the job to a waiting container: writes the skill file into its (read-only to the
  * container) run directory, and hands the job over (hand-over.ts). Undefined when the container
  * turned out unusable before the job started (its run directory was wiped while it waited): the
- * caller then starts one cold. The container is removed after the answer, off the hot path.
+ * caller then starts one cold. The container is removed in the background after the answer, off the hot path.
  */
 export async function runWarm(
   member: SandboxContainer,
@@ -34,6 +34,6 @@ export async function runWarm(
   } catch (error) {
     throw asRunFailure(error, context.image, "run a warm sandbox container");
   } finally {
-    context.destroyLater(member);
+    await context.destroyLater(member);
   }
 }

@@ -8,6 +8,8 @@ export interface MetricsSources {
   readonly queueDepth: () => number;
   readonly runningRuns: () => number;
   readonly warmIdle: () => number;
+  /** Finished runs' containers not removed yet (docs/performance.md#container-removal). */
+  readonly awaitingRemoval?: () => number;
   readonly skillsByStatus: () => Record<string, number>;
 }
 
@@ -82,6 +84,14 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect() {
         this.set(read((s) => s.warmIdle())());
+      },
+    });
+    new Gauge({
+      name: "skill_engine_containers_awaiting_removal",
+      help: "Finished runs' containers not removed yet (removal runs in the background).",
+      registers: [this.registry],
+      collect() {
+        this.set(read((s) => s.awaitingRemoval?.() ?? 0)());
       },
     });
     const sources = () => this.sources;

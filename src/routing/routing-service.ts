@@ -58,6 +58,12 @@ export const ROUTE_LIMITS = { defaultLimit: 5, maxLimit: 50, queryChars: 2000 } 
  */
 export class RoutingService implements SkillIndexer {
   private describe: SkillDescriber = () => ({ kind: "plain", skillId: "" });
+  /**
+   * Indexing still in flight, per skill name, chained so that one skill's changes land in order.
+   * Routing and feedback wait for it, so a caller never routes against an index older than its
+   * own acknowledged change (docs/performance.md#registration).
+   */
+  private readonly indexing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly router: SkillRouter,
@@ -76,21 +82,54 @@ export class RoutingService implements SkillIndexer {
   async init(): Promise<void> {
     const started = Date.now();
     await this.router.init(this.registry.list({ includeInactive: true }).map(toRoutable));
+    // Changes acknowledged just before a crash, whose embedding had not been written: indexed
+    // again in the background, so start-up does not wait for the model (routing waits for them).
+    for (const name of this.router.pendingNames()) {
+      const skill = this.registry.get(name);
+      if (!skill) {
+        this.router.settle(name);
+        continue;
+      }
+      this.sync(skill).catch((error: unknown) => this.logger.error({ err: error, skill: name }, "could not re-index a pending skill"));
+    }
     this.logger.info({ ms: Date.now() - started }, "routing indexes ready");
   }
 
   /** Re-indexes every skill (e.g. to bring Qdrant up to date after an outage); returns how many. */
   async reindexAll(): Promise<number> {
+    await this.settled();
     const skills = this.registry.list({ includeInactive: true }).map(toRoutable);
     await this.router.reindexAll(skills);
     return skills.length;
   }
 
-  async sync(skill: SkillRecord, exampleQueries: readonly string[] = []): Promise<void> {
-    await this.router.index(toRoutable(skill), exampleQueries);
+  /**
+   * Stores the example queries and marks the skill pending before it returns (synchronously), then
+   * embeds and indexes it; the returned promise settles once that is done. A crash before then
+   * loses nothing: start-up indexes every skill still marked pending.
+   */
+  sync(skill: SkillRecord, exampleQueries: readonly string[] = []): Promise<void> {
+    const name = skill.name;
+    this.router.accept(name, exampleQueries);
+    const work = (this.indexing.get(name) ?? Promise.resolve()).then(async () => {
+      await this.router.index(toRoutable(skill));
+      this.router.settle(name);
+    });
+    const done = work.catch(() => undefined);
+    this.indexing.set(name, done);
+    void done.then(() => {
+      if (this.indexing.get(name) === done) this.indexing.delete(name);
+    });
+    return work;
   }
 
-  credit(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean> {
+  /** Resolves when every change handed to {@link RoutingService.sync} so far is indexed (or failed, logged). */
+  async settled(): Promise<void> {
+    while (this.indexing.size > 0) await Promise.all([...this.indexing.values()]);
+  }
+
+  async credit(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean> {
+    await this.settled();
     return this.router.credit(routeId, skill.name, success, toRoutable(skill), agentId);
   }
 
@@ -127,6 +166,7 @@ export class RoutingService implements SkillIndexer {
     if (!(minRelevance >= 0 && minRelevance <= 1)) {
       throw new InvalidArgumentError("min_relevance", `must be between 0 and 1 (0 keeps every skill), got ${minRelevance}`);
     }
+    await this.settled();
     const result = await this.router.route(query, {
       limit,
       mode: request.mode,

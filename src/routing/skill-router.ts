@@ -127,6 +127,8 @@ export const MAX_EVIDENCE_PER_SKILL = 20;
  * matches what a skill says it does outranks one that only resembles an earlier query.
  */
 const EVIDENCE_DISCOUNT = 0.9;
+/** routing_meta keys of skills whose indexing is still in flight (or was, when the process stopped). */
+const PENDING_PREFIX = "pending-index:";
 const META_EMBEDDER = "embedder";
 /**
  * Bumped when what the indexes hold changes meaning, so the next start re-indexes everything.
@@ -185,21 +187,53 @@ export class SkillRouter {
 
   /**
    * Brings both indexes in line with the registry at start-up: a changed embedder (other model
-   * or dimensions) or a count that does not match re-indexes everything.
+   * or dimensions) or a count that does not match (with no skill pending) re-indexes everything.
    */
   async init(skills: readonly RoutableSkill[]): Promise<void> {
     await this.vectors.ensure(this.embedder.dimensions);
     const identity = `${this.embedder.modelId}/${this.embedder.dimensions}/layout-${INDEX_LAYOUT}`;
     const previous = this.db.prepare<[string], { value: string }>("SELECT value FROM routing_meta WHERE key = ?").get(META_EMBEDDER)?.value;
     const evidenceCount = (this.db.prepare("SELECT COUNT(*) AS n FROM route_evidence").get() as { n: number }).n;
+    // Skills still marked pending (a crash came before their indexing finished) explain a count
+    // that does not match; the caller indexes them again in the background (RoutingService.init),
+    // and a mismatch of any other cause is caught at the next start.
+    const pending = this.pendingNames().length > 0;
     const stale =
-      previous !== identity || (await this.vectors.count()) !== skills.length + evidenceCount || this.keywords.count() !== skills.length;
+      previous !== identity ||
+      (!pending && ((await this.vectors.count()) !== skills.length + evidenceCount || this.keywords.count() !== skills.length));
     if (!stale) return;
     this.logger.info({ skills: skills.length, embedder: identity, previous }, "re-indexing skills for routing");
     await this.reindexAll(skills);
+    for (const name of this.pendingNames()) this.settle(name);
     this.db
       .prepare("INSERT INTO routing_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
       .run(META_EMBEDDER, identity);
+  }
+
+  /**
+   * Skills marked by {@link SkillRouter.accept} whose indexing had not finished when the process
+   * stopped; start-up indexes them again (docs/performance.md#registration).
+   */
+  pendingNames(): string[] {
+    return this.db
+      .prepare<[string], { key: string }>("SELECT key FROM routing_meta WHERE key LIKE ?")
+      .all(`${PENDING_PREFIX}%`)
+      .map((row) => row.key.slice(PENDING_PREFIX.length));
+  }
+
+  /**
+   * The part of indexing a change that must not wait: the example queries it brought are stored,
+   * and the skill is marked as pending until {@link SkillRouter.index} has finished and
+   * {@link SkillRouter.settle} clears the mark. Synchronous, so it is done before the caller replies.
+   */
+  accept(name: string, exampleQueries: readonly string[]): void {
+    for (const query of exampleQueries) this.rememberEvidence(name, query);
+    this.db.prepare("INSERT OR IGNORE INTO routing_meta (key, value) VALUES (?, '')").run(`${PENDING_PREFIX}${name}`);
+  }
+
+  /** Clears the pending mark of {@link SkillRouter.accept}. */
+  settle(name: string): void {
+    this.db.prepare("DELETE FROM routing_meta WHERE key = ?").run(`${PENDING_PREFIX}${name}`);
   }
 
   /** Rebuilds both indexes from `skills` and the stored evidence. */

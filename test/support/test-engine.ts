@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { type ChannelCredentials, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
@@ -8,6 +8,7 @@ import { instanceTagOf, type SkillEngineApp, startSkillEngine } from "../../src/
 import type { UnaryMethod } from "../../src/cli/skillctl/client.js";
 import { loadConfig, type SkillEngineConfig } from "../../src/config/index.js";
 import { LABEL_INSTANCE, LABEL_MANAGED } from "../../src/execution/index.js";
+import { eventually } from "./poll.js";
 import { type InvokeSkillResponse } from "../../src/gen/skillengine/v1/execution.js";
 import { type RegisterSkillRequest, type RegisterSkillResponse } from "../../src/gen/skillengine/v1/registration.js";
 import { SkillEngineClient } from "../../src/gen/skillengine/v1/skill_engine.js";
@@ -154,6 +155,19 @@ export async function containersOf(instanceTag: string, engine: Docker = docker)
   return engine.listContainers({
     all: true,
     filters: { label: [`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${instanceTag}`] },
+  });
+}
+
+/**
+ * Waits until no container and no run directory of `engine`'s instance is left: finished runs'
+ * containers are removed in the background, moments after their answer
+ * (docs/performance.md#container-removal). For engines with the warm pool off.
+ */
+export async function runsCleanedUp(engine: TestEngine): Promise<void> {
+  await eventually("finished runs' containers and run directories to be removed", async () => {
+    const containers = await containersOf(engine.instanceTag);
+    const runDirectories = await readdir(path.join(engine.sandboxDir, "runs")).catch(() => []);
+    return containers.length === 0 && runDirectories.length === 0 ? true : undefined;
   });
 }
 

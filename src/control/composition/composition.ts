@@ -107,6 +107,10 @@ export class Composition {
    * `.dependencies.json` (docs/composition.md#storage), before the version is committed.
    */
   async record(name: string, version: number, declared: DeclaredDependencies): Promise<void> {
+    // No row already means a plain skill with no dependencies: the common registration writes
+    // (and fsyncs) nothing here, unless an earlier, uncommitted attempt left a row for this number
+    // (docs/performance.md#registration).
+    if (declared.kind === "plain" && declared.dependsOn.length === 0 && !this.dependencies.has(name, version)) return;
     this.dependencies.record(name, version, declared);
     await this.writeDeclarations();
   }

@@ -46,6 +46,50 @@ describe("SkillRegistry (real SQLite file)", () => {
     caller: "local",
   });
 
+  it("with relaxed telemetry, commits each outcome at once (other connections see it), keeps status changes, and FULL elsewhere", async () => {
+    const file = path.join(root, "relaxed.db");
+    const relaxed = SkillRegistry.open(file, DEFAULT_HEALTH_POLICY, { telemetrySyncMs: 60_000 });
+    try {
+      relaxed.commitVersion(
+        {
+          name: "flaky",
+          version: 1,
+          description: "d",
+          parametersSchema: "{}",
+          testPayload: "{}",
+          origin: "register",
+          contentHash: "h".repeat(64),
+          createdAt: new Date(1_000),
+        },
+        { owner: "local", visibility: "private" },
+      );
+      for (let i = 0; i < DEFAULT_HEALTH_POLICY.degradeAfterConsecutiveFailures; i++) relaxed.recordInvocation(outcome("flaky", false));
+      await relaxed.flushTelemetry();
+      const other = new Database(file, { readonly: true });
+      try {
+        expect(other.prepare("SELECT COUNT(*) AS n FROM invocations").get()).toEqual({
+          n: DEFAULT_HEALTH_POLICY.degradeAfterConsecutiveFailures,
+        });
+        expect(other.prepare("SELECT status FROM skills WHERE name = 'flaky'").get()).toEqual({ status: "degraded" });
+        // Only the telemetry commit is relaxed: the connection is back to FULL for everything else.
+        expect(relaxed["db"].pragma("synchronous", { simple: true })).toBe(2);
+      } finally {
+        other.close();
+      }
+    } finally {
+      relaxed.close();
+    }
+    const reopened = SkillRegistry.open(file, DEFAULT_HEALTH_POLICY);
+    try {
+      expect(reopened.get("flaky")).toMatchObject({
+        status: "degraded",
+        failureCount: DEFAULT_HEALTH_POLICY.degradeAfterConsecutiveFailures,
+      });
+    } finally {
+      reopened.close();
+    }
+  });
+
   it("keeps each skill's owner and visibility, lists what an agent may see, and changes access", () => {
     commit("alice_private", 1, { owner: "alice", visibility: "private" });
     commit("alice_public", 1, { owner: "alice", visibility: "public" });

@@ -1,3 +1,5 @@
+import { closeSync, fdatasyncSync, openSync } from "node:fs";
+import { open as openFile } from "node:fs/promises";
 import type Database from "better-sqlite3";
 import { InternalError, SkillNotFoundError, SkillVersionNotFoundError } from "../../errors/index.js";
 import { openRegistryDatabase, withSqlite } from "../../sqlite/index.js";
@@ -157,18 +159,58 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * invocation's outcome. It is the source of truth; the canonical directory follows it.
  */
 export class SkillRegistry {
+  /** Telemetry commits written to the WAL but not yet flushed to disk. */
+  private telemetryUnsynced = false;
+  private telemetryTimer: NodeJS.Timeout | undefined;
+  private telemetryFlushing: Promise<void> = Promise.resolve();
+
   private constructor(
     private readonly db: Database.Database,
     private readonly policy: HealthPolicy,
-  ) {}
+    private readonly file: string,
+    private readonly telemetrySyncMs: number,
+  ) {
+    if (telemetrySyncMs > 0) {
+      this.telemetryTimer = setInterval(() => void this.flushTelemetry(), telemetrySyncMs);
+      this.telemetryTimer.unref();
+    }
+  }
 
-  static open(file: string, policy: HealthPolicy): SkillRegistry {
+  /**
+   * `telemetrySyncMs` > 0: an invocation's telemetry commit does not wait for its own fsync; the
+   * WAL is flushed to disk at most that long after it (docs/performance.md#telemetry-durability).
+   * 0: every telemetry commit is fsynced before it returns, like every other write.
+   */
+  static open(file: string, policy: HealthPolicy, options: { telemetrySyncMs?: number } = {}): SkillRegistry {
     return withSqlite("registry", `open the registry at ${file}`, () => {
       const db = openRegistryDatabase(file, { durable: true });
       migrate(db);
       ensureOutcomeTable(db);
-      return new SkillRegistry(db, policy);
+      return new SkillRegistry(db, policy, file, options.telemetrySyncMs ?? 0);
     });
+  }
+
+  /**
+   * Flushes telemetry committed without its own fsync (the WAL file, where SQLite put it) to disk.
+   * Every other commit is FULL: its fsync of the WAL covers the telemetry written before it too.
+   */
+  async flushTelemetry(): Promise<void> {
+    const next = this.telemetryFlushing.then(async () => {
+      if (!this.telemetryUnsynced) return;
+      this.telemetryUnsynced = false;
+      const handle = await openFile(`${this.file}-wal`, "r").catch(() => undefined);
+      if (!handle) return;
+      try {
+        await handle.datasync();
+      } finally {
+        await handle.close();
+      }
+    });
+    this.telemetryFlushing = next.catch(() => {
+      // Not on disk yet: the next tick tries again.
+      this.telemetryUnsynced = true;
+    });
+    await next;
   }
 
   get(name: string): SkillRecord | undefined {
@@ -310,6 +352,25 @@ export class SkillRegistry {
   /** recordInvocation, also returning the invocation's id (RecordSkillOutcome names it). */
   recordInvocationWithId(outcome: InvocationOutcome): { skill: SkillRecord | undefined; invocationId: number } {
     const at = outcome.at.getTime();
+    const relaxed = this.telemetrySyncMs > 0;
+    const before = relaxed ? this.get(outcome.name)?.status : undefined;
+    // The transaction's commit is not fsynced when relaxed: it is in the WAL (a process crash
+    // loses nothing), and on disk within telemetrySyncMs (flushTelemetry).
+    if (relaxed) this.db.pragma("synchronous = NORMAL");
+    try {
+      const recorded = this.recordInvocationNow(outcome, at);
+      if (relaxed) {
+        this.telemetryUnsynced = true;
+        // A status change (degraded, retired) is a decision others act on: on disk at once.
+        if (recorded.skill && recorded.skill.status !== before) void this.flushTelemetry().catch(() => undefined);
+      }
+      return recorded;
+    } finally {
+      if (relaxed) this.db.pragma("synchronous = FULL");
+    }
+  }
+
+  private recordInvocationNow(outcome: InvocationOutcome, at: number): { skill: SkillRecord | undefined; invocationId: number } {
     return withSqlite("registry", "record an invocation", () =>
       this.db.transaction(() => {
         const inserted = this.db
@@ -615,6 +676,20 @@ export class SkillRegistry {
   }
 
   close(): void {
+    if (this.telemetryTimer) clearInterval(this.telemetryTimer);
+    if (this.telemetryUnsynced) {
+      this.telemetryUnsynced = false;
+      try {
+        const fd = openSync(`${this.file}-wal`, "r");
+        try {
+          fdatasyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+      } catch {
+        // No WAL left (already checkpointed and removed): nothing to flush.
+      }
+    }
     if (this.db.open) this.db.close();
   }
 

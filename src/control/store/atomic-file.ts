@@ -16,8 +16,11 @@ export async function writeFileAtomic(target: string, content: string | Buffer):
 
 /** A file written in full beside its target, waiting to replace it. */
 export interface PreparedFile {
-  /** Renames it over the target (no new data blocks: a full disk does not stop it). */
-  commit(): Promise<void>;
+  /**
+   * Renames it over the target (no new data blocks: a full disk does not stop it) and fsyncs the
+   * directory, unless `syncDirectory` is false (the caller fsyncs that directory soon anyway).
+   */
+  commit(options?: { syncDirectory?: boolean }): Promise<void>;
   /** Removes it, leaving the target as it was. */
   discard(): Promise<void>;
 }
@@ -28,8 +31,21 @@ export interface PreparedFile {
  * needs before it commits anything (docs/operations.md#full-disks-and-a-locked-registry).
  */
 export async function prepareFileAtomic(target: string, content: string | Buffer): Promise<PreparedFile> {
-  const directory = path.dirname(target);
-  const temp = path.join(directory, `${TEMP_FILE_PREFIX}${path.basename(target)}-${randomBytes(6).toString("hex")}`);
+  const staged = await stageFile(path.dirname(target), path.basename(target), content);
+  return { commit: (options) => staged.commitAs(target, options), discard: () => staged.discard() };
+}
+
+/** A file written in full and fsynced under a temp name, waiting for the name it will have. */
+export interface StagedFile {
+  /** Renames it to `target` (same file system) and fsyncs `target`'s directory unless told not to. */
+  commitAs(target: string, options?: { syncDirectory?: boolean }): Promise<void>;
+  /** Removes it. */
+  discard(): Promise<void>;
+}
+
+/** Writes and fsyncs `content` to a temp file in `directory` (`label` names it for people). */
+export async function stageFile(directory: string, label: string, content: string | Buffer): Promise<StagedFile> {
+  const temp = path.join(directory, `${TEMP_FILE_PREFIX}${label}-${randomBytes(6).toString("hex")}`);
   const handle = await open(temp, "wx", 0o644);
   try {
     await handle.writeFile(content);
@@ -41,14 +57,14 @@ export async function prepareFileAtomic(target: string, content: string | Buffer
   }
   await handle.close();
   return {
-    async commit() {
+    async commitAs(target: string, options?: { syncDirectory?: boolean }) {
       try {
         await rename(temp, target);
       } catch (error) {
         await unlink(temp).catch(() => undefined);
         throw error;
       }
-      await fsyncDirectory(directory);
+      if (options?.syncDirectory !== false) await fsyncDirectory(path.dirname(target));
     },
     async discard() {
       await unlink(temp).catch(() => undefined);

@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
-import { fsyncDirectory, type PreparedFile, prepareFileAtomic, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+import { fsyncDirectory, type PreparedFile, prepareFileAtomic, stageFile, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
 import type { MirrorDocument } from "./mirror-format.js";
 import type { SkillStatus } from "../registry/index.js";
 import { pathExists } from "./path-exists.js";
@@ -29,6 +29,12 @@ export function locationOf(status: SkillStatus): StoreLocation {
  * - `.trash/<name>.py`, `.trash/.versions/<name>/`     deleted skills, restorable
  * - `skills_registry.json`             mirror of the registry, enough to rebuild it
  */
+/** See {@link CanonicalStore.stageVersion}. */
+export interface StagedVersion {
+  commitAs(version: number): Promise<void>;
+  discard(): Promise<void>;
+}
+
 export class CanonicalStore {
   readonly directory: string;
 
@@ -63,6 +69,23 @@ export class CanonicalStore {
   async writeVersion(name: string, version: number, code: string): Promise<void> {
     await mkdir(this.versionsDir(name), { recursive: true, mode: 0o700 });
     await writeFileAtomic(this.versionPath(name, version), code);
+  }
+
+  /**
+   * A new version's code written and fsynced before its number is known (while its test runs:
+   * docs/performance.md#registration), as a temp file in the active directory (never inside a
+   * history directory, which a retirement may move meanwhile). `commitAs` renames it into the
+   * history under its number; `discard` removes it; a crash leaves a temp file that start-up removes.
+   */
+  async stageVersion(name: string, code: string): Promise<StagedVersion> {
+    const staged = await stageFile(this.directory, `${name}.version`, code);
+    return {
+      commitAs: async (version) => {
+        await mkdir(this.versionsDir(name), { recursive: true, mode: 0o700 });
+        await staged.commitAs(this.versionPath(name, version));
+      },
+      discard: () => staged.discard(),
+    };
   }
 
   async writeActive(name: string, code: string, location: StoreLocation = "active"): Promise<void> {

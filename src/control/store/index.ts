@@ -1,7 +1,7 @@
 /** The canonical store: skill files outside every sandbox, their history, and the registry's mirror. The only way in. */
 export { fsyncDirectory, type PreparedFile, prepareFileAtomic, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
 export { fromStoreError } from "./store-errors.js";
-export { CanonicalStore, locationOf, MIRROR_FILE, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
+export { CanonicalStore, locationOf, MIRROR_FILE, type StagedVersion, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
 export { contentHash } from "./content-hash.js";
 export {
   MIRROR_FORMAT,

@@ -1,0 +1,41 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { type PoolMember, WarmPool } from "./warm-pool.js";
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+function member(runId: string): PoolMember {
+  return { runId, exited: new Promise(() => undefined) };
+}
+
+describe("WarmPool refills", () => {
+  it("starts no refill while paused and resumes when told", async () => {
+    let paused = false;
+    let created = 0;
+    const pool = new WarmPool<PoolMember>({
+      size: 2,
+      idleMs: 60_000,
+      create: async () => member(`m${++created}`),
+      discard: async () => undefined,
+      paused: () => paused,
+      logger: pino({ level: "silent" }),
+    });
+    pool.start();
+    for (let i = 0; i < 10 && pool.idleCount < 2; i++) await tick();
+    expect(pool.idleCount).toBe(2);
+
+    paused = true;
+    expect(pool.take()).toBeDefined();
+    expect(pool.take()).toBeDefined();
+    for (let i = 0; i < 5; i++) await tick();
+    expect(created).toBe(2);
+    expect(pool.idleCount).toBe(0);
+
+    paused = false;
+    pool.resume();
+    for (let i = 0; i < 10 && pool.idleCount < 2; i++) await tick();
+    expect(created).toBe(4);
+    expect(pool.idleCount).toBe(2);
+    await pool.close();
+  });
+});
