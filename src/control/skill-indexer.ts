@@ -12,6 +12,8 @@ export interface SkillIndexer {
    * counts for nothing). Returns true when the route's query became evidence for the skill.
    */
   credit(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean>;
+  /** How many stored queries route to the skill as evidence. */
+  evidenceCount(name: string): number;
   /** Re-indexes every skill; returns how many. */
   reindexAll(): Promise<number>;
 }

@@ -1,5 +1,6 @@
 /** The registry: the SQLite source of truth for skills, versions and invocations, and the health rules. The only way in. */
 export type {
+  DailyOutcome,
   ImportedSkill,
   InvocationOutcome,
   ListOptions,
@@ -24,4 +25,5 @@ export {
   type WindowStats,
   windowRate,
 } from "./skill-health.js";
+export { type DeprecationRisk, deprecationRisk, type RiskInput, type RiskThreshold } from "./deprecation-risk.js";
 export { REGISTRY_FILE, SkillRegistry } from "./skill-registry.js";
