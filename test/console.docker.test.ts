@@ -23,24 +23,21 @@ print(json.dumps({"ok": True}))
 async function postForm(page: Page, action: string, fields: Record<string, string>): Promise<number> {
   const [response] = await Promise.all([
     page.waitForNavigation(),
-    page.evaluate(
-      (target, values) => {
-        const form = document.createElement("form");
-        form.method = "post";
-        form.action = target;
-        for (const [name, value] of Object.entries(values)) {
-          const input = document.createElement("input");
-          input.type = "hidden";
-          input.name = name;
-          input.value = value;
-          form.appendChild(input);
-        }
-        document.body.appendChild(form);
-        form.submit();
-      },
-      action,
-      fields,
-    ),
+    // Run in the page as script text: the test's own types know no DOM.
+    page.evaluate(`(() => {
+      const form = document.createElement("form");
+      form.method = "post";
+      form.action = ${JSON.stringify(action)};
+      for (const [name, value] of Object.entries(${JSON.stringify(fields)})) {
+        const input = document.createElement("input");
+        input.type = "hidden";
+        input.name = name;
+        input.value = value;
+        form.appendChild(input);
+      }
+      document.body.appendChild(form);
+      form.submit();
+    })()`),
   ]);
   return response?.status() ?? 0;
 }
@@ -104,7 +101,7 @@ describe("operator console in a browser", () => {
     expect(await page.$eval("#login-error", (e) => e.textContent)).toContain("not valid");
     await page.type("#token", ADMIN_TOKEN);
     await Promise.all([page.waitForNavigation(), page.click("#sign-in")]);
-    const cookie = (await context.cookies(base)).find((c) => c.name === "se_console");
+    const cookie = (await context.cookies()).find((c) => c.name === "se_console");
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/console", session: true });
     // Only a random session id: the token never reaches the browser's cookie jar.
     expect(cookie?.value).not.toContain(ADMIN_TOKEN);
@@ -125,13 +122,13 @@ describe("operator console in a browser", () => {
     await page.goto(`${base}/console/skills/adder`);
     await page.waitForSelector('#timeline[data-drawn="true"] canvas');
     // Drawn, not just present: the chart's canvas has painted pixels.
-    const painted = await page.$eval("#timeline canvas", (canvas) => {
-      const c = canvas as HTMLCanvasElement;
-      const data = c.getContext("2d")?.getImageData(0, 0, c.width, c.height).data ?? new Uint8ClampedArray();
+    const painted = (await page.evaluate(`(() => {
+      const canvas = document.querySelector("#timeline canvas");
+      const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
       let n = 0;
-      for (let i = 3; i < data.length; i += 4) if ((data[i] ?? 0) > 0) n++;
+      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
       return n;
-    });
+    })()`)) as number;
     expect(painted).toBeGreaterThan(100);
     const timeline = JSON.parse(await page.$eval("#timeline-data", (e) => e.textContent ?? "")) as {
       invocations: number[];
@@ -197,7 +194,7 @@ describe("operator console in a browser", () => {
     expect(await page.$("#actions")).toBeNull();
 
     // And the action endpoint itself refuses, with bob's own valid CSRF token.
-    const csrf = await page.$eval('header input[name="csrf"]', (e) => (e as HTMLInputElement).value);
+    const csrf = await page.$eval('header input[name="csrf"]', (e) => e.getAttribute("value") ?? "");
     await page.goto(`${base}/console/skills/alice_public`);
     expect(await postForm(page, "/console/skills/alice_public/actions", { csrf, action: "retire", confirmed: "yes" })).toBe(403);
     expect(await page.$eval("#error", (e) => e.textContent)).toContain("alice");

@@ -53,7 +53,8 @@ const CONSOLE_JS = String.raw`"use strict";
         width: Math.max(320, Math.min(960, el.clientWidth || 800)),
         height: 260,
         series: series,
-        scales: { y: { range: [0, 100] } },
+        // To the end of today, so a version committed today is marked too.
+        scales: { x: { time: true, range: function () { return [data.days[0], data.days[data.days.length - 1] + 86400]; } }, y: { range: [0, 100] } },
         axes: [{}, { label: "success %" }],
         hooks: { draw: [markVersions] },
       },

@@ -20,6 +20,7 @@ import {
   toStatsMessage,
   toVersionMessage,
 } from "./messages.js";
+import { retirementHandlers } from "./retirement-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -167,6 +168,8 @@ export function skillEngineHandlers(
     getCatalog: unary(logger, "GetCatalog", async (_request, context) => ({
       skills: service.catalog(context).map(toCatalogEntryMessage),
     })),
+
+    ...retirementHandlers(service, (method, handler) => unary(logger, method, handler)),
 
     routeSkills: unary(logger, "RouteSkills", async (request, context) => {
       const format = request.format === ToolFormat.TOOL_FORMAT_ANTHROPIC ? "anthropic" : "openai";

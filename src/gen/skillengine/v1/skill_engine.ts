@@ -51,6 +51,7 @@ import {
   WipeSandboxResponse,
 } from "./operations.js";
 import { PatchSkillRequest, PatchSkillResponse, RegisterSkillRequest, RegisterSkillResponse } from "./registration.js";
+import { RetireSkillRequest, RetireSkillResponse } from "./retirement.js";
 import {
   RecordRouteFeedbackRequest,
   RecordRouteFeedbackResponse,
@@ -372,6 +373,22 @@ export const SkillEngineService = {
     responseSerialize: (value: GetCatalogResponse): Buffer => Buffer.from(GetCatalogResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetCatalogResponse => GetCatalogResponse.decode(value),
   },
+  /**
+   * Retires one live skill (owner or admin): status retired ("retired by <agent>"), files under
+   * retired/, out of routing; RestoreSkill brings it back.
+   *   NOT_FOUND           no such skill (or another agent's private one)
+   *   PERMISSION_DENIED   another agent's public skill
+   *   FAILED_PRECONDITION already retired or deleted; live skills depend on it (without force)
+   */
+  retireSkill: {
+    path: "/skillengine.v1.SkillEngine/RetireSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RetireSkillRequest): Buffer => Buffer.from(RetireSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RetireSkillRequest => RetireSkillRequest.decode(value),
+    responseSerialize: (value: RetireSkillResponse): Buffer => Buffer.from(RetireSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RetireSkillResponse => RetireSkillResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -465,6 +482,14 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
   getSkillDependencies: handleUnaryCall<GetSkillDependenciesRequest, GetSkillDependenciesResponse>;
   /** Every visible skill with its dependency status (ready, blocked by which dependency, failed). */
   getCatalog: handleUnaryCall<GetCatalogRequest, GetCatalogResponse>;
+  /**
+   * Retires one live skill (owner or admin): status retired ("retired by <agent>"), files under
+   * retired/, out of routing; RestoreSkill brings it back.
+   *   NOT_FOUND           no such skill (or another agent's private one)
+   *   PERMISSION_DENIED   another agent's public skill
+   *   FAILED_PRECONDITION already retired or deleted; live skills depend on it (without force)
+   */
+  retireSkill: handleUnaryCall<RetireSkillRequest, RetireSkillResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -865,6 +890,28 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetCatalogResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Retires one live skill (owner or admin): status retired ("retired by <agent>"), files under
+   * retired/, out of routing; RestoreSkill brings it back.
+   *   NOT_FOUND           no such skill (or another agent's private one)
+   *   PERMISSION_DENIED   another agent's public skill
+   *   FAILED_PRECONDITION already retired or deleted; live skills depend on it (without force)
+   */
+  retireSkill(
+    request: RetireSkillRequest,
+    callback: (error: ServiceError | null, response: RetireSkillResponse) => void,
+  ): ClientUnaryCall;
+  retireSkill(
+    request: RetireSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RetireSkillResponse) => void,
+  ): ClientUnaryCall;
+  retireSkill(
+    request: RetireSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RetireSkillResponse) => void,
   ): ClientUnaryCall;
 }
 
