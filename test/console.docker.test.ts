@@ -230,3 +230,44 @@ describe("operator console in a browser", () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 });
+
+/** No tokens configured: the console is the local agent's (an admin), with no sign-in, on loopback. */
+describe("operator console without tokens", () => {
+  let engine: TestEngine;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    engine = await startTestEngine({ env: { SKILL_ENGINE_CONSOLE: "on" } });
+    await engine.client.register({ name: "local_skill", code: PUBLIC });
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await engine?.dispose();
+  });
+
+  it("opens a session for the local agent at once, and its actions still need the CSRF token and the confirmation", async () => {
+    const base = `http://127.0.0.1:${engine.app.metricsPort}`;
+    const context = await browser.createBrowserContext();
+    const page = await context.newPage();
+    await page.goto(`${base}/console/`);
+    expect(page.url()).toBe(`${base}/console/library`);
+    expect(await page.$eval("header .who", (e) => e.textContent)).toContain("local (admin)");
+    expect(await page.$$eval("#library tbody tr", (rows) => rows.map((r) => r.getAttribute("data-skill")))).toEqual(["local_skill"]);
+    const login = await page.goto(`${base}/console/login`);
+    expect(login?.url()).toBe(`${base}/console/library`);
+
+    await page.goto(`${base}/console/skills/local_skill`);
+    expect(await postForm(page, "/console/skills/local_skill/actions", { action: "retire", confirmed: "yes" })).toBe(403);
+    await page.goto(`${base}/console/skills/local_skill/confirm?action=retire`);
+    const csrf = await page.$eval('#confirm-form input[name="csrf"]', (e) => e.getAttribute("value") ?? "");
+    expect(await postForm(page, "/console/skills/local_skill/actions", { csrf, action: "retire" })).toBe(400);
+    expect((await engine.client.get("local_skill")).skill?.status).toBe(SkillStatus.SKILL_STATUS_ACTIVE);
+    await page.goto(`${base}/console/skills/local_skill/confirm?action=retire`);
+    await Promise.all([page.waitForNavigation(), page.click("#confirm")]);
+    expect(await page.$eval("#notice", (e) => e.textContent)).toContain("retired");
+    expect((await engine.client.get("local_skill")).skill?.status).toBe(SkillStatus.SKILL_STATUS_RETIRED);
+    await screenshot(page, "skill-local-retired");
+  });
+});

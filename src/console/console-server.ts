@@ -5,7 +5,7 @@ import { UnauthenticatedError } from "../errors/index.js";
 import { type Authenticator, type Caller, LOCAL_CALLER } from "../identity/index.js";
 import type { PlaybookService } from "../playbook/index.js";
 import { loadAssets, type StaticAsset } from "./assets.js";
-import { httpErrorOf } from "./http-status.js";
+import { httpErrorOf, isLoopback } from "./http-status.js";
 import type { Viewer } from "./layout.js";
 import { catalogPage } from "./pages/catalog.js";
 import { libraryPage, parseLibraryQuery } from "./pages/library.js";
@@ -265,11 +265,6 @@ function requireConfirmation(form: URLSearchParams): void {
 function sessionCookie(id: string): string {
   // A session cookie (no Max-Age): it ends with the browser, and idle sessions end on the server.
   return `${SESSION_COOKIE}=${id}; Path=/console; HttpOnly; SameSite=Strict`;
-}
-
-function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  return address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.");
 }
 
 async function readForm(request: IncomingMessage): Promise<URLSearchParams> {

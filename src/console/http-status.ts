@@ -23,3 +23,9 @@ export function httpErrorOf(error: unknown): { status: number; message: string; 
   }
   return { status: 500, message: "internal error: the service log has the details", unexpected: true };
 }
+
+/** A peer address on this machine's loopback: 127.0.0.0/8, ::1, or 127.x mapped into IPv6. */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  return address === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/i.test(address);
+}
