@@ -401,12 +401,13 @@ export class SkillRegistry {
   dailyOutcomes(name: string, since: Date): DailyOutcome[] {
     return withSqlite("registry", "read daily outcomes", () =>
       this.db
-        .prepare<[number, string, number], { day: number; version: number; invocations: number; successes: number }>(
-          `SELECT invoked_at / ? AS day, version, COUNT(*) AS invocations, SUM(success) AS successes
+        // Integer division in SQL: a bound JS number would arrive as a REAL and split no days.
+        .prepare<[string, number], { day: number; version: number; invocations: number; successes: number }>(
+          `SELECT invoked_at / ${DAY_MS} AS day, version, COUNT(*) AS invocations, SUM(success) AS successes
            FROM invocations WHERE skill_name = ? AND invoked_at >= ?
            GROUP BY day, version ORDER BY day, version`,
         )
-        .all(DAY_MS, name, since.getTime())
+        .all(name, since.getTime())
         .map((row) => ({
           day: new Date(row.day * DAY_MS),
           version: row.version,
