@@ -150,6 +150,9 @@ describe("operator console in a browser", () => {
     const removed = await page.$$eval("#diff .del", (lines) => lines.map((l) => l.textContent));
     expect(added.some((l) => l?.includes('"version": 2'))).toBe(true);
     expect(removed.some((l) => l?.startsWith("-") && l.includes('"sum"'))).toBe(true);
+    expect(await page.$$eval("#diff .file", (lines) => lines.map((l) => l.textContent))).toEqual(["--- adder v1", "+++ adder v2"]);
+    // Unchanged lines around the change, one per line.
+    expect(await page.$$eval("#diff .context", (lines) => lines.map((l) => l.textContent))).toContain(" args = json.loads(sys.argv[1])");
     await screenshot(page, "diff");
   });
 

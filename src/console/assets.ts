@@ -88,9 +88,11 @@ th { background: #f5f5f5; }
 form.filters { margin-bottom: 10px; display: flex; gap: 10px; align-items: end; flex-wrap: wrap; }
 form.inline { display: inline; }
 .diff { font-family: ui-monospace, monospace; font-size: 12px; white-space: pre; background: #fafafa; padding: 6px; overflow-x: auto; }
-.diff .add { background: #e8f5e9; color: #1b5e20; display: block; }
-.diff .del { background: #ffebee; color: #b71c1c; display: block; }
-.diff .hunk { color: #1565c0; display: block; }
+.diff span { display: block; min-height: 1em; }
+.diff .add { background: #e8f5e9; color: #1b5e20; }
+.diff .del { background: #ffebee; color: #b71c1c; }
+.diff .hunk { color: #1565c0; }
+.diff .file { color: #555; }
 pre.code { font-size: 12px; background: #fafafa; padding: 6px; overflow-x: auto; }
 .timeline { min-height: 270px; }
 section { margin-bottom: 22px; }

@@ -287,25 +287,26 @@ export async function runAction(
   }
 }
 
+function lineClass(line: string): string {
+  if (line.startsWith("+++") || line.startsWith("---")) return "file";
+  if (line.startsWith("+")) return "add";
+  if (line.startsWith("-")) return "del";
+  if (line.startsWith("@@")) return "hunk";
+  return "context";
+}
+
 /** Two versions side by side as a unified diff (jsdiff). */
 export async function diffPage(service: SkillService, viewer: Viewer, name: string, from: number, to: number): Promise<string> {
   const context = { caller: viewer.caller };
   const [before, after] = await Promise.all([service.versionCode(name, from, context), service.versionCode(name, to, context)]);
   const patch = createTwoFilesPatch(`${name} v${from}`, `${name} v${to}`, before, after, "", "", { context: 3 });
-  const lines = patch.split("\n").slice(2); // the "Index"/"====" preamble says nothing here
-  const rendered = lines.map((line) => {
-    const cls =
-      line.startsWith("+++") || line.startsWith("---")
-        ? ""
-        : line.startsWith("+")
-          ? "add"
-          : line.startsWith("-")
-            ? "del"
-            : line.startsWith("@@")
-              ? "hunk"
-              : "";
-    return cls === "" ? markup`${line} ` : markup`<span class="${cls}">${line}</span>`;
-  });
+  // The "====" rule above the file names says nothing here; the trailing newline leaves an empty last line.
+  const lines = patch
+    .split("\n")
+    .slice(1)
+    .filter((line, i, all) => i < all.length - 1 || line !== "");
+  // One block element per line: the page never relies on literal newlines inside the markup.
+  const rendered = lines.map((line) => markup`<span class="${lineClass(line)}">${line}</span>`);
   const changed = lines.some((l) => l.startsWith("@@"));
   const body = markup`<p><a href="${skillHref(name)}">← back to ${name}</a></p>
     ${
