@@ -147,7 +147,11 @@ class ConsoleHandler {
     if (path === "/console/catalog") return send(response, 200, catalogPage(service, viewer));
     if (path === "/console/playbook") return send(response, 200, playbookPage(playbook, viewer));
     const skill = skillRoute(path);
-    if (skill?.rest === "") return send(response, 200, await skillPage(service, viewer, skill.name, params.get("done") ?? ""));
+    if (skill?.rest === "") {
+      const done = params.get("done");
+      const action = done !== null && (SKILL_ACTIONS as readonly string[]).includes(done) ? (done as SkillAction) : undefined;
+      return send(response, 200, await skillPage(service, viewer, skill.name, action));
+    }
     if (skill?.rest === "/diff") {
       return send(response, 200, await diffPage(service, viewer, skill.name, versionParam(params, "from"), versionParam(params, "to")));
     }
@@ -181,10 +185,10 @@ class ConsoleHandler {
       requireConfirmation(form);
       const action = actionParam(form.get("action"));
       const version = action === "rollback" ? versionParam(form, "version") : undefined;
-      const done = await runAction(this.options.service, viewer, skill.name, action, version);
+      await runAction(this.options.service, viewer, skill.name, action, version);
       this.options.logger.info({ skill: skill.name, action, version, agent: viewer.caller.agentId }, "console action");
       // Post/redirect/get: a reload of the result does not repeat the action.
-      return redirect(response, `${skillHref(skill.name)}?${new URLSearchParams({ done }).toString()}`);
+      return redirect(response, `${skillHref(skill.name)}?done=${action}`);
     }
     throw new HttpError(404, `nothing to post to at ${path}`);
   }

@@ -16,7 +16,7 @@ export const SKILL_ACTIONS = ["protect", "unprotect", "rollback", "retire", "res
 export type SkillAction = (typeof SKILL_ACTIONS)[number];
 
 /** A skill: its health timeline, durations, versions, dependencies and, for its owner or an admin, the actions. */
-export async function skillPage(service: SkillService, viewer: Viewer, name: string, notice = ""): Promise<string> {
+export async function skillPage(service: SkillService, viewer: Viewer, name: string, done?: SkillAction): Promise<string> {
   const context = { caller: viewer.caller };
   const { skill, kind, dependsOn } = await service.get(name, context);
   const stats = service.stats(name, context);
@@ -186,6 +186,7 @@ export async function skillPage(service: SkillService, viewer: Viewer, name: str
   </section>`;
 
   const actionsSection = manage ? actionsOf(skill, viewer) : markup``;
+  const notice = done === undefined ? "" : doneNotice(skill, done);
   const body = markup`${notice ? markup`<p class="notice" id="notice">${notice}</p>` : ""}${facts}${timelineSection}${versionsSection}${graphSection}${actionsSection}`;
   return page(`Skill ${name}`, "library", viewer, body, { charts: true });
 }
@@ -256,34 +257,49 @@ export async function confirmPage(
   return page(`Confirm: ${action} ${name}`, "library", viewer, body);
 }
 
-/** Runs a confirmed owner action through the same use cases as the RPCs; returns what to tell the viewer. */
+/**
+ * Runs a confirmed owner action through the same use cases as the RPCs. What the page then says is
+ * derived from the action's name and the skill as it is now, never taken from the request, so a
+ * crafted link cannot put words on the page.
+ */
 export async function runAction(
   service: SkillService,
   viewer: Viewer,
   name: string,
   action: SkillAction,
   version: number | undefined,
-): Promise<string> {
+): Promise<void> {
   const context = { caller: viewer.caller };
   switch (action) {
     case "protect":
-      await service.setProtected(name, true, context);
-      return `${name} is protected.`;
-    case "unprotect": {
-      const skill = await service.setProtected(name, false, context);
-      return `${name} is no longer protected; it is ${skill.status}.`;
-    }
-    case "rollback": {
-      const skill = await service.rollback(name, version ?? 0, context);
-      return `${name} is at v${skill.version} again.`;
-    }
+    case "unprotect":
+      await service.setProtected(name, action === "protect", context);
+      return;
+    case "rollback":
+      await service.rollback(name, version ?? 0, context);
+      return;
     case "retire":
       await service.retire(name, context);
-      return `${name} is retired; Restore brings it back.`;
-    case "restore": {
-      const skill = await service.restore(name, context);
-      return `${name} is restored; it is ${skill.status}.`;
-    }
+      return;
+    case "restore":
+      await service.restore(name, context);
+      return;
+  }
+}
+
+/** The notice after an action, from the skill as it is now. */
+function doneNotice(skill: SkillRecord, action: SkillAction): string {
+  switch (action) {
+    case "protect":
+      return `${skill.name} is protected.`;
+    case "unprotect":
+      return `${skill.name} is no longer protected; it is ${skill.status}.`;
+    case "rollback":
+      return `${skill.name} is at v${skill.version} again.`;
+    case "retire":
+      return `${skill.name} is retired; Restore brings it back.`;
+    case "restore":
+      return `${skill.name} is restored; it is ${skill.status}.`;
   }
 }
 
