@@ -229,6 +229,15 @@ describe("operator console in a browser", () => {
     });
     expect(post.status).toBe(401);
     expect((await alice.get("adder")).skill?.status).toBe(SkillStatus.SKILL_STATUS_ACTIVE);
+    // A sign-in posted from elsewhere (no login cookie to match its token) opens no session, even with a good token.
+    const forged = await fetch(`${base}/console/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: ADMIN_TOKEN, csrf: "guessed" }).toString(),
+      redirect: "manual",
+    });
+    expect(forged.status).toBe(403);
+    expect(forged.headers.getSetCookie().some((c) => c.startsWith("se_console="))).toBe(false);
     // The metrics port still serves what it served before.
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
