@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Tools only the test suite needs (runs before `npm test`), installed from Debian when missing
-# and we may: docker-compose (the deployment test validates docker-compose.yml) and openssl
-# (the TLS test makes a self-signed certificate).
+# and we may: docker-compose (the deployment test validates docker-compose.yml), openssl
+# (the TLS test makes a self-signed certificate) and chromium (the console's browser tests drive
+# Debian's Chromium with puppeteer-core; no browser is downloaded).
 set -euo pipefail
 readonly TAG='[ensure-test-tools]'
 
 # command → Debian package
-declare -A NEEDED=([docker-compose]=docker-compose [openssl]=openssl)
+declare -A NEEDED=([docker-compose]=docker-compose [openssl]=openssl [chromium]=chromium)
 missing=()
 for tool in "${!NEEDED[@]}"; do
   command -v "${tool}" >/dev/null 2>&1 || missing+=("${NEEDED[${tool}]}")

@@ -46,6 +46,7 @@ import {
   QualityCounters,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
+import { createConsole } from "./console/index.js";
 import { type Clock, createPlaybook, type PlaybookEvents, type PlaybookService } from "./playbook/index.js";
 import { LearningMirror, LearningService, LearningStore, NearDuplicateDetector, NearDuplicateScreen } from "./learning/index.js";
 
@@ -244,7 +245,16 @@ export async function startSkillEngine(
   const metricsServer =
     config.metricsPort === undefined
       ? undefined
-      : await startMetricsServer(metrics, config.host, config.metricsPort, { ready: () => engineReady });
+      : await startMetricsServer(
+          metrics,
+          config.host,
+          config.metricsPort,
+          { ready: () => engineReady },
+          // The operator console shares the port (docs/console.md); off unless SKILL_ENGINE_CONSOLE=on.
+          config.console
+            ? await createConsole({ service, playbook: playbook.service, authenticator, logger: logger.child({ component: "console" }) })
+            : undefined,
+        );
 
   let started = false;
   let lastSweep = 0;

@@ -296,6 +296,9 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect((await skillctl(port, "list", "--all")).stdout).toMatch(/\nflaky\s+1\s+retired/);
     expect(await skillctl(port, "retire")).toMatchObject({ code: 0, stdout: "nothing to retire\n" });
     expect((await skillctl(port, "restore", "flaky")).stdout).toBe("restored flaky v1 (active)\n");
+    // One skill by hand (RetireSkill), whatever its health.
+    expect((await skillctl(port, "retire", "flaky")).stdout).toBe("retired flaky v1 (retired)\n");
+    expect((await skillctl(port, "restore", "flaky")).stdout).toBe("restored flaky v1 (active)\n");
     expect(await skillctl(port, "wipe-sandbox")).toMatchObject({
       code: 0,
       stdout: expect.stringMatching(/^removed \d+ run director(y|ies)\n$/),

@@ -99,6 +99,12 @@ export interface SkillEngineConfig {
   /** Prometheus scrape port (GET /metrics, on `host`); undefined when metrics are off; 0 picks a free port. @default 9464 (SKILL_ENGINE_METRICS_PORT; SKILL_ENGINE_METRICS=off turns it off) */
   readonly metricsPort: number | undefined;
   /**
+   * The operator console (docs/console.md), served under /console on the metrics port, behind the
+   * same bearer tokens as the API (without tokens: the local agent, loopback only).
+   * @default false (SKILL_ENGINE_CONSOLE = on | off; "on" needs the metrics port)
+   */
+  readonly console: boolean;
+  /**
    * Where bearer tokens come from. With neither set, every call runs as the one local agent (with
    * the admin role). @default none (SKILL_ENGINE_TOKENS_FILE: a JSON file, re-read on SIGHUP;
    * SKILL_ENGINE_TOKENS: "agent[:admin]=token,..." inline)
@@ -239,6 +245,7 @@ const schema = z.object({
   QDRANT_API_KEY: z.string().min(1).optional(),
   SKILL_ENGINE_METRICS: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_METRICS_PORT: integer(0, 65535).default(9464),
+  SKILL_ENGINE_CONSOLE: z.enum(["on", "off"]).default("off"),
   SKILL_ENGINE_TOKENS_FILE: z.string().min(1).optional(),
   SKILL_ENGINE_TOKENS: z.string().min(1).optional(),
   SKILL_ENGINE_TLS_CERT: z.string().min(1).optional(),
@@ -332,6 +339,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       "SKILL_ENGINE_TLS_CERT and SKILL_ENGINE_TLS_KEY go together: set both (PEM certificate chain and private key) or neither",
     );
   }
+  if (v.SKILL_ENGINE_CONSOLE === "on" && v.SKILL_ENGINE_METRICS === "off") {
+    problems.push("SKILL_ENGINE_CONSOLE=on needs the HTTP port it is served on: leave SKILL_ENGINE_METRICS on (SKILL_ENGINE_METRICS_PORT)");
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     embedder:
@@ -388,6 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       splitClauses: v.SKILL_ENGINE_ROUTE_SPLIT_CLAUSES === "on",
     },
     metricsPort: v.SKILL_ENGINE_METRICS === "on" ? v.SKILL_ENGINE_METRICS_PORT : undefined,
+    console: v.SKILL_ENGINE_CONSOLE === "on",
     auth: {
       tokensFile: v.SKILL_ENGINE_TOKENS_FILE === undefined ? undefined : path.resolve(v.SKILL_ENGINE_TOKENS_FILE),
       inlineTokens: v.SKILL_ENGINE_TOKENS,

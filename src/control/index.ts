@@ -1,5 +1,5 @@
 /** The control plane: the use cases, and one sub-package per concern behind them. The only way in. */
-export { canSee, type GranteeInput, pinnedVersionFor, SkillSharing } from "./access/index.js";
+export { canManage, canSee, type GranteeInput, pinnedVersionFor, SkillSharing } from "./access/index.js";
 export {
   type CodeIntake,
   type ContentGuardMode,
@@ -21,7 +21,11 @@ export {
 } from "./recovery/index.js";
 export {
   DEFAULT_HEALTH_POLICY,
+  type DailyOutcome,
+  type DeprecationRisk,
+  deprecationRisk,
   type HealthPolicy,
+  isLive as isLiveStatus,
   REGISTRY_FILE,
   type SkillAccess,
   type SkillGrant,
@@ -44,6 +48,7 @@ export {
   type DependencyReport,
   MandatorySkillError,
   type OnFailure,
+  type SkillKind,
   type StepInput,
   type StepOutcome,
 } from "./composition/index.js";
@@ -52,6 +57,7 @@ export {
   type ComposedRegistrationInput,
   type ComposedRegistrationResult,
   type DependentRetest,
+  type HealthTimeline,
   type InvocationResult,
   type RebuildIndexesReport,
   type RegistrationResult,

@@ -23,6 +23,8 @@ export interface SkillIndexer {
   fallback?(routeId: string, skill: SkillRecord, agentId: string): Promise<boolean>;
   /** Seed 001's quality counters of a skill, where they are kept. */
   quality?(name: string): { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
+  /** How many stored queries route to the skill as evidence. */
+  evidenceCount(name: string): number;
   /** Re-indexes every skill; returns how many. */
   reindexAll(): Promise<number>;
 }

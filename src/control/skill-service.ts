@@ -45,6 +45,7 @@ import {
 import type { DuplicateScreen, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import {
+  type DailyOutcome,
   type HealthPolicy,
   isLive,
   quantile,
@@ -161,6 +162,16 @@ export interface SkillStats {
   readonly bySource?: readonly SourceWindow[];
 }
 
+/** A skill's health over time (docs/console.md#health-timeline). */
+export interface HealthTimeline {
+  readonly skill: SkillRecord;
+  /** Midnight UTC of the first day covered. */
+  readonly since: Date;
+  readonly days: DailyOutcome[];
+  readonly versions: VersionRecord[];
+  readonly durations: ReadonlyArray<{ version: number; samples: number; p50Ms: number; p95Ms: number; p99Ms: number }>;
+}
+
 /** What RebuildIndexes did. */
 export interface RebuildIndexesReport {
   readonly skillsIndexed: number;
@@ -243,6 +254,8 @@ interface StagedFiles {
 export const EXAMPLE_QUERY_LIMITS = { count: 20, chars: 500 } as const;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Invocations per version behind the timeline's duration percentiles. */
+const TIMELINE_DURATIONS = 100;
 
 /**
  * The control plane's use cases. Every change of code goes through the same gate (validate →
@@ -1153,6 +1166,88 @@ export class SkillService {
       quality: this.indexer?.quality?.(name),
       bySource: usage.window.bySource,
     };
+  }
+
+  /** The kind of each skill the caller may see (what its active version declares); others are left out. */
+  kinds(skills: readonly SkillRecord[], context: CallContext): Map<string, SkillKind> {
+    const kinds = new Map<string, SkillKind>();
+    for (const skill of skills) if (canSee(skill, context.caller)) kinds.set(skill.name, this.composition.declaredOf(skill).kind);
+    return kinds;
+  }
+
+  /** The lifecycle thresholds in force, for views that explain them. */
+  get healthPolicy(): HealthPolicy {
+    return this.policy;
+  }
+
+  /**
+   * The rolling window (docs/skill-lifecycle.md#rolling-window) of each skill the caller may see,
+   * oldest outcome first; skills it may not see are left out.
+   */
+  recentOutcomes(skills: readonly SkillRecord[], context: CallContext): Map<string, boolean[]> {
+    const visible = skills.filter((skill) => canSee(skill, context.caller));
+    return this.registry.recentOutcomes(
+      visible.map((skill) => ({ name: skill.name, version: skill.version })),
+      this.policy.windowSize,
+    );
+  }
+
+  /**
+   * A skill's health over time (docs/console.md#health-timeline): invocations and successes per
+   * UTC day and version over the last `days` days, its versions (when each was committed), and
+   * duration percentiles per version over each version's last 100 invocations.
+   */
+  healthTimeline(name: string, days: number, context: CallContext): HealthTimeline {
+    if (!Number.isInteger(days) || days < 1 || days > 366)
+      throw new InvalidArgumentError("days", "must be a whole number of days in [1, 366]");
+    const skill = this.visibleSkill(name, context.caller);
+    const now = this.now();
+    const since = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - (days - 1) * DAY_MS);
+    const durations = [...this.registry.durationsByVersion(name, TIMELINE_DURATIONS)].map(([version, values]) => ({
+      version,
+      samples: values.length,
+      p50Ms: quantile(values, 0.5) ?? 0,
+      p95Ms: quantile(values, 0.95) ?? 0,
+      p99Ms: quantile(values, 0.99) ?? 0,
+    }));
+    return { skill, since, days: this.registry.dailyOutcomes(name, since), versions: this.registry.versions(name), durations };
+  }
+
+  /** The code of one version of a skill the caller may see (its history file, checked against the registry). */
+  async versionCode(name: string, version: number, context: CallContext): Promise<string> {
+    if (!Number.isInteger(version) || version < 1) throw new InvalidArgumentError("version", "must be a version number ≥ 1");
+    const skill = this.visibleSkill(name, context.caller);
+    const record = this.registry.version(name, version);
+    if (!record) throw new SkillVersionNotFoundError(name, version, skill.latestVersion);
+    const code = await this.store.readVersion(name, version);
+    if (code === undefined || contentHash(code) !== record.contentHash) {
+      throw new InternalError(`the history file of "${name}" v${version} is missing or altered`);
+    }
+    return code;
+  }
+
+  /** How many routed queries are stored as evidence for a skill the caller may see (docs/routing.md#learning-from-use). */
+  routingEvidence(name: string, context: CallContext): number {
+    this.visibleSkill(name, context.caller);
+    return this.indexer?.evidenceCount(name) ?? 0;
+  }
+
+  /**
+   * Retires one skill by hand (owner or admin; live skills only): what the retirement rule does,
+   * with the caller as the reason. Dependents protect it unless `force` (docs/skill-lifecycle.md#retire-by-hand).
+   */
+  async retire(name: string, context: CallContext, force = false): Promise<SkillRecord> {
+    validateSkillName(name);
+    return this.perName.run(name, async () => {
+      const skill = this.liveSkill(this.manageableSkill(name, context.caller, "retire"), "retire");
+      this.protectDependents(name, "retire", force, context);
+      const retired = this.registry.setStatus(name, "retired", `retired by ${context.caller.agentId}`, this.now());
+      await this.store.moveSkill(name, locationOf(skill.status), "retired", this.now());
+      await this.mirror.flushOrLater();
+      await this.reindex(retired);
+      this.logger.warn({ skill: name, agent: context.caller.agentId, requestId: context.requestId }, "skill retired by hand");
+      return retired;
+    });
   }
 
   async wipeSandbox(context: CallContext): Promise<number> {

@@ -26,6 +26,7 @@ import {
 import { sharingHandlers } from "./sharing-handlers.js";
 import { skillSourceHandlers } from "./source-handlers.js";
 import { learningHandlers } from "./learning-handlers.js";
+import { retirementHandlers } from "./retirement-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -184,6 +185,8 @@ export function skillEngineHandlers(
         warnings: [...report.warnings],
       };
     }),
+
+    ...retirementHandlers(service, (method, handler) => unary(logger, method, handler)),
 
     routeSkills: unary(logger, "RouteSkills", async (request, context) => {
       const format = request.format === ToolFormat.TOOL_FORMAT_ANTHROPIC ? "anthropic" : "openai";

@@ -1,6 +1,12 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ServiceMetrics } from "./metrics.js";
+
+/** Another handler sharing the port (the operator console); it says whether a request was its own. */
+export interface HttpMount {
+  handle(request: IncomingMessage, response: ServerResponse): boolean;
+}
 
 /**
  * The Prometheus scrape endpoint, GET /metrics, on its own HTTP port; beside it the probes that
@@ -12,8 +18,10 @@ export async function startMetricsServer(
   host: string,
   port: number,
   probes: { ready(): boolean } = { ready: () => true },
+  mount?: HttpMount,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
+    if (mount?.handle(request, response)) return;
     const route = (request.url ?? "").split("?")[0];
     if (request.method === "GET" && route === "/healthz") {
       response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");

@@ -151,6 +151,10 @@ export class RoutingService implements SkillIndexer {
     return this.counters?.get(name);
   }
 
+  evidenceCount(name: string): number {
+    return this.router.evidenceCount(name);
+  }
+
   /** The skills for a query among those `caller` may see: its own and public ones (admins: all). */
   async route(request: RouteRequest, caller: Caller): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[] }> {
     const query = request.query.trim();

@@ -412,6 +412,11 @@ export class SkillRouter {
     );
   }
 
+  /** How many stored queries route to `name` as evidence (docs/routing.md#learning-from-use). */
+  evidenceCount(name: string): number {
+    return this.db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM route_evidence WHERE name = ?").get(name)?.n ?? 0;
+  }
+
   private evidenceOf(name: string): Array<{ query: string; hash: string }> {
     return this.db
       .prepare<[string, number], { query: string; hash: string }>(

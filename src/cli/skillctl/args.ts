@@ -152,10 +152,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "      The skills routing picks for a query; with --format, also their tool definitions in that format.",
   },
   retire: {
-    positionals: [0, 0],
+    positionals: [0, 1],
     options: ["dry-run", "force"],
     usage:
-      "retire [--dry-run] [--force]\n      Retires every degraded skill matching the retirement rule (--dry-run: only report; --force: skills others depend on too).",
+      "retire [--dry-run] [--force]\n      Retires every degraded skill matching the retirement rule (--dry-run: only report; --force: skills others depend on too).\n" +
+      "retire <name> [--force]\n      Retires that one skill by hand (RestoreSkill brings it back).",
   },
   restore: { positionals: [1, 1], options: [], usage: "restore <name>\n      Brings a retired or deleted skill back." },
   rollback: { positionals: [2, 2], options: [], usage: "rollback <name> <version>\n      Makes an earlier version active again." },

@@ -283,7 +283,9 @@ export const route: Command = async (ctx) => {
   return 0;
 };
 
+/** One skill by name (RetireSkill), else the sweep of the retirement rule (RetireDegradedSkills). */
 export const retire: Command = async (ctx) => {
+  if (ctx.positionals.length > 0) return retireOne(ctx);
   const dryRun = ctx.options["dry-run"] === true;
   const response = await ctx.rpc.call(ctx.rpc.raw.retireDegradedSkills, { dryRun, force: ctx.options.force === true });
   if (ctx.json) {
@@ -308,6 +310,9 @@ function skillAction(verb: string, call: (ctx: CommandContext) => Promise<{ skil
   };
 }
 
+const retireOne = skillAction("retired", (ctx) =>
+  ctx.rpc.call(ctx.rpc.raw.retireSkill, { name: arg(ctx, 0), force: ctx.options.force === true }),
+);
 export const restore = skillAction("restored", (ctx) => ctx.rpc.call(ctx.rpc.raw.restoreSkill, { name: arg(ctx, 0) }));
 export const rollback = skillAction("rolled back:", (ctx) =>
   ctx.rpc.call(ctx.rpc.raw.rollbackSkill, { name: arg(ctx, 0), version: positiveInteger(arg(ctx, 1), "version") }),

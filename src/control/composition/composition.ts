@@ -301,11 +301,14 @@ export class Composition {
 
   /** Live skills whose active version names `name` (any version of it), by name. */
   dependents(name: string): SkillRecord[] {
-    return this.registry
-      .list({})
-      .filter(
-        (skill) => skill.name !== name && this.declaredOf(skill).dependsOn.some((key) => parseSkillRef(key, "dependency").name === name),
-      );
+    const dependents: SkillRecord[] = [];
+    for (const declaration of this.dependencies.declaring(name)) {
+      if (declaration.name === name) continue;
+      const skill = this.registry.get(declaration.name);
+      // Only what a live skill's active version declares counts.
+      if (skill && isLive(skill.status) && skill.version === declaration.version) dependents.push(skill);
+    }
+    return dependents;
   }
 
   /** Live skills that name `name` unpinned: the ones a new version of it affects. */

@@ -82,6 +82,23 @@ export class DependencyStore {
     );
   }
 
+  /**
+   * The (name, version) declarations that name `dependency`, unpinned or pinned: one query over
+   * the table instead of a read of every skill's declaration (what made a skill's page and
+   * GetSkillDependencies cost half a second at 10,000 skills; docs/console.md#cost).
+   */
+  declaring(dependency: string): Array<{ name: string; version: number }> {
+    return withSqlite("registry", "read dependents", () =>
+      this.db
+        .prepare<[string, string, string], { name: string; version: number }>(
+          `SELECT DISTINCT d.name, d.version FROM skill_dependencies d, json_each(d.depends_on) j
+           WHERE j.value = ? OR substr(j.value, 1, length(?) + 1) = ? || '@'
+           ORDER BY d.name, d.version`,
+        )
+        .all(dependency, dependency, dependency),
+    );
+  }
+
   get(name: string, version: number): DeclaredDependencies {
     const row = withSqlite("registry", "read dependencies", () =>
       this.db

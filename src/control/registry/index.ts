@@ -1,5 +1,6 @@
 /** The registry: the SQLite source of truth for skills, versions and invocations, and the health rules. The only way in. */
 export type {
+  DailyOutcome,
   ImportedSkill,
   InvocationOutcome,
   GranteeKind,
@@ -28,4 +29,5 @@ export {
   windowRate,
 } from "./skill-health.js";
 export { OUTCOME_SOURCES, type OutcomeRecord, type OutcomeSource, type SourceWindow } from "./outcome-signals.js";
+export { type DeprecationRisk, deprecationRisk, type RiskInput, type RiskThreshold } from "./deprecation-risk.js";
 export { REGISTRY_FILE, SkillRegistry } from "./skill-registry.js";

@@ -113,6 +113,15 @@ export interface InvocationOutcome {
   readonly caller: string;
 }
 
+/** Invocations of one version on one UTC day (docs/console.md#health-timeline). */
+export interface DailyOutcome {
+  /** Midnight UTC of the day. */
+  readonly day: Date;
+  readonly version: number;
+  readonly invocations: number;
+  readonly successes: number;
+}
+
 /** Raw figures behind the stats RPC. */
 export interface UsageFigures {
   readonly invocationsLast7Days: number;

@@ -63,7 +63,7 @@ describe("rolling window", () => {
 describe("retirement rule", () => {
   const skill = { status: "active" as const, protected: false, usageCount: 0, failureCount: 0 };
 
-  it("never retires a system skill: an admin deletes it explicitly", () => {
+  it("never retires a system skill: an admin retires or deletes it explicitly", () => {
     expect(retirementReasons({ ...skill, failureCount: 9, usageCount: 50, system: true }, policy)).toEqual([]);
   });
 

@@ -112,7 +112,7 @@ export function evaluateHealth(input: HealthInput, policy: HealthPolicy): Health
 export interface RetirementInput {
   readonly status: SkillStatus;
   readonly protected: boolean;
-  /** A system skill leaves only by an admin's DeleteSkill (docs/security.md#system-skills). */
+  /** A system skill leaves only by an admin's RetireSkill or DeleteSkill (docs/security.md#system-skills). */
   readonly system?: boolean;
   readonly failureCount: number;
   readonly usageCount: number;

@@ -4,6 +4,7 @@ import type Database from "better-sqlite3";
 import { InternalError, SkillNotFoundError, SkillVersionNotFoundError } from "../../errors/index.js";
 import { openRegistryDatabase, withSqlite } from "../../sqlite/index.js";
 import type {
+  DailyOutcome,
   GranteeKind,
   ImportedSkill,
   InvocationOutcome,
@@ -560,6 +561,74 @@ export class SkillRegistry {
         recentDurationsMs: durations,
         window: this.window(name, version),
       };
+    });
+  }
+
+  /**
+   * The outcomes of the most recent `limit` invocations of each (name, version), oldest first: the
+   * rolling window of docs/skill-lifecycle.md#rolling-window when `limit` is the window size. One
+   * indexed query per key (invocations_by_skill), so a page of skills costs a page of lookups.
+   */
+  recentOutcomes(keys: readonly { name: string; version: number }[], limit: number): Map<string, boolean[]> {
+    return withSqlite("registry", "read recent outcomes", () => {
+      const statement = this.db.prepare<[string, number, number], { success: number }>(
+        "SELECT success FROM invocations WHERE skill_name = ? AND version = ? ORDER BY id DESC LIMIT ?",
+      );
+      const outcomes = new Map<string, boolean[]>();
+      for (const key of keys) {
+        outcomes.set(
+          key.name,
+          statement
+            .all(key.name, key.version, limit)
+            .map((row) => row.success === 1)
+            .reverse(),
+        );
+      }
+      return outcomes;
+    });
+  }
+
+  /**
+   * Invocations per UTC day and version since `since`, derived from the invocation records (the
+   * registry keeps every invocation; no per-day table is needed): docs/console.md#health-timeline.
+   */
+  dailyOutcomes(name: string, since: Date): DailyOutcome[] {
+    return withSqlite("registry", "read daily outcomes", () =>
+      this.db
+        // Integer division in SQL: a bound JS number would arrive as a REAL and split no days.
+        .prepare<[string, number], { day: number; version: number; invocations: number; successes: number }>(
+          `SELECT invoked_at / ${DAY_MS} AS day, version, COUNT(*) AS invocations, SUM(success) AS successes
+           FROM invocations WHERE skill_name = ? AND invoked_at >= ?
+           GROUP BY day, version ORDER BY day, version`,
+        )
+        .all(name, since.getTime())
+        .map((row) => ({
+          day: new Date(row.day * DAY_MS),
+          version: row.version,
+          invocations: row.invocations,
+          successes: row.successes,
+        })),
+    );
+  }
+
+  /** Durations of the most recent `perVersion` invocations of each version of a skill. */
+  durationsByVersion(name: string, perVersion: number): Map<number, number[]> {
+    return withSqlite("registry", "read durations by version", () => {
+      const rows = this.db
+        .prepare<[string, number], { version: number; duration_ms: number }>(
+          `SELECT version, duration_ms FROM (
+             SELECT version, duration_ms, ROW_NUMBER() OVER (PARTITION BY version ORDER BY id DESC) AS n
+             FROM invocations WHERE skill_name = ?)
+           WHERE n <= ? ORDER BY version`,
+        )
+        .all(name, perVersion);
+      const byVersion = new Map<number, number[]>();
+      for (const row of rows) {
+        const list = byVersion.get(row.version) ?? [];
+        list.push(row.duration_ms);
+        byVersion.set(row.version, list);
+      }
+      return byVersion;
     });
   }
 

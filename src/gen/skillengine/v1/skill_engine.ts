@@ -65,6 +65,7 @@ import {
   WipeSandboxResponse,
 } from "./operations.js";
 import { PatchSkillRequest, PatchSkillResponse, RegisterSkillRequest, RegisterSkillResponse } from "./registration.js";
+import { RetireSkillRequest, RetireSkillResponse } from "./retirement.js";
 import {
   RecordRouteFeedbackRequest,
   RecordRouteFeedbackResponse,
@@ -613,6 +614,22 @@ export const SkillEngineService = {
       Buffer.from(RecordSkillOutcomeResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordSkillOutcomeResponse => RecordSkillOutcomeResponse.decode(value),
   },
+  /**
+   * Retires one live skill (owner or admin): status retired ("retired by <agent>"), files under
+   * retired/, out of routing; RestoreSkill brings it back.
+   *   NOT_FOUND           no such skill (or another agent's private one)
+   *   PERMISSION_DENIED   another agent's public skill
+   *   FAILED_PRECONDITION already retired or deleted; live skills depend on it (without force)
+   */
+  retireSkill: {
+    path: "/skillengine.v1.SkillEngine/RetireSkill" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RetireSkillRequest): Buffer => Buffer.from(RetireSkillRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RetireSkillRequest => RetireSkillRequest.decode(value),
+    responseSerialize: (value: RetireSkillResponse): Buffer => Buffer.from(RetireSkillResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RetireSkillResponse => RetireSkillResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -759,6 +776,14 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    *   NOT_FOUND unknown skill or invocation id; INVALID_ARGUMENT a malformed id
    */
   recordSkillOutcome: handleUnaryCall<RecordSkillOutcomeRequest, RecordSkillOutcomeResponse>;
+  /**
+   * Retires one live skill (owner or admin): status retired ("retired by <agent>"), files under
+   * retired/, out of routing; RestoreSkill brings it back.
+   *   NOT_FOUND           no such skill (or another agent's private one)
+   *   PERMISSION_DENIED   another agent's public skill
+   *   FAILED_PRECONDITION already retired or deleted; live skills depend on it (without force)
+   */
+  retireSkill: handleUnaryCall<RetireSkillRequest, RetireSkillResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -1436,6 +1461,28 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RecordSkillOutcomeResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Retires one live skill (owner or admin): status retired ("retired by <agent>"), files under
+   * retired/, out of routing; RestoreSkill brings it back.
+   *   NOT_FOUND           no such skill (or another agent's private one)
+   *   PERMISSION_DENIED   another agent's public skill
+   *   FAILED_PRECONDITION already retired or deleted; live skills depend on it (without force)
+   */
+  retireSkill(
+    request: RetireSkillRequest,
+    callback: (error: ServiceError | null, response: RetireSkillResponse) => void,
+  ): ClientUnaryCall;
+  retireSkill(
+    request: RetireSkillRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RetireSkillResponse) => void,
+  ): ClientUnaryCall;
+  retireSkill(
+    request: RetireSkillRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RetireSkillResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,49 @@
+import type { SkillService } from "../../control/index.js";
+import { markup } from "../html.js";
+import { page, type Viewer } from "../layout.js";
+import { skillHref } from "./skill.js";
+
+/** The catalog (GetCatalog's use case): every skill the viewer may see with its load status and what blocks it. */
+export function catalogPage(service: SkillService, viewer: Viewer): string {
+  const entries = service.catalog({ caller: viewer.caller });
+  const counts = new Map<string, number>();
+  for (const e of entries) counts.set(e.status, (counts.get(e.status) ?? 0) + 1);
+  const body =
+    entries.length === 0
+      ? markup`<p class="empty" id="catalog-empty">
+          The catalog is empty: register a skill and it is listed here with its dependency status.
+        </p>`
+      : markup`<p id="catalog-count">
+            ${entries.length} entries: ${[...counts].map(([status, n], i) => markup`${i > 0 ? ", " : ""}${n} ${status}`)}.
+          </p>
+          <table id="catalog">
+            <thead>
+              <tr>
+                <th>Skill</th>
+                <th>Kind</th>
+                <th>Status</th>
+                <th class="num">Version</th>
+                <th>Depends on</th>
+                <th>Blocked by</th>
+                <th>Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${entries.map(
+                (e) =>
+                  markup`<tr data-skill="${e.name}">
+                    <td><a href="${skillHref(e.name)}">${e.name}</a></td>
+                    <td>${e.kind}</td>
+                    <td class="status-${e.status === "ready" ? "active" : e.status === "inactive" ? "retired" : "deprecated"}">
+                      ${e.status}
+                    </td>
+                    <td class="num">${e.version}</td>
+                    <td>${e.dependsOn.join(", ")}</td>
+                    <td>${e.blockedBy.join(", ")}</td>
+                    <td>${e.error}${e.warnings.map((w) => markup`<br /><span class="warn">${w}</span>`)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`;
+  return page("Catalog", "catalog", viewer, body);
+}
