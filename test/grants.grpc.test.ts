@@ -226,14 +226,17 @@ describe("grants, users, system skills and the on/off switch through the real se
       expect(error.details).toMatch(/system skill/);
     }
 
-    // Retirement: three failures make it a candidate; its non-admin owner's sweep leaves it alone.
+    // Retirement: three failures would retire any other skill; no sweep retires a system skill,
+    // neither its non-admin owner's nor an admin's (docs/security.md#system-skills).
     for (let i = 0; i < 3; i++) expect((await alice.invoke("sys_echo", '{"fail": true}')).result?.exitCode).not.toBe(0);
     const sweep = await alice.call(alice.raw.retireDegradedSkills, { dryRun: false, force: false });
     expect(sweep.retired.map((r) => r.name)).not.toContain("sys_echo");
     expect((await alice.get("sys_echo")).skill?.status).not.toBe(SkillStatus.SKILL_STATUS_RETIRED);
-    // An admin can.
-    const adminSweep = await ops.call(ops.raw.retireDegradedSkills, { dryRun: true, force: false });
-    expect(adminSweep.retired.map((r) => r.name)).toContain("sys_echo");
+    const adminSweep = await ops.call(ops.raw.retireDegradedSkills, { dryRun: false, force: false });
+    expect(adminSweep.retired.map((r) => r.name)).not.toContain("sys_echo");
+    // An admin takes it out explicitly; its owner cannot.
+    expect((await rpcError(alice.call(alice.raw.retireSkill, { name: "sys_echo", force: false }))).code).toBe(status.PERMISSION_DENIED);
+    expect((await ops.call(ops.raw.retireSkill, { name: "sys_echo", force: false })).skill?.status).toBe(SkillStatus.SKILL_STATUS_RETIRED);
     expect((await ops.call(ops.raw.deleteSkill, { name: "sys_echo", force: false })).skill?.status).toBe(SkillStatus.SKILL_STATUS_DELETED);
   });
 
