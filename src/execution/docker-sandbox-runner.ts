@@ -1,5 +1,6 @@
 import { anySignal } from "any-signal";
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { errorMessage, type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../errors/index.js";
@@ -90,6 +91,9 @@ export class DockerSandboxRunner implements SandboxRunner {
 
   constructor(private readonly options: DockerSandboxRunnerOptions) {
     const { logger } = options;
+    // Every run in flight listens to the shutdown signal (and stops when it ends): as many
+    // listeners as runs, not a leak, so no MaxListenersExceededWarning past ten.
+    setMaxListeners(0, this.shutdown.signal);
     this.engine = new DockerEngineClient(options.docker, options.image, logger);
     this.runDirectories = new RunDirectories(options.sandboxDir);
     this.watch = new EngineWatch(this.engine, this.instanceLabels(), logger.child({ component: "engine-watch" }));
