@@ -368,7 +368,7 @@ export async function runAction(
       return;
     case "disable":
     case "enable":
-      // SetSkillEnabled's use case (docs/security.md#sharing).
+      // SetSkillEnabled's use case (docs/security.md#the-onoff-switch).
       await service.sharing.setEnabled(name, action === "enable", viewer.caller);
       return;
     case "rollback":
