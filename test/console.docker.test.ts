@@ -446,6 +446,17 @@ describe("operator console: skill folders", () => {
     expect(await page.$eval("#sources-count", (e) => e.textContent)).toContain("1 ready, 1 blocked");
     await screenshot(page, "sources");
 
+    // The catalog merges the folders as GetCatalog does: the folder skill, and the blocked folder as a row of its own.
+    await page.goto(`${base}/console/catalog`);
+    const catalog = await page.$$eval("#catalog tbody tr", (trs) =>
+      trs.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent?.replace(/\s+/g, " ").trim())),
+    );
+    expect(catalog.map((cells) => [cells[0], cells[2], path.basename(cells[7] ?? "")])).toEqual([
+      ["code_review", "ready", "review"],
+      ["–", "blocked", "sneaky"],
+    ]);
+    await screenshot(page, "catalog-folders");
+
     await page.goto(`${base}/console/library?kind=instructions`);
     expect(await page.$$eval("#library tbody tr", (trs) => trs.map((r) => r.getAttribute("data-skill")))).toEqual(["code_review"]);
     expect(await page.$eval('tr[data-skill="code_review"] td:nth-child(3)', (e) => e.textContent?.trim())).toBe("instructions");

@@ -151,7 +151,7 @@ class ConsoleHandler {
     const { service, playbook } = this.options;
     if (path === "/console" || path === "/console/") return redirect(response, "/console/library");
     if (path === "/console/library") return send(response, 200, libraryPage(service, viewer, parseLibraryQuery(params)));
-    if (path === "/console/catalog") return send(response, 200, catalogPage(service, viewer));
+    if (path === "/console/catalog") return send(response, 200, catalogPage(service, this.options.sources, viewer));
     if (path === "/console/playbook") return send(response, 200, playbookPage(playbook, viewer));
     if (path === "/console/sources") return send(response, 200, sourcesPage(this.options.sources, viewer));
     if (path === "/console/candidates") {
