@@ -342,6 +342,22 @@ describe("operator console in a browser", () => {
     const promoted = (await alice.get("add_twice")).skill;
     expect(promoted?.description).toBe("Adds twice, with a public call between.");
 
+    // A second pattern, dismissed through its confirmation: it stays listed as dismissed, with no action left.
+    const again = [
+      { tool: "alice_public", arguments: "{}" },
+      { tool: "alice_public", arguments: '{"x":1}' },
+      { tool: "alice_public", arguments: "{}" },
+    ];
+    for (const sessionKey of ["one", "two", "three"]) await alice.call(alice.raw.recordSession, { sessionKey, toolCalls: again });
+    await page.goto(`${base}/console/candidates`);
+    const second = await page.$eval('a[data-action="dismiss"]', (a) => a.closest("tr")?.getAttribute("data-candidate") ?? "");
+    expect(second).not.toBe(row?.id);
+    await Promise.all([page.waitForNavigation(), page.click('a[data-action="dismiss"]')]);
+    expect(await page.$eval("#confirm-text", (e) => e.textContent)).toContain(`Dismiss candidate ${second}`);
+    await Promise.all([page.waitForNavigation(), page.click("#confirm")]);
+    expect(await page.$eval("#notice", (e) => e.textContent?.trim())).toBe(`Candidate ${second} is dismissed.`);
+    expect(await page.$(`tr[data-candidate="${second}"] a.action`)).toBeNull();
+
     await page.goto(`${base}/console/library?kind=composed`);
     expect(await page.$$eval("#library tbody tr", (trs) => trs.map((r) => r.getAttribute("data-skill")))).toEqual(["add_twice"]);
     await screenshot(page, "library-promoted");
