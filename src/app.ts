@@ -252,7 +252,14 @@ export async function startSkillEngine(
           { ready: () => engineReady },
           // The operator console shares the port (docs/console.md); off unless SKILL_ENGINE_CONSOLE=on.
           config.console
-            ? await createConsole({ service, playbook: playbook.service, authenticator, logger: logger.child({ component: "console" }) })
+            ? await createConsole({
+                service,
+                playbook: playbook.service,
+                learning,
+                sources: skillSources,
+                authenticator,
+                logger: logger.child({ component: "console" }),
+              })
             : undefined,
         );
 

@@ -1,3 +1,6 @@
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, screenshot } from "./support/browser.js";
@@ -139,6 +142,15 @@ describe("operator console in a browser", () => {
     expect(timeline.perVersion.map((v) => v.version)).toEqual([1, 2]);
     expect(timeline.overall.at(-1)).toBe(80); // 4 of today's 5 succeeded
     expect(await page.$$eval("#durations tbody tr", (rows) => rows.length)).toBe(2);
+    // The window's samples by source: both of v2's invocations judged by their exit code.
+    const sources = await page.$$eval("#outcome-sources tbody tr", (rows) =>
+      rows.map((r) => [r.getAttribute("data-source"), ...[...r.querySelectorAll("td")].slice(1, 4).map((c) => c.textContent?.trim())]),
+    );
+    expect(sources).toEqual([
+      ["exit_code", "2", "2", "100%"],
+      ["explicit", "0", "0", "–"],
+      ["implicit", "0", "0", "–"],
+    ]);
     expect(await page.$("#actions")).not.toBeNull();
     await screenshot(page, "skill-admin");
 
@@ -241,6 +253,115 @@ describe("operator console in a browser", () => {
     // The metrics port still serves what it served before.
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
+
+  it("lists an owner's grants, switches a skill off and on through confirmation, and refuses the switch to anybody else", async () => {
+    await alice.call(alice.raw.grantSkill, { name: "adder", granteeAgent: "carol", granteeUser: "", version: 0 });
+    const page = await signIn(ALICE_TOKEN);
+    await page.goto(`${base}/console/skills/adder`);
+    expect(await page.$$eval("#grants tbody tr", (rows) => rows.map((r) => r.getAttribute("data-grantee")))).toEqual(["carol"]);
+    expect(await page.$eval('#grants tr[data-grantee="carol"]', (e) => e.textContent)).toContain("follows the active version");
+
+    await page.goto(`${base}/console/skills/alice_public`);
+    expect(await page.$eval("#grants", (e) => e.textContent)).toContain("No grant");
+    await Promise.all([page.waitForNavigation(), page.click('a[data-action="disable"]')]);
+    expect(await page.$eval("#confirm-text", (e) => e.textContent)).toContain("Disable alice_public");
+    expect((await alice.get("alice_public")).skill?.disabled).toBe(false); // nothing happened yet
+    await Promise.all([page.waitForNavigation(), page.click("#confirm")]);
+    expect(await page.$eval("#notice", (e) => e.textContent)).toBe("alice_public is disabled; Enable switches it back on.");
+    expect(await page.$eval("#enabled", (e) => e.textContent)).toContain("switched off by alice");
+    expect((await alice.get("alice_public")).skill?.disabled).toBe(true);
+    await screenshot(page, "skill-disabled");
+
+    // bob sees the skill, but neither its grants nor the switch; the endpoint refuses him with his own CSRF token.
+    const bobPage = await signIn(BOB_TOKEN);
+    await bobPage.goto(`${base}/console/skills/alice_public`);
+    expect(await bobPage.$("#facts")).not.toBeNull();
+    expect(await bobPage.$("#grants")).toBeNull();
+    expect(await bobPage.$('a[data-action="enable"], a[data-action="disable"]')).toBeNull();
+    const csrf = await bobPage.$eval('header input[name="csrf"]', (e) => e.getAttribute("value") ?? "");
+    expect(await postForm(bobPage, "/console/skills/alice_public/actions", { csrf, action: "enable", confirmed: "yes" })).toBe(403);
+    expect((await alice.get("alice_public")).skill?.disabled).toBe(true);
+    await bobPage.goto(`${base}/console/skills/adder`);
+    expect(await postForm(bobPage, "/console/skills/adder/actions", { csrf, action: "disable", confirmed: "yes" })).toBe(404);
+    expect((await alice.get("adder")).skill?.disabled).toBe(false);
+
+    await page.goto(`${base}/console/skills/alice_public/confirm?action=enable`);
+    await Promise.all([page.waitForNavigation(), page.click("#confirm")]);
+    expect(await page.$eval("#notice", (e) => e.textContent)).toBe("alice_public is enabled.");
+    expect((await alice.get("alice_public")).skill?.disabled).toBe(false);
+  });
+
+  it("shows an agent's candidates with their sessions, and promotes one through its confirmation into the library", async () => {
+    const toolCalls = [
+      { tool: "adder", arguments: '{"a":1,"b":2}' },
+      { tool: "alice_public", arguments: "{}" },
+      { tool: "adder", arguments: '{"a":3,"b":4}' },
+    ];
+    for (const sessionKey of ["morning", "noon", "evening"]) await alice.call(alice.raw.recordSession, { sessionKey, toolCalls });
+    const page = await signIn(ALICE_TOKEN);
+    await page.goto(`${base}/console/candidates`);
+    const rows = await page.$$eval("#candidates tbody tr", (trs) =>
+      trs.map((r) => ({
+        id: r.getAttribute("data-candidate") ?? "",
+        cells: [...r.querySelectorAll("td")].map((c) => c.textContent?.replace(/\s+/g, " ").trim()),
+      })),
+    );
+    expect(rows).toHaveLength(1);
+    const [row] = rows;
+    expect(row?.cells[2]).toBe("adder → alice_public → adder");
+    expect(row?.cells[3]).toBe("3");
+    expect(row?.cells[4]?.split(", ").sort()).toEqual(["evening", "morning", "noon"]);
+    expect(row?.cells[5]).toBe("candidate");
+    await screenshot(page, "candidates");
+
+    // Another agent's candidate is nobody else's to see or act on.
+    const bobPage = await signIn(BOB_TOKEN);
+    await bobPage.goto(`${base}/console/candidates`);
+    expect(await bobPage.$("#candidates-empty")).not.toBeNull();
+    const csrf = await bobPage.$eval('header input[name="csrf"]', (e) => e.getAttribute("value") ?? "");
+    expect((await bobPage.goto(`${base}/console/candidates/confirm?id=${row?.id}&action=dismiss`))?.status()).toBe(404);
+    expect(await postForm(bobPage, "/console/candidates/actions", { csrf, id: row?.id ?? "", action: "dismiss", confirmed: "yes" })).toBe(
+      404,
+    );
+    // alice's own POST without the confirmation step is refused too.
+    const aliceCsrf = await page.$eval('header input[name="csrf"]', (e) => e.getAttribute("value") ?? "");
+    expect(await postForm(page, "/console/candidates/actions", { csrf: aliceCsrf, id: row?.id ?? "", action: "promote" })).toBe(400);
+
+    await page.goto(`${base}/console/candidates`);
+    await Promise.all([page.waitForNavigation(), page.click('a[data-action="promote"]')]);
+    expect(await page.$eval("#confirm-text", (e) => e.textContent)).toContain(`Promote candidate ${row?.id}`);
+    await page.type("#promote-name", "add_twice");
+    await page.type("#promote-description", "Adds twice, with a public call between.");
+    await Promise.all([page.waitForNavigation(), page.click("#confirm")]);
+    expect(await page.$eval("#notice", (e) => e.textContent?.replace(/\s+/g, " ").trim())).toBe(
+      `Candidate ${row?.id} is promoted: add_twice.`,
+    );
+    expect(await page.$eval(`tr[data-candidate="${row?.id}"] td:nth-child(6)`, (e) => e.textContent?.replace(/\s+/g, " ").trim())).toBe(
+      "promoted → add_twice",
+    );
+    const promoted = (await alice.get("add_twice")).skill;
+    expect(promoted?.description).toBe("Adds twice, with a public call between.");
+
+    // A second pattern, dismissed through its confirmation: it stays listed as dismissed, with no action left.
+    const again = [
+      { tool: "alice_public", arguments: "{}" },
+      { tool: "alice_public", arguments: '{"x":1}' },
+      { tool: "alice_public", arguments: "{}" },
+    ];
+    for (const sessionKey of ["one", "two", "three"]) await alice.call(alice.raw.recordSession, { sessionKey, toolCalls: again });
+    await page.goto(`${base}/console/candidates`);
+    const second = await page.$eval('a[data-action="dismiss"]', (a) => a.closest("tr")?.getAttribute("data-candidate") ?? "");
+    expect(second).not.toBe(row?.id);
+    await Promise.all([page.waitForNavigation(), page.click('a[data-action="dismiss"]')]);
+    expect(await page.$eval("#confirm-text", (e) => e.textContent)).toContain(`Dismiss candidate ${second}`);
+    await Promise.all([page.waitForNavigation(), page.click("#confirm")]);
+    expect(await page.$eval("#notice", (e) => e.textContent?.trim())).toBe(`Candidate ${second} is dismissed.`);
+    expect(await page.$(`tr[data-candidate="${second}"] a.action`)).toBeNull();
+
+    await page.goto(`${base}/console/library?kind=composed`);
+    expect(await page.$$eval("#library tbody tr", (trs) => trs.map((r) => r.getAttribute("data-skill")))).toEqual(["add_twice"]);
+    await screenshot(page, "library-promoted");
+  });
 });
 
 /** No tokens configured: the console is the local agent's (an admin), with no sign-in, on loopback. */
@@ -281,5 +402,81 @@ describe("operator console without tokens", () => {
     expect(await page.$eval("#notice", (e) => e.textContent)).toContain("retired");
     expect((await engine.client.get("local_skill")).skill?.status).toBe(SkillStatus.SKILL_STATUS_RETIRED);
     await screenshot(page, "skill-local-retired");
+  });
+});
+
+/** Skill folders (docs/skill-sources.md): the Sources page shows each with its status and why it is refused. */
+describe("operator console: skill folders", () => {
+  let engine: TestEngine;
+  let browser: Browser;
+  let dir: string;
+  let skills: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), "console-sources-"));
+    skills = path.join(dir, "skills");
+    await mkdir(path.join(skills, "review"), { recursive: true });
+    await writeFile(
+      path.join(skills, "review", "SKILL.md"),
+      "---\nname: code_review\ndescription: A checklist for reviewing a pull request.\n---\nRead the diff twice.\n",
+    );
+    // A folder with a symbolic link: the safety check blocks it.
+    await mkdir(path.join(skills, "sneaky"));
+    await writeFile(
+      path.join(skills, "sneaky", "SKILL.md"),
+      "---\nname: sneaky\ndescription: Reads what it should not.\n---\nSee passwd.\n",
+    );
+    await symlink("/etc/passwd", path.join(skills, "sneaky", "passwd"));
+    engine = await startTestEngine({
+      env: { SKILL_ENGINE_CONSOLE: "on", SKILL_ENGINE_SKILL_DIRS: skills, SKILL_ENGINE_SKILL_WATCH: "off" },
+    });
+    await engine.client.call(engine.client.raw.rescanSkillDirs, {});
+    browser = await launchChromium();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await engine?.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("lists each discovered folder with its status and the reason it is blocked, and filters the library by folder kind", async () => {
+    const base = `http://127.0.0.1:${engine.app.metricsPort}`;
+    const page = await (await browser.createBrowserContext()).newPage();
+    await page.goto(`${base}/console/sources`);
+    const rows = await page.$$eval("#sources tbody tr", (trs) =>
+      trs.map((r) => ({
+        folder: r.getAttribute("data-folder"),
+        status: r.getAttribute("data-status"),
+        name: r.querySelector("td:nth-child(3)")?.textContent?.trim(),
+        reason: r.querySelector("td.reason")?.textContent?.trim(),
+      })),
+    );
+    // A blocked folder is never read as a skill, so it has no name: the folder says which one it is.
+    expect(rows.map((r) => [r.status, path.basename(r.folder ?? ""), r.name])).toEqual([
+      ["ready", "review", "code_review"],
+      ["blocked", "sneaky", "–"],
+    ]);
+    expect(rows[0]?.reason).toBe("");
+    expect(rows[1]?.reason).toMatch(/symbolic link/);
+    expect(await page.$eval("#sources-count", (e) => e.textContent)).toContain("1 ready, 1 blocked");
+    await screenshot(page, "sources");
+
+    // The catalog merges the folders as GetCatalog does: the folder skill, and the blocked folder as a row of its own.
+    await page.goto(`${base}/console/catalog`);
+    const catalog = await page.$$eval("#catalog tbody tr", (trs) =>
+      trs.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent?.replace(/\s+/g, " ").trim())),
+    );
+    expect(catalog.map((cells) => [cells[0], cells[2], path.basename(cells[7] ?? "")])).toEqual([
+      ["code_review", "ready", "review"],
+      ["–", "blocked", "sneaky"],
+    ]);
+    await screenshot(page, "catalog-folders");
+
+    await page.goto(`${base}/console/library?kind=instructions`);
+    expect(await page.$$eval("#library tbody tr", (trs) => trs.map((r) => r.getAttribute("data-skill")))).toEqual(["code_review"]);
+    expect(await page.$eval('tr[data-skill="code_review"] td:nth-child(3)', (e) => e.textContent?.trim())).toBe("instructions");
+    await page.goto(`${base}/console/library?kind=directory`);
+    expect(await page.$("#library-empty")).not.toBeNull();
   });
 });

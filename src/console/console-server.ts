@@ -1,16 +1,19 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { SkillService } from "../control/index.js";
+import type { SkillService, SkillSources } from "../control/index.js";
 import { UnauthenticatedError } from "../errors/index.js";
 import { type Authenticator, type Caller, LOCAL_CALLER } from "../identity/index.js";
+import type { LearningService } from "../learning/index.js";
 import type { PlaybookService } from "../playbook/index.js";
 import { loadAssets, type StaticAsset } from "./assets.js";
 import { httpErrorOf, isLoopback } from "./http-status.js";
 import type { Viewer } from "./layout.js";
+import { CANDIDATE_ACTIONS, type CandidateAction, candidateConfirmPage, candidatesPage, runCandidateAction } from "./pages/candidates.js";
 import { catalogPage } from "./pages/catalog.js";
 import { libraryPage, parseLibraryQuery } from "./pages/library.js";
 import { errorPage, loginPage } from "./pages/login.js";
 import { playbookPage, pruneResultPage } from "./pages/playbook.js";
+import { sourcesPage } from "./pages/sources.js";
 import { confirmPage, diffPage, runAction, SKILL_ACTIONS, type SkillAction, skillHref, skillPage } from "./pages/skill.js";
 import { type ConsoleSession, parseCookies, randomToken, SESSION_COOKIE, SessionStore, tokensMatch } from "./sessions.js";
 
@@ -18,6 +21,10 @@ export interface ConsoleOptions {
   /** The control plane's use cases: the same ones the RPCs call. */
   readonly service: SkillService;
   readonly playbook: PlaybookService;
+  /** Candidates, promotion and dismissal: the use cases of ListCandidates, PromoteCandidate, DismissCandidate. */
+  readonly learning: LearningService;
+  /** The skill folders: ListSkillSources' use case. */
+  readonly sources: SkillSources;
   /** The bearer tokens of the gRPC API; with none configured the console is the local agent's, on loopback only. */
   readonly authenticator: Authenticator;
   readonly logger: Logger;
@@ -144,8 +151,21 @@ class ConsoleHandler {
     const { service, playbook } = this.options;
     if (path === "/console" || path === "/console/") return redirect(response, "/console/library");
     if (path === "/console/library") return send(response, 200, libraryPage(service, viewer, parseLibraryQuery(params)));
-    if (path === "/console/catalog") return send(response, 200, catalogPage(service, viewer));
+    if (path === "/console/catalog") return send(response, 200, catalogPage(service, this.options.sources, viewer));
     if (path === "/console/playbook") return send(response, 200, playbookPage(playbook, viewer));
+    if (path === "/console/sources") return send(response, 200, sourcesPage(this.options.sources, viewer));
+    if (path === "/console/candidates") {
+      const done = params.get("done");
+      const finished =
+        done !== null && (CANDIDATE_ACTIONS as readonly string[]).includes(done)
+          ? { action: done as CandidateAction, id: idParam(params) }
+          : undefined;
+      return send(response, 200, candidatesPage(this.options.learning, viewer, finished));
+    }
+    if (path === "/console/candidates/confirm") {
+      const action = candidateActionParam(params.get("action"));
+      return send(response, 200, candidateConfirmPage(this.options.learning, viewer, idParam(params), action));
+    }
     const skill = skillRoute(path);
     if (skill?.rest === "") {
       const done = params.get("done");
@@ -160,7 +180,10 @@ class ConsoleHandler {
       const version = action === "rollback" ? versionParam(params, "version") : undefined;
       return send(response, 200, await confirmPage(service, viewer, skill.name, action, version));
     }
-    throw new HttpError(404, `nothing at ${path}: the console has /console/library, /console/catalog and /console/playbook`);
+    throw new HttpError(
+      404,
+      `nothing at ${path}: the console has /console/library, /console/catalog, /console/sources, /console/candidates and /console/playbook`,
+    );
   }
 
   private async post(
@@ -179,6 +202,15 @@ class ConsoleHandler {
       const dryRun = form.get("dry_run") !== "no";
       if (!dryRun) requireConfirmation(form);
       return send(response, 200, await pruneResultPage(this.options.playbook, viewer, dryRun));
+    }
+    if (path === "/console/candidates/actions") {
+      requireConfirmation(form);
+      const action = candidateActionParam(form.get("action"));
+      const id = idParam(form);
+      const overrides = { name: form.get("name") ?? "", description: form.get("description") ?? "" };
+      await runCandidateAction(this.options.learning, viewer, id, action, overrides);
+      this.options.logger.info({ candidate: id, action, agent: viewer.caller.agentId }, "console candidate action");
+      return redirect(response, `/console/candidates?done=${action}&id=${id}`);
     }
     const skill = skillRoute(path);
     if (skill?.rest === "/actions") {
@@ -253,6 +285,17 @@ function skillRoute(path: string): { name: string; rest: string } | undefined {
 function actionParam(value: string | null): SkillAction {
   if (value !== null && (SKILL_ACTIONS as readonly string[]).includes(value)) return value as SkillAction;
   throw new HttpError(400, `action: must be one of ${SKILL_ACTIONS.join(", ")}`);
+}
+
+function candidateActionParam(value: string | null): CandidateAction {
+  if (value !== null && (CANDIDATE_ACTIONS as readonly string[]).includes(value)) return value as CandidateAction;
+  throw new HttpError(400, `action: must be one of ${CANDIDATE_ACTIONS.join(", ")}`);
+}
+
+function idParam(params: URLSearchParams): number {
+  const value = Number(params.get("id") ?? "");
+  if (!Number.isSafeInteger(value) || value < 1) throw new HttpError(400, "id: must be a candidate id ≥ 1 (from the Candidates page)");
+  return value;
 }
 
 function versionParam(params: URLSearchParams, name: string): number {

@@ -10,11 +10,13 @@ export interface Viewer {
   readonly local: boolean;
 }
 
-export type Section = "library" | "catalog" | "playbook" | "none";
+export type Section = "library" | "catalog" | "sources" | "candidates" | "playbook" | "none";
 
 const NAV: ReadonlyArray<{ section: Section; href: string; label: string }> = [
   { section: "library", href: "/console/library", label: "Library" },
   { section: "catalog", href: "/console/catalog", label: "Catalog" },
+  { section: "sources", href: "/console/sources", label: "Sources" },
+  { section: "candidates", href: "/console/candidates", label: "Candidates" },
   { section: "playbook", href: "/console/playbook", label: "Playbook" },
 ];
 

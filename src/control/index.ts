@@ -58,6 +58,7 @@ export {
   type ComposedRegistrationResult,
   type DependentRetest,
   type HealthTimeline,
+  type LibraryKind,
   type InvocationResult,
   type RebuildIndexesReport,
   type RegistrationResult,

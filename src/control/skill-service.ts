@@ -162,6 +162,9 @@ export interface SkillStats {
   readonly bySource?: readonly SourceWindow[];
 }
 
+/** Every kind a skill can be: declared (plain, composed) or from a folder (directory, instructions). */
+export type LibraryKind = SkillKind | "directory" | "instructions";
+
 /** A skill's health over time (docs/console.md#health-timeline). */
 export interface HealthTimeline {
   readonly skill: SkillRecord;
@@ -1168,10 +1171,16 @@ export class SkillService {
     };
   }
 
-  /** The kind of each skill the caller may see (what its active version declares); others are left out. */
-  kinds(skills: readonly SkillRecord[], context: CallContext): Map<string, SkillKind> {
-    const kinds = new Map<string, SkillKind>();
-    for (const skill of skills) if (canSee(skill, context.caller)) kinds.set(skill.name, this.composition.declaredOf(skill).kind);
+  /**
+   * The kind of each skill the caller may see: a folder skill's (directory or instructions), else what
+   * its active version declares (plain or composed). Others are left out.
+   */
+  kinds(skills: readonly SkillRecord[], context: CallContext): Map<string, LibraryKind> {
+    const kinds = new Map<string, LibraryKind>();
+    for (const skill of skills) {
+      if (!canSee(skill, context.caller)) continue;
+      kinds.set(skill.name, this.folders?.header(skill)?.kind ?? this.composition.declaredOf(skill).kind);
+    }
     return kinds;
   }
 

@@ -1,11 +1,14 @@
-import type { SkillService } from "../../control/index.js";
+import type { SkillService, SkillSources } from "../../control/index.js";
 import { markup } from "../html.js";
 import { page, type Viewer } from "../layout.js";
 import { skillHref } from "./skill.js";
 
-/** The catalog (GetCatalog's use case): every skill the viewer may see with its load status and what blocks it. */
-export function catalogPage(service: SkillService, viewer: Viewer): string {
-  const entries = service.catalog({ caller: viewer.caller });
+/**
+ * The catalog (GetCatalog's use case): every skill the viewer may see with its load status and what
+ * blocks it, merged with the skill folders of the last scan (docs/skill-sources.md#catalog).
+ */
+export function catalogPage(service: SkillService, sources: SkillSources, viewer: Viewer): string {
+  const entries = sources.catalog(service.catalog({ caller: viewer.caller }));
   const counts = new Map<string, number>();
   for (const e of entries) counts.set(e.status, (counts.get(e.status) ?? 0) + 1);
   const body =
@@ -26,13 +29,14 @@ export function catalogPage(service: SkillService, viewer: Viewer): string {
                 <th>Depends on</th>
                 <th>Blocked by</th>
                 <th>Reason</th>
+                <th>Folder</th>
               </tr>
             </thead>
             <tbody>
               ${entries.map(
                 (e) =>
                   markup`<tr data-skill="${e.name}">
-                    <td><a href="${skillHref(e.name)}">${e.name}</a></td>
+                    <td>${e.name === "" ? markup`<span class="empty">–</span>` : markup`<a href="${skillHref(e.name)}">${e.name}</a>`}</td>
                     <td>${e.kind}</td>
                     <td class="status-${e.status === "ready" ? "active" : e.status === "inactive" ? "retired" : "deprecated"}">
                       ${e.status}
@@ -40,7 +44,8 @@ export function catalogPage(service: SkillService, viewer: Viewer): string {
                     <td class="num">${e.version}</td>
                     <td>${e.dependsOn.join(", ")}</td>
                     <td>${e.blockedBy.join(", ")}</td>
-                    <td>${e.error}${e.warnings.map((w) => markup`<br /><span class="warn">${w}</span>`)}</td>
+                    <td>${e.error || e.reason}${e.warnings.map((w) => markup`<br /><span class="warn">${w}</span>`)}</td>
+                    <td>${e.sourceFolder === "" ? "" : markup`<code>${e.sourceFolder}</code>`}</td>
                   </tr>`,
               )}
             </tbody>

@@ -1,4 +1,11 @@
-import { deprecationRisk, type SkillKind, type SkillRecord, type SkillService, type SkillStatus, windowRate } from "../../control/index.js";
+import {
+  deprecationRisk,
+  type LibraryKind,
+  type SkillRecord,
+  type SkillService,
+  type SkillStatus,
+  windowRate,
+} from "../../control/index.js";
 import { markup, type SafeHtml } from "../html.js";
 import { page, percent, time, type Viewer } from "../layout.js";
 import { sparkline } from "../svg.js";
@@ -7,7 +14,7 @@ import { sparkline } from "../svg.js";
 export const LIBRARY_PAGE_SIZE = 100;
 
 const STATUS_FILTERS = ["live", "active", "degraded", "deprecated", "retired", "deleted", "all"] as const;
-const KIND_FILTERS: ReadonlyArray<SkillKind | ""> = ["", "plain", "composed"];
+const KIND_FILTERS: ReadonlyArray<LibraryKind | ""> = ["", "plain", "composed", "directory", "instructions"];
 
 export interface LibraryQuery {
   readonly status: string;
@@ -39,7 +46,7 @@ export function libraryPage(service: SkillService, viewer: Viewer, query: Librar
   const owners = [...new Set(skills.map((s) => s.owner))].sort();
   if (query.status !== "live" && query.status !== "all") skills = skills.filter((s) => s.status === (query.status as SkillStatus));
   // Kinds cost one lookup a skill: for the whole list only when filtering by kind, else for the page.
-  let kinds: Map<string, SkillKind> | undefined;
+  let kinds: Map<string, LibraryKind> | undefined;
   if (query.kind !== "") {
     kinds = service.kinds(skills, context);
     skills = skills.filter((s) => kinds?.get(s.name) === query.kind);
@@ -123,7 +130,7 @@ export function libraryPage(service: SkillService, viewer: Viewer, query: Librar
   return page("Library", "library", viewer, body);
 }
 
-function row(skill: SkillRecord, kind: SkillKind, window: readonly boolean[], policy: SkillService["healthPolicy"]): SafeHtml {
+function row(skill: SkillRecord, kind: LibraryKind, window: readonly boolean[], policy: SkillService["healthPolicy"]): SafeHtml {
   const rate = windowRate({ samples: window.length, successes: window.filter(Boolean).length }, policy);
   const risk = deprecationRisk({ ...skill, window }, policy);
   const warnings: Array<SafeHtml | string> = [];

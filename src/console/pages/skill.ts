@@ -1,5 +1,13 @@
 import { createTwoFilesPatch } from "diff";
-import { canManage, deprecationRisk, isLiveStatus, type SkillRecord, type SkillService } from "../../control/index.js";
+import {
+  canManage,
+  deprecationRisk,
+  isLiveStatus,
+  type SkillGrant,
+  type SkillRecord,
+  type SkillService,
+  type SourceWindow,
+} from "../../control/index.js";
 import { markup, jsonBlock, type SafeHtml } from "../html.js";
 import { csrfField, page, percent, time, type Viewer } from "../layout.js";
 import { dependencyGraph, sparkline } from "../svg.js";
@@ -12,7 +20,7 @@ export const TIMELINE_DAYS = 30;
 export const skillHref = (name: string): string => `/console/skills/${encodeURIComponent(name)}`;
 
 /** The owner actions the console offers (docs/console.md#owner-actions), each behind a confirmation step. */
-export const SKILL_ACTIONS = ["protect", "unprotect", "rollback", "retire", "restore"] as const;
+export const SKILL_ACTIONS = ["protect", "unprotect", "disable", "enable", "rollback", "retire", "restore"] as const;
 export type SkillAction = (typeof SKILL_ACTIONS)[number];
 
 /** A skill: its health timeline, durations, versions, dependencies and, for its owner or an admin, the actions. */
@@ -28,6 +36,8 @@ export async function skillPage(service: SkillService, viewer: Viewer, name: str
   const chart = timelineChart(timeline.since, TIMELINE_DAYS, timeline.days, timeline.versions);
   const invoked = chart.invocations.reduce((a, b) => a + b, 0);
   const manage = canManage(skill, viewer.caller);
+  // Grants are the owner's and admins' to read (ListGrants' rule); anybody else does not get the section.
+  const grants = viewer.caller.admin || skill.owner === viewer.caller.agentId ? service.sharing.grants(name, viewer.caller) : undefined;
 
   const facts = markup`<table class="facts" id="facts">
     <tbody>
@@ -46,6 +56,12 @@ export async function skillPage(service: SkillService, viewer: Viewer, name: str
       <tr>
         <th>Version</th>
         <td>${skill.version} active, ${skill.latestVersion} latest</td>
+      </tr>
+      <tr>
+        <th>Enabled</th>
+        <td id="enabled">
+          ${skill.enabled ? "yes" : markup`<span class="warn">no: switched off by ${skill.disabledBy}; neither routed nor invocable</span>`}
+        </td>
       </tr>
       <tr>
         <th>Protected</th>
@@ -101,6 +117,8 @@ export async function skillPage(service: SkillService, viewer: Viewer, name: str
     ${invoked === 0 ? markup`<p class="empty">No invocation in the last ${TIMELINE_DAYS} days: the chart fills in as InvokeSkill is called.</p>` : ""}
     <div class="timeline" id="timeline" data-timeline="timeline-data"></div>
     ${jsonBlock("timeline-data", chart)}
+    <h3>Outcome sources</h3>
+    ${outcomeSources(stats.bySource ?? [])}
     <h3>Durations</h3>
     ${
       timeline.durations.length === 0
@@ -185,10 +203,78 @@ export async function skillPage(service: SkillService, viewer: Viewer, name: str
     }
   </section>`;
 
+  const grantsSection = grants === undefined ? markup`` : grantsOf(grants);
   const actionsSection = manage ? actionsOf(skill, viewer) : markup``;
   const notice = done === undefined ? "" : doneNotice(skill, done);
-  const body = markup`${notice ? markup`<p class="notice" id="notice">${notice}</p>` : ""}${facts}${timelineSection}${versionsSection}${graphSection}${actionsSection}`;
+  const body = markup`${notice ? markup`<p class="notice" id="notice">${notice}</p>` : ""}${facts}${timelineSection}${versionsSection}${graphSection}${grantsSection}${actionsSection}`;
   return page(`Skill ${name}`, "library", viewer, body, { charts: true });
+}
+
+/** The window's samples by where their verdict came from (GetSkillStats' success_by_source, docs/learning.md#outcomes). */
+function outcomeSources(bySource: readonly SourceWindow[]): SafeHtml {
+  const total = bySource.reduce((n, s) => n + s.samples, 0);
+  if (total === 0)
+    return markup`<p class="empty" id="outcome-sources">No sample in the window yet: invocations, ReportOutcome and recorded sessions add them.</p>`;
+  const labels: Record<string, string> = {
+    exit_code: "exit code",
+    explicit: "explicit (ReportOutcome)",
+    implicit: "implicit (recorded sessions)",
+  };
+  return markup`<table id="outcome-sources">
+    <thead>
+      <tr>
+        <th>Source</th>
+        <th class="num">Samples in the window</th>
+        <th class="num">Successes</th>
+        <th class="num">Success rate</th>
+        <th class="num">Weight each</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${bySource.map(
+        (s) =>
+          markup`<tr data-source="${s.source}">
+            <td>${labels[s.source] ?? s.source}</td>
+            <td class="num">${s.samples}</td>
+            <td class="num">${s.successes}</td>
+            <td class="num">${s.samples === 0 ? "–" : percent(s.successes / s.samples)}</td>
+            <td class="num">${s.samples === 0 ? "–" : String(s.weight)}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}
+
+/** Who else may use the skill (ListGrants), for its owner and admins. */
+function grantsOf(grants: readonly SkillGrant[]): SafeHtml {
+  return markup`<section id="grants">
+    <h2>Grants</h2>
+    ${
+      grants.length === 0
+        ? markup`<p class="empty">No grant: only the owner (and everyone, if it is public) may use it. GrantSkill (skillctl grant) shares it with one agent or user.</p>`
+        : markup`<table>
+            <thead>
+              <tr>
+                <th>Grantee</th>
+                <th>Version</th>
+                <th>Granted by</th>
+                <th>Granted</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${grants.map(
+                (g) =>
+                  markup`<tr data-grantee="${g.grantee}">
+                    <td>${g.granteeKind} ${g.grantee}</td>
+                    <td>${g.version === undefined ? "follows the active version" : `pinned to v${g.version}`}</td>
+                    <td>${g.grantedBy}</td>
+                    <td>${time(g.grantedAt)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
 }
 
 function actionsOf(skill: SkillRecord, viewer: Viewer): SafeHtml {
@@ -200,6 +286,7 @@ function actionsOf(skill: SkillRecord, viewer: Viewer): SafeHtml {
     <h2>Owner actions</h2>
     <p>
       ${skill.protected ? link("unprotect", "Unprotect") : link("protect", "Protect")}
+      ${skill.enabled ? link("disable", "Disable") : link("enable", "Enable")}
       ${live ? link("retire", "Retire") : link("restore", "Restore")}
     </p>
     ${
@@ -225,6 +312,10 @@ function describeAction(skill: SkillRecord, action: SkillAction, version: number
       return `Protect ${skill.name}: the rolling window never deprecates it and the retirement rule never retires it.`;
     case "unprotect":
       return `Unprotect ${skill.name}: its health is judged again at once, so a window below the threshold deprecates it now.`;
+    case "disable":
+      return `Disable ${skill.name}: it keeps its versions, grants and history but is neither routed nor invocable until enabled again.`;
+    case "enable":
+      return `Enable ${skill.name}: it is routed and invocable again.`;
     case "rollback":
       return `Roll ${skill.name} back from v${skill.version} to v${version ?? "?"}: no test run; that version's window counts again.`;
     case "retire":
@@ -275,6 +366,11 @@ export async function runAction(
     case "unprotect":
       await service.setProtected(name, action === "protect", context);
       return;
+    case "disable":
+    case "enable":
+      // SetSkillEnabled's use case (docs/security.md#the-onoff-switch).
+      await service.sharing.setEnabled(name, action === "enable", viewer.caller);
+      return;
     case "rollback":
       await service.rollback(name, version ?? 0, context);
       return;
@@ -294,6 +390,10 @@ function doneNotice(skill: SkillRecord, action: SkillAction): string {
       return `${skill.name} is protected.`;
     case "unprotect":
       return `${skill.name} is no longer protected; it is ${skill.status}.`;
+    case "disable":
+      return `${skill.name} is disabled; Enable switches it back on.`;
+    case "enable":
+      return `${skill.name} is enabled.`;
     case "rollback":
       return `${skill.name} is at v${skill.version} again.`;
     case "retire":
