@@ -32,10 +32,6 @@ export class EngineWatch {
   private readonly kills = new Map<string, string>();
   /** Containers in which the kernel's OOM killer struck. */
   private readonly ooms = new Set<string>();
-  /** Containers whose `die` event arrived: every `oom` event of theirs came before it. */
-  private readonly deaths = new Set<string>();
-  /** Runs waiting for a container's `die` event (untilDied). */
-  private readonly deathWaiters = new Map<string, Array<() => void>>();
 
   constructor(
     private readonly engine: DockerEngineClient,
@@ -71,36 +67,13 @@ export class EngineWatch {
     return this.ooms.has(containerId);
   }
 
-  /**
-   * Resolves once the engine reported the container's `die` event, the stream is lost, or
-   * `timeoutMs` passed. The engine sends a container's `oom` events before its `die`, so after
-   * this, {@link oomSeen} is final unless it timed out (docs/performance.md#no-inspect-after-a-clean-exit).
-   */
-  async untilDied(containerId: string, timeoutMs: number): Promise<void> {
-    if (this.deaths.has(containerId) || !this.connected) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      timer.unref();
-      const waiters = this.deathWaiters.get(containerId) ?? [];
-      waiters.push(done);
-      this.deathWaiters.set(containerId, waiters);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    this.deathWaiters.delete(containerId);
-  }
-
   forget(containerId: string): void {
     this.kills.delete(containerId);
     this.ooms.delete(containerId);
-    this.deaths.delete(containerId);
   }
 
   close(): void {
     this.closed = true;
-    this.wakeAllWaiters();
     if (this.retry) clearTimeout(this.retry);
     this.stream?.destroy();
   }
@@ -108,7 +81,7 @@ export class EngineWatch {
   private async follow(): Promise<void> {
     let stream: Readable;
     try {
-      stream = await this.engine.events(this.labels, ["kill", "oom", "die"]);
+      stream = await this.engine.events(this.labels, ["kill", "oom"]);
     } catch (error) {
       this.logger.debug({ err: error }, "cannot follow the engine's events yet");
       this.scheduleRetry();
@@ -132,7 +105,6 @@ export class EngineWatch {
       this.stream = undefined;
       this.connected = false;
       this.generation++;
-      this.wakeAllWaiters();
       if (!this.closed)
         this.logger.warn("lost the engine's event stream (the engine went away?); runs in flight are not the skills' fault");
       this.scheduleRetry();
@@ -148,25 +120,16 @@ export class EngineWatch {
       const event = JSON.parse(line) as { Action?: string; Actor?: { ID?: string; Attributes?: Record<string, string> } };
       const id = event.Actor?.ID;
       if (!id) return;
-      if (this.kills.size + this.ooms.size + this.deaths.size >= MAX_REMEMBERED) {
+      if (this.kills.size + this.ooms.size >= MAX_REMEMBERED) {
         // A run forgets its container's entries; these are leftovers of runs that never asked.
         this.kills.clear();
         this.ooms.clear();
-        this.deaths.clear();
       }
       if (event.Action === "kill") this.kills.set(id, event.Actor?.Attributes?.signal ?? "?");
       else if (event.Action === "oom") this.ooms.add(id);
-      else if (event.Action === "die") {
-        this.deaths.add(id);
-        for (const wake of this.deathWaiters.get(id) ?? []) wake();
-      }
     } catch {
       this.logger.debug({ line: line.slice(0, 200) }, "unreadable engine event");
     }
-  }
-
-  private wakeAllWaiters(): void {
-    for (const waiters of this.deathWaiters.values()) for (const wake of waiters) wake();
   }
 
   private scheduleRetry(): void {

@@ -16,11 +16,6 @@ const SIGKILL_EXIT_CODE = 137;
 const SIGNAL_EXIT_BASE = 128;
 const OOM_FLAG_ATTEMPTS = 10;
 const OOM_FLAG_RETRY_MS = 50;
-/**
- * Longest wait after a clean exit for the container's `die` event, which says every `oom` event of
- * its children is in; it normally follows the exit within milliseconds.
- */
-const DIE_EVENT_WAIT_MS = 500;
 /** How long the engine has to confirm that a killed container stopped before the run gives up on it. */
 const KILL_CONFIRM_MS = 10_000;
 
@@ -164,10 +159,8 @@ async function containerState(
   // An exit below 128 is the process's own: it was not killed, so the container was neither
   // removed nor OOM-killed under it, and the engine's inspect would only repeat what the watch's
   // `oom` events already say about a child (docs/performance.md#no-inspect-after-a-clean-exit).
-  // Skipping it saves an engine call on nearly every run. The watch may not have the `oom` event
-  // of a child yet when the exit reaches us; it has it once the container's `die` event is in.
+  // Skipping it saves an engine call on nearly every run.
   if (Number.isInteger(exitCode) && exitCode >= 0 && exitCode < SIGNAL_EXIT_BASE && faults.watch.mark().connected) {
-    await faults.watch.untilDied(member.container.id, DIE_EVENT_WAIT_MS);
     return { gone: false, oomKilled: faults.watch.oomSeen(member.container.id) };
   }
   const attempts = exitCode === SIGKILL_EXIT_CODE ? OOM_FLAG_ATTEMPTS : 1;
