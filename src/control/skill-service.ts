@@ -335,18 +335,24 @@ export class SkillService {
     const declared = this.composition.preflightPlain(valid.name, dependsOn, context.caller);
     const prepared = await this.intake.prepare(valid.code);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
-    const similarSkills = await this.screenDuplicates(
-      { name: valid.name, description: valid.description, code: prepared.code },
-      context,
-      options.onDuplicate ?? "warn",
-    );
+    // "reject" screens before the test run, so a refused near-duplicate costs no sandbox run;
+    // "warn" screens while the test runs, off the caller's wait (docs/performance.md#registration).
+    const screened = { name: valid.name, description: valid.description, code: prepared.code };
+    const onDuplicate = options.onDuplicate ?? "warn";
+    const screening =
+      onDuplicate === "reject"
+        ? Promise.resolve(await this.screenDuplicates(screened, context, "reject"))
+        : this.screenDuplicates(screened, context, "warn");
+    screening.catch(() => undefined); // observed below; a failed test run must not leave it unhandled
     const files = await this.composition.dependencyFiles(valid.name, declared);
     // The new version's files are written (and fsynced) while its test runs; a failed test
     // discards them (docs/performance.md#registration).
     const staged = this.stageFiles(valid.name, prepared.code);
     let test: ExecutionResult;
+    let similarSkills: SimilarSkillReport[];
     try {
       test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
+      similarSkills = await screening;
     } catch (error) {
       await staged.discard();
       throw error;
