@@ -40,7 +40,7 @@ describe.each([
     // The test run proves the skill too; it holds like the invocation below.
     const registered = engine.client.register({ name: "witness", code: WITNESS, testPayload: JSON.stringify({ tag }) });
     await eventually("the test run to hold", async () => ((await processesNamed(tag)).length > 0 ? true : undefined));
-    await release(engine);
+    await release(tag);
     await registered;
 
     const call = engine.client.invoke("witness", payload);
@@ -51,7 +51,7 @@ describe.each([
       const inspected = await docker.getContainer(info.Id).inspect();
       expect(JSON.stringify([inspected.Path, inspected.Args, inspected.Config.Cmd, inspected.Config.Env])).not.toContain(secret);
     }
-    await release(engine);
+    await release(tag);
 
     const { result } = await call;
     expect(result?.success).toBe(true);
@@ -64,13 +64,17 @@ describe.each([
   }, 60_000);
 });
 
-/** SIGUSR1 to every running container of the engine (the container's init forwards it to the skill). */
-async function release(engine: TestEngine): Promise<void> {
-  for (const info of await containersOf(engine.instanceTag)) {
-    if (info.State !== "running") continue;
-    await docker
-      .getContainer(info.Id)
-      .kill({ signal: "SIGUSR1" })
-      .catch(() => undefined); // already gone
+/**
+ * SIGUSR1 to the held skill process itself, from the host. Not to every container of the engine:
+ * that also reached the warm pool's idle container, whose runner a SIGUSR1 ends, and the next run
+ * then (rightly) answered UNAVAILABLE, "stopped from outside".
+ */
+async function release(tag: string): Promise<void> {
+  for (const pid of await processesNamed(tag)) {
+    try {
+      process.kill(pid, "SIGUSR1");
+    } catch {
+      // Already gone.
+    }
   }
 }
