@@ -564,10 +564,7 @@ export class SkillService {
     return this.perName.run(name, async () => {
       const current = this.registry.get(name);
       if (!current || !isLive(current.status)) return undefined;
-      const retired = this.registry.setStatus(name, "retired", reason, this.now());
-      await this.store.moveSkill(name, locationOf(current.status), "retired", this.now());
-      await this.mirror.flushOrLater();
-      await this.reindex(retired);
+      const retired = await this.takeOut(current, "retired", reason);
       this.logger.warn({ skill: name, reason }, "folder skill retired");
       return retired;
     });
@@ -700,10 +697,7 @@ export class SkillService {
       const skill = this.manageableSkill(name, context.caller, "delete");
       if (skill.status === "deleted") throw new FailedPreconditionError(`"${name}" is already deleted`);
       this.protectDependents(name, "delete", force, context);
-      const deleted = this.registry.setStatus(name, "deleted", `deleted by ${context.caller.agentId}`, this.now());
-      await this.store.moveSkill(name, locationOf(skill.status), "trash", this.now());
-      await this.mirror.flushOrLater();
-      await this.reindex(deleted);
+      const deleted = await this.takeOut(skill, "deleted", `deleted by ${context.caller.agentId}`);
       this.logger.info({ skill: name, agent: context.caller.agentId, requestId: context.requestId }, "skill deleted (soft)");
       return deleted;
     });
@@ -1256,13 +1250,19 @@ export class SkillService {
     return this.perName.run(name, async () => {
       const skill = this.liveSkill(this.manageableSkill(name, context.caller, "retire"), "retire");
       this.protectDependents(name, "retire", force, context);
-      const retired = this.registry.setStatus(name, "retired", `retired by ${context.caller.agentId}`, this.now());
-      await this.store.moveSkill(name, locationOf(skill.status), "retired", this.now());
-      await this.mirror.flushOrLater();
-      await this.reindex(retired);
+      const retired = await this.takeOut(skill, "retired", `retired by ${context.caller.agentId}`);
       this.logger.warn({ skill: name, agent: context.caller.agentId, requestId: context.requestId }, "skill retired by hand");
       return retired;
     });
+  }
+
+  /** Takes a skill out of service: its status, then its files, the mirror and routing follow. */
+  private async takeOut(skill: SkillRecord, status: "retired" | "deleted", reason: string): Promise<SkillRecord> {
+    const updated = this.registry.setStatus(skill.name, status, reason, this.now());
+    await this.store.moveSkill(skill.name, locationOf(skill.status), status === "deleted" ? "trash" : "retired", this.now());
+    await this.mirror.flushOrLater();
+    await this.reindex(updated);
+    return updated;
   }
 
   async wipeSandbox(context: CallContext): Promise<number> {

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { OutcomeRecord, SkillRegistry } from "../control/index.js";
 import { errorMessage } from "../errors/index.js";
-import { writeFileAtomic } from "../control/store/index.js";
+import { CoalescedWrites, writeFileAtomic } from "../control/store/index.js";
 import type { CandidateRecord, EvolutionRecord, LearningStore } from "./learning-store.js";
 
 /** Beside `skills_registry.json` and `lessons.json` in the canonical directory. */
@@ -24,16 +24,21 @@ const Document = z.object({
  * second, and one at close) and atomic, as the lessons mirror's are.
  */
 export class LearningMirror {
-  private pending: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writes: CoalescedWrites;
 
   constructor(
     private readonly directory: string,
     private readonly store: LearningStore,
     private readonly registry: SkillRegistry,
     private readonly logger: Logger,
-    private readonly coalesceMs = 1_000,
-  ) {}
+    coalesceMs = 1_000,
+  ) {
+    this.writes = new CoalescedWrites(
+      () => this.write(),
+      (error: unknown) => this.logger.error({ err: error }, `could not rewrite ${LEARNING_MIRROR_FILE}: ${errorMessage(error)}`),
+      coalesceMs,
+    );
+  }
 
   /**
    * At start: a registry without candidates or outcomes (a rebuilt one) takes them from the
@@ -64,29 +69,15 @@ export class LearningMirror {
   }
 
   schedule(): void {
-    if (this.pending) return;
-    this.pending = setTimeout(() => {
-      this.pending = undefined;
-      this.flush().catch(() => undefined);
-    }, this.coalesceMs);
-    this.pending.unref();
+    this.writes.schedule();
   }
 
   async flush(): Promise<void> {
-    if (this.pending) {
-      clearTimeout(this.pending);
-      this.pending = undefined;
-    }
-    const next = this.writing.then(() => this.write());
-    this.writing = next.catch((error: unknown) => {
-      this.logger.error({ err: error }, `could not rewrite ${LEARNING_MIRROR_FILE}: ${errorMessage(error)}`);
-    });
-    await next;
+    await this.writes.flush();
   }
 
   async close(): Promise<void> {
-    if (this.pending) await this.flush().catch(() => undefined);
-    await this.writing;
+    await this.writes.close();
   }
 
   private async write(): Promise<void> {

@@ -4,6 +4,7 @@
  * normalised token 4-gram shingles). A pair is a near-duplicate when both similarities reach their
  * thresholds (chosen by cross-validation: `npm run bench:duplicates`).
  */
+import type { SimilarSkillReport, SkillText } from "../control/index.js";
 import type { Embedder } from "../routing/index.js";
 
 /** Thresholds of the near-duplicate rule. */
@@ -20,20 +21,6 @@ export const DEFAULT_DUPLICATE_THRESHOLDS: DuplicateThresholds = { description: 
 const REPORT_DESCRIPTION_FLOOR = 0.6;
 const REPORTED = 5;
 const SHINGLE = 4;
-
-export interface SimilarSkill {
-  readonly name: string;
-  readonly descriptionSimilarity: number;
-  readonly codeSimilarity: number;
-  readonly nearDuplicate: boolean;
-}
-
-export interface SkillText {
-  readonly name: string;
-  readonly description: string;
-  /** Python source, or a composed skill's definition. */
-  readonly code: string;
-}
 
 const PYTHON_KEYWORDS = new Set(
   (
@@ -121,7 +108,7 @@ export class NearDuplicateDetector {
   ) {}
 
   /** Similar skills, most similar first: every near-duplicate, and up to five others above the report floor. */
-  async compare(skill: SkillText, others: readonly SkillText[]): Promise<SimilarSkill[]> {
+  async compare(skill: SkillText, others: readonly SkillText[]): Promise<SimilarSkillReport[]> {
     if (others.length === 0) return [];
     const descriptions = [skill.description, ...others.map((o) => o.description)];
     await this.embedMissing(descriptions);

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import { z } from "zod";
-import { writeFileAtomic } from "../control/store/index.js";
+import { CoalescedWrites, writeFileAtomic } from "../control/store/index.js";
 import { errorMessage } from "../errors/index.js";
 import type { LessonRecord } from "./lesson.js";
 
@@ -75,42 +75,33 @@ export async function readLessonsMirror(directory: string): Promise<LessonsMirro
  * writes quadratic. Each write replaces the file atomically (temp file, fsync, rename).
  */
 export class LessonsMirrorWriter {
-  private pending: NodeJS.Timeout | undefined;
-  private writing: Promise<void> = Promise.resolve();
+  private readonly writes: CoalescedWrites;
 
   constructor(
     private readonly directory: string,
     private readonly snapshot: () => LessonRecord[],
     private readonly logger: Logger,
-    private readonly coalesceMs = 1_000,
-  ) {}
+    coalesceMs = 1_000,
+  ) {
+    this.writes = new CoalescedWrites(
+      () => this.write(),
+      (error: unknown) => this.logger.error({ err: error }, `could not rewrite ${LESSONS_MIRROR_FILE}: ${errorMessage(error)}`),
+      coalesceMs,
+    );
+  }
 
   /** Rewrites the mirror now (after any write already in progress). */
   async flush(): Promise<void> {
-    if (this.pending) {
-      clearTimeout(this.pending);
-      this.pending = undefined;
-    }
-    const next = this.writing.then(() => this.write());
-    this.writing = next.catch((error: unknown) => {
-      this.logger.error({ err: error }, `could not rewrite ${LESSONS_MIRROR_FILE}: ${errorMessage(error)}`);
-    });
-    await next;
+    await this.writes.flush();
   }
 
   /** Rewrites the mirror soon; many calls within the window cost one write. */
   schedule(): void {
-    if (this.pending) return;
-    this.pending = setTimeout(() => {
-      this.pending = undefined;
-      this.flush().catch(() => undefined);
-    }, this.coalesceMs);
-    this.pending.unref();
+    this.writes.schedule();
   }
 
   async close(): Promise<void> {
-    if (this.pending) await this.flush().catch(() => undefined);
-    await this.writing;
+    await this.writes.close();
   }
 
   private async write(): Promise<void> {

@@ -1,5 +1,6 @@
 /** The canonical store: skill files outside every sandbox, their history, and the registry's mirror. The only way in. */
 export { fsyncDirectory, type PreparedFile, prepareFileAtomic, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
+export { CoalescedWrites } from "./coalesced-writes.js";
 export { fromStoreError } from "./store-errors.js";
 export { CanonicalStore, locationOf, MIRROR_FILE, type StagedVersion, type StoreLocation, STORE_LOCATIONS } from "./canonical-store.js";
 export { contentHash } from "./content-hash.js";
