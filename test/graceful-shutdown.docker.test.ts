@@ -5,7 +5,7 @@ import { instanceTagOf } from "../src/app.js";
 import { eventually } from "./support/poll.js";
 import { startEngineProxy } from "./support/engine-proxy.js";
 import { type ServiceProcess, spawnService } from "./support/service-process.js";
-import { connect, containersOf, docker, makeDirs, rpcError, type TestClient } from "./support/test-engine.js";
+import { connect, containersOf, docker, makeDirs, rpcError, type TestClient, whileItsContainerRuns } from "./support/test-engine.js";
 
 const SLOW_ECHO = `import json, sys, time
 args = json.loads(sys.argv[1])
@@ -40,12 +40,9 @@ async function startService(extraEnv: Record<string, string>): Promise<Fixture> 
 
 type InvokeResponse = Awaited<ReturnType<TestClient["invoke"]>>;
 
-/** Starts an invocation and waits until its container exists, so that it is surely in flight. */
-async function invokeInFlight(fixture: Fixture, payload: string): Promise<{ call: Promise<InvokeResponse> }> {
-  const call = fixture.client.invoke("slow_echo", payload, 300_000);
-  call.catch(() => undefined); // observed by the test; keeps an early failure from being unhandled
-  await eventually("the run's container", async () => ((await containersOf(fixture.instanceTag)).length > 0 ? true : undefined));
-  return { call };
+/** Starts an invocation and waits until its run's container runs, so that it is surely in flight. */
+function invokeInFlight(fixture: Fixture, payload: string): Promise<{ call: Promise<InvokeResponse> }> {
+  return whileItsContainerRuns(fixture.instanceTag, () => fixture.client.invoke("slow_echo", payload, 300_000));
 }
 
 function logged(service: ServiceProcess, message: string): Promise<Record<string, unknown>> {

@@ -1,7 +1,15 @@
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./support/poll.js";
-import { connect, containersOf, queueDepth, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import {
+  connect,
+  containersOf,
+  queueDepth,
+  rpcError,
+  startTestEngine,
+  type TestEngine,
+  whileItsContainerRuns,
+} from "./support/test-engine.js";
 
 const SLEEPER = `import json, sys, time
 args = json.loads(sys.argv[1])
@@ -14,12 +22,6 @@ async function expectNoContainers(instanceTag: string): Promise<void> {
   await eventually("every sandbox container to be removed", async () =>
     (await containersOf(instanceTag)).length === 0 ? true : undefined,
   );
-}
-
-async function waitForContainer(instanceTag: string): Promise<void> {
-  await eventually("a sandbox container to appear", async () => ((await containersOf(instanceTag)).length > 0 ? true : undefined), {
-    intervalMs: 25,
-  });
 }
 
 describe("deadlines, cancellation and shutdown reach the container", () => {
@@ -41,9 +43,10 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
   });
 
   it("a client that cancels stops its run and its container", async () => {
-    const call = engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 20}', routeId: "" }, () => undefined);
-    await waitForContainer(engine.instanceTag);
-    call.cancel();
+    const { call } = await whileItsContainerRuns(engine.instanceTag, async () =>
+      engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 20}', routeId: "" }, () => undefined),
+    );
+    (await call).cancel();
     await expectNoContainers(engine.instanceTag);
     expect((await engine.client.invoke("sleeper", '{"sleep": 0}')).result?.success).toBe(true);
   });
@@ -54,8 +57,7 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
     });
     try {
       await small.client.register({ name: "sleeper", code: SLEEPER });
-      const first = small.client.invoke("sleeper", '{"sleep": 2}');
-      await waitForContainer(small.instanceTag);
+      const { call: first } = await whileItsContainerRuns(small.instanceTag, () => small.client.invoke("sleeper", '{"sleep": 2}'));
       const second = small.client.invoke("sleeper", '{"sleep": 0}');
       // The third call comes once the second waits in the queue, as the service itself reports.
       await eventually("the second call to wait in the queue", async () => ((await queueDepth(small)) === 1 ? true : undefined), {
@@ -75,8 +77,7 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
     const doomed = await startTestEngine();
     await doomed.client.register({ name: "sleeper", code: SLEEPER });
     const client = connect(doomed.app.port);
-    const inFlight = rpcError(client.invoke("sleeper", '{"sleep": 30}'));
-    await waitForContainer(doomed.instanceTag);
+    const { call: inFlight } = await whileItsContainerRuns(doomed.instanceTag, () => rpcError(client.invoke("sleeper", '{"sleep": 30}')));
     await doomed.stop();
     const error = await inFlight;
     expect(error.code).toBe(status.UNAVAILABLE);

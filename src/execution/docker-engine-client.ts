@@ -4,6 +4,9 @@ import type { Logger } from "pino";
 import { SandboxUnavailableError } from "../errors/index.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 
+/** A ping is the cheapest call the engine answers; one that takes longer than this is an engine in trouble. */
+const PING_TIMEOUT_MS = 5_000;
+
 /**
  * The Docker engine, call by call: each method logs what it is about to do with the container's
  * id, does it, treats "already gone" as done where that is the goal, and translates every other
@@ -17,8 +20,26 @@ export class DockerEngineClient {
     private readonly logger: Logger,
   ) {}
 
-  async ping(): Promise<void> {
-    await this.call("ping the engine", () => this.docker.ping());
+  /** Rejects with engine-unreachable when the engine does not answer within `timeoutMs` (a frozen or half-stopped engine). */
+  async ping(timeoutMs = PING_TIMEOUT_MS): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new SandboxUnavailableError(
+              `the Docker engine did not answer a ping within ${timeoutMs} ms; the run is not the skill's: check the engine, then retry`,
+              "engine-unreachable",
+            ),
+          ),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([this.call("ping the engine", () => this.docker.ping()), silent]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async inspectImage(): Promise<void> {

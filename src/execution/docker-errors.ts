@@ -44,8 +44,8 @@ export function fromDockerError(error: unknown, context: { image: string; action
   }
   if (e?.code && CONNECTION_CODES.has(e.code)) {
     return new SandboxUnavailableError(
-      `the Docker engine cannot be reached (${e.code}) while trying to ${context.action}; ` +
-        "start it (npm run setup) or point DOCKER_HOST at a running engine",
+      `the Docker engine cannot be reached (${e.code}) while trying to ${context.action}; the run is not the skill's: ` +
+        "start the engine (npm run setup) or point DOCKER_HOST at a running one, then retry",
       "engine-unreachable",
       { cause: error },
     );

@@ -88,6 +88,8 @@ export class DockerSandboxRunner implements SandboxRunner {
   private readonly tracked = new Set<string>();
   /** Finished runs' containers, removed in the background; each stays tracked until it is gone. */
   private readonly removals: RemovalQueue<SandboxContainer>;
+  /** Set by a failed probe or a run that could not reach the engine; cleared once it answers again. */
+  private engineAway = false;
 
   constructor(private readonly options: DockerSandboxRunnerOptions) {
     const { logger } = options;
@@ -171,8 +173,10 @@ export class DockerSandboxRunner implements SandboxRunner {
     // (nodejs/node#55351): a few KB per run for the process's lifetime.
     const signal = anySignal([request.signal, this.shutdown.signal]);
     try {
+      if (this.engineAway) await this.engineBack();
       return await this.queue.submit(() => this.track(this.execute(request, signal)), signal);
     } catch (error) {
+      if (error instanceof SandboxUnavailableError && error.fault === "engine-unreachable") this.engineAway = true;
       if (error instanceof SandboxUnavailableError) this.options.onInfrastructureFault?.(error.fault, request.purpose);
       else if (error instanceof RunCancelledError && error.reason === "shutdown")
         this.options.onInfrastructureFault?.("shutdown", request.purpose);
@@ -189,9 +193,21 @@ export class DockerSandboxRunner implements SandboxRunner {
       await this.engine.ping();
       await this.engine.inspectImage();
     } catch (error) {
+      this.engineAway = true;
       return { ready: false, detail: errorMessage(error) };
     }
+    this.engineAway = false;
     return { ready: true, detail: "ok" };
+  }
+
+  /**
+   * While the engine is known to be away, a run first asks whether it is back (one ping, bounded):
+   * the caller then hears UNAVAILABLE at once instead of queueing for a container that cannot be
+   * made, and the first run after the engine's return clears the flag without waiting for the probe.
+   */
+  private async engineBack(): Promise<void> {
+    await this.engine.ping();
+    this.engineAway = false;
   }
 
   /**

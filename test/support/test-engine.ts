@@ -159,6 +159,28 @@ export async function containersOf(instanceTag: string, engine: Docker = docker)
 }
 
 /**
+ * Starts `call` and waits until a container of `instanceTag` that was not there before is running:
+ * the call's run is then surely in flight. Counting containers is not enough, since a finished
+ * run's container (a registration's test run) is removed in the background, moments after its
+ * answer (docs/performance.md#container-removal).
+ */
+export async function whileItsContainerRuns<T>(
+  instanceTag: string,
+  call: () => Promise<T>,
+  engine: Docker = docker,
+): Promise<{ call: Promise<T> }> {
+  const before = new Set((await containersOf(instanceTag, engine)).map((c) => c.Id));
+  const started = call();
+  started.catch(() => undefined); // observed by the caller; keeps an early failure from being unhandled
+  await eventually(
+    "the call's container to run",
+    async () => ((await containersOf(instanceTag, engine)).some((c) => !before.has(c.Id) && c.State === "running") ? true : undefined),
+    { intervalMs: 25 },
+  );
+  return { call: started };
+}
+
+/**
  * Waits until no container and no run directory of `engine`'s instance is left: finished runs'
  * containers are removed in the background, moments after their answer
  * (docs/performance.md#container-removal). For engines with the warm pool off.
