@@ -2,9 +2,8 @@ import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
-import Docker from "dockerode";
 import type { Logger } from "pino";
-import { dockerConnection, type SkillEngineConfig } from "./config/index.js";
+import type { SkillEngineConfig } from "./config/index.js";
 import {
   CanonicalStore,
   Composition,
@@ -24,7 +23,9 @@ import {
   SourceStore,
   SourceWatcher,
 } from "./control/index.js";
-import { DockerSandboxRunner } from "./execution/index.js";
+import { type ExecutionPlane, runOutcome } from "./execution/index.js";
+import { connectToBus, NatsSandboxRunner, subjectsUnder } from "./dispatch/index.js";
+import { localExecutionPlane } from "./runner/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
 import { LearningMetrics, PlaybookMetrics, ServiceMetrics, SourceMetrics, startMetricsServer } from "./observability/index.js";
@@ -93,6 +94,11 @@ export async function startSkillEngine(
   await mkdir(config.sandboxDir, { recursive: true, mode: 0o700 });
   // First, so that a broken tokens file stops the start before anything else is opened.
   const authenticator = await Authenticator.load(config.auth, logger.child({ component: "auth" }));
+  // Runs on runners over the bus (docs/execution-hosts.md): an unreachable bus stops the start here.
+  const bus =
+    config.execution === "nats"
+      ? await connectToBus(config.nats, `skill-engine control plane ${instanceTagOf(config.home)}`, logger.child({ component: "bus" }))
+      : undefined;
 
   const checker = new CPythonSyntaxChecker({ pythonPath: config.pythonPath, logger: logger.child({ component: "python-parser" }) });
   await assertParserWorks(checker, config.pythonPath);
@@ -123,6 +129,7 @@ export async function startSkillEngine(
     // Seed 002's boot failure: a mandatory skill that is missing or not ready stops the start.
     composition.assertMandatory(config.mandatorySkills);
   } catch (error) {
+    await bus?.close();
     await mirror.close();
     await intake.close();
     compositionDb.close();
@@ -131,27 +138,18 @@ export async function startSkillEngine(
   }
 
   const metrics = new ServiceMetrics();
-  const runner = new DockerSandboxRunner({
-    docker: new Docker(dockerConnection(config.dockerHost)),
-    logger: logger.child({ component: "sandbox" }),
-    image: config.image,
-    runtime: config.runtime,
-    sandboxDir: config.sandboxDir,
-    instanceTag: instanceTagOf(config.home),
-    limits: config.limits,
-    maxConcurrentRuns: config.maxConcurrentRuns,
-    maxQueuedRuns: config.maxQueuedRuns,
-    warmPoolSize: config.warmPoolSize,
-    warmIdleMs: config.warmIdleMs,
-    poolPauseAtRuns: config.poolPauseAtRuns,
-    removalWorkers: config.removalWorkers,
-    maxAwaitingRemoval: config.maxAwaitingRemoval,
-    onRunFinished: (result, runPath, purpose) => {
-      const outcome = result.timedOut ? "timeout" : result.success ? "success" : result.oomKilled ? "oom" : "failure";
-      metrics.recordRun(outcome, runPath, purpose, result.durationMs / 1000);
-    },
-    onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
-  });
+  const runner: ExecutionPlane = bus
+    ? new NatsSandboxRunner({
+        connection: bus,
+        subjects: subjectsUnder(config.nats.subjectPrefix),
+        inboxPrefix: config.nats.subjectPrefix,
+        heartbeatMs: config.nats.heartbeatMs,
+        dispatchWaitMs: config.nats.dispatchWaitMs,
+        logger: logger.child({ component: "dispatch" }),
+        onRunFinished: (result, runPath, purpose) => metrics.recordRun(runOutcome(result), runPath, purpose, result.durationMs / 1000),
+        onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
+      })
+    : localExecutionPlane(config, instanceTagOf(config.home), logger.child({ component: "sandbox" }), metrics);
   const routing = await startRouting(config, logger.child({ component: "routing" }), registry, metrics);
   const playbookMetrics = new PlaybookMetrics(metrics.registry);
   const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, {
@@ -234,6 +232,7 @@ export async function startSkillEngine(
     runningRuns: () => runner.runningRuns,
     warmIdle: () => runner.warmIdle,
     awaitingRemoval: () => runner.awaitingRemoval,
+    ...(runner instanceof NatsSandboxRunner ? { runners: () => runner.runners() } : {}),
     skillsByStatus: () => {
       const counts: Record<string, number> = {};
       for (const skill of registry.list({ includeInactive: true })) counts[skill.status] = (counts[skill.status] ?? 0) + 1;
@@ -393,6 +392,7 @@ export async function startSkillEngine(
         // A scan in progress may still be testing a folder; its run ends with the runner.
         const scanStopped = skillSources.close();
         await runner.close();
+        await bus?.drain().catch(() => undefined);
         await scanStopped;
         if (outcome !== "drained") {
           // Let the stopped runs' calls deliver their answer, then drop whatever is left.

@@ -173,8 +173,44 @@ export interface SkillEngineConfig {
    * @default as listed
    */
   readonly learning: LearningPolicy & { readonly duplicates: DuplicateThresholds };
+  /**
+   * Where sandbox runs execute (docs/execution-hosts.md): `local`, in this process on the local
+   * Docker engine, or `nats`, on runner processes (`npm run runner`) fed over a NATS bus.
+   * @default "local" (SKILL_ENGINE_EXECUTION = local | nats)
+   */
+  readonly execution: "local" | "nats";
+  /**
+   * The NATS bus, for `SKILL_ENGINE_EXECUTION=nats` and for runners (docs/execution-hosts.md#the-bus).
+   * @default url "nats://127.0.0.1:4222" (SKILL_ENGINE_NATS_URL, comma-separated for a cluster); no
+   * credentials (SKILL_ENGINE_NATS_CREDS: a .creds file; or SKILL_ENGINE_NATS_TOKEN; or
+   * SKILL_ENGINE_NATS_USER + SKILL_ENGINE_NATS_PASSWORD); no TLS (SKILL_ENGINE_NATS_TLS_CA,
+   * SKILL_ENGINE_NATS_TLS_CERT + SKILL_ENGINE_NATS_TLS_KEY); subjects under "skillengine"
+   * (SKILL_ENGINE_NATS_SUBJECT_PREFIX); a runner is heard every 1000 ms (SKILL_ENGINE_RUNNER_HEARTBEAT_MS)
+   * and lost after 3 silent beats; a run waits up to 10000 ms for a runner with room (SKILL_ENGINE_DISPATCH_WAIT_MS)
+   */
+  readonly nats: NatsSettings;
+  /**
+   * This runner's name on the bus and in its containers' labels (runner mode only). Keep it stable
+   * across restarts: a restarted runner removes what its previous life left on its engine.
+   * @default the host name (SKILL_ENGINE_RUNNER_ID)
+   */
+  readonly runnerId: string;
   /** pino level. @default "info" (SKILL_ENGINE_LOG_LEVEL) */
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+
+/** How to reach the NATS bus and how the control plane and runners talk on it. */
+export interface NatsSettings {
+  readonly servers: readonly string[];
+  readonly credsFile: string | undefined;
+  readonly token: string | undefined;
+  readonly user: string | undefined;
+  readonly password: string | undefined;
+  readonly tls:
+    { readonly caFile: string | undefined; readonly certFile: string | undefined; readonly keyFile: string | undefined } | undefined;
+  readonly subjectPrefix: string;
+  readonly heartbeatMs: number;
+  readonly dispatchWaitMs: number;
 }
 
 /** Thrown at start-up when the environment holds an unusable value; lists every problem. */
@@ -288,6 +324,31 @@ const schema = z.object({
   SKILL_ENGINE_DUPLICATE_DESCRIPTION: z.coerce.number().min(-1).max(1.01).default(0.5875),
   SKILL_ENGINE_DUPLICATE_CODE: z.coerce.number().min(0).max(1.01).default(0),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  SKILL_ENGINE_EXECUTION: z.enum(["local", "nats"]).default("local"),
+  SKILL_ENGINE_NATS_URL: z
+    .string()
+    .regex(
+      /^\s*(nats|tls):\/\/[^\s,]+(\s*,\s*(nats|tls):\/\/[^\s,]+)*\s*$/,
+      'must be "nats://host:port" (or tls://), comma-separated for a cluster',
+    )
+    .default("nats://127.0.0.1:4222"),
+  SKILL_ENGINE_NATS_CREDS: z.string().min(1).optional(),
+  SKILL_ENGINE_NATS_TOKEN: z.string().min(1).optional(),
+  SKILL_ENGINE_NATS_USER: z.string().min(1).optional(),
+  SKILL_ENGINE_NATS_PASSWORD: z.string().min(1).optional(),
+  SKILL_ENGINE_NATS_TLS_CA: z.string().min(1).optional(),
+  SKILL_ENGINE_NATS_TLS_CERT: z.string().min(1).optional(),
+  SKILL_ENGINE_NATS_TLS_KEY: z.string().min(1).optional(),
+  SKILL_ENGINE_NATS_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated tokens of letters, digits, _ and -")
+    .default("skillengine"),
+  SKILL_ENGINE_RUNNER_HEARTBEAT_MS: integer(100, 60_000).default(1000),
+  SKILL_ENGINE_DISPATCH_WAIT_MS: integer(0, 3_600_000).default(10_000),
+  SKILL_ENGINE_RUNNER_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, "must be 1 to 64 letters, digits, _ or -")
+    .optional(),
 });
 
 /** Reads and validates the configuration; the environment is passed in so tests can set it. */
@@ -342,8 +403,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
   if (v.SKILL_ENGINE_CONSOLE === "on" && v.SKILL_ENGINE_METRICS === "off") {
     problems.push("SKILL_ENGINE_CONSOLE=on needs the HTTP port it is served on: leave SKILL_ENGINE_METRICS on (SKILL_ENGINE_METRICS_PORT)");
   }
+  if ((v.SKILL_ENGINE_NATS_USER === undefined) !== (v.SKILL_ENGINE_NATS_PASSWORD === undefined)) {
+    problems.push("SKILL_ENGINE_NATS_USER and SKILL_ENGINE_NATS_PASSWORD go together: set both or neither");
+  }
+  if ((v.SKILL_ENGINE_NATS_TLS_CERT === undefined) !== (v.SKILL_ENGINE_NATS_TLS_KEY === undefined)) {
+    problems.push(
+      "SKILL_ENGINE_NATS_TLS_CERT and SKILL_ENGINE_NATS_TLS_KEY go together (a client certificate and its key): set both or neither",
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
+  const natsTls = v.SKILL_ENGINE_NATS_TLS_CA ?? v.SKILL_ENGINE_NATS_TLS_CERT;
   return {
+    execution: v.SKILL_ENGINE_EXECUTION,
+    nats: {
+      servers: v.SKILL_ENGINE_NATS_URL.split(",").map((url) => url.trim()),
+      credsFile: v.SKILL_ENGINE_NATS_CREDS === undefined ? undefined : path.resolve(v.SKILL_ENGINE_NATS_CREDS),
+      token: v.SKILL_ENGINE_NATS_TOKEN,
+      user: v.SKILL_ENGINE_NATS_USER,
+      password: v.SKILL_ENGINE_NATS_PASSWORD,
+      tls:
+        natsTls === undefined
+          ? undefined
+          : {
+              caFile: v.SKILL_ENGINE_NATS_TLS_CA === undefined ? undefined : path.resolve(v.SKILL_ENGINE_NATS_TLS_CA),
+              certFile: v.SKILL_ENGINE_NATS_TLS_CERT === undefined ? undefined : path.resolve(v.SKILL_ENGINE_NATS_TLS_CERT),
+              keyFile: v.SKILL_ENGINE_NATS_TLS_KEY === undefined ? undefined : path.resolve(v.SKILL_ENGINE_NATS_TLS_KEY),
+            },
+      subjectPrefix: v.SKILL_ENGINE_NATS_SUBJECT_PREFIX,
+      heartbeatMs: v.SKILL_ENGINE_RUNNER_HEARTBEAT_MS,
+      dispatchWaitMs: v.SKILL_ENGINE_DISPATCH_WAIT_MS,
+    },
+    runnerId:
+      v.SKILL_ENGINE_RUNNER_ID ??
+      (os
+        .hostname()
+        .replace(/[^A-Za-z0-9_-]/g, "-")
+        .slice(0, 64) ||
+        "runner"),
     embedder:
       v.SKILL_ENGINE_EMBEDDER === "openai"
         ? {

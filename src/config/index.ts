@@ -1,1 +1,1 @@
-export { ConfigError, dockerConnection, loadConfig, loadConfigOrExplain, type SkillEngineConfig } from "./config.js";
+export { ConfigError, dockerConnection, loadConfig, loadConfigOrExplain, type NatsSettings, type SkillEngineConfig } from "./config.js";

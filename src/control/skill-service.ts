@@ -76,7 +76,12 @@ export interface CallContext {
   /** Correlates the service's log lines of one call (and the client's, via x-request-id). */
   readonly requestId?: string;
   readonly signal?: AbortSignal;
+  /** The caller's idempotency key for an invocation (docs/execution-hosts.md#at-most-once). */
+  readonly idempotencyKey?: string;
 }
+
+/** What an idempotency key may be: printable ASCII, short enough for a log line. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
 /** The outcome of a gated change of code (registration or patch). */
 export interface RegistrationResult {
@@ -827,6 +832,9 @@ export class SkillService {
   }
 
   async invoke(name: string, payloadText: string, context: CallContext, routeId = ""): Promise<InvocationResult> {
+    if (context.idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(context.idempotencyKey)) {
+      throw new InvalidArgumentError("idempotency_key", "must be 1 to 200 printable ASCII characters (no spaces)");
+    }
     const skill = this.liveSkill(this.visibleSkill(name, context.caller), "invoke");
     if (!skill.enabled) throw disabledError(skill, "invoke");
     // A grant with a version pins the grantee to it (docs/security.md#pinned-grants).
@@ -1309,6 +1317,7 @@ export class SkillService {
       ...(files.length > 0 ? { files } : {}),
       ...(folder.length > 0 ? { folder } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.idempotencyKey && purpose === "invoke" ? { idempotencyKey: context.idempotencyKey } : {}),
     });
   }
 

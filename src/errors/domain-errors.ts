@@ -132,7 +132,13 @@ export type InfrastructureFault =
   /** The disk under the sandbox directory is full (or read-only). */
   | "host-disk-full"
   /** The service is shutting down (a `RunCancelledError`; counted in the metrics under this name). */
-  | "shutdown";
+  | "shutdown"
+  /** No runner took the run within the dispatch wait: none connected, or all of them full (docs/execution-hosts.md). */
+  | "no-runner"
+  /** The runner that took the run went silent or away before answering (killed, cut off from the bus). */
+  | "runner-lost"
+  /** The message bus cannot be reached, or refused the run (too large for its max_payload). */
+  | "bus-unreachable";
 
 /**
  * The sandbox engine (Docker) or the sandbox's host cannot run the skill now: an infrastructure

@@ -15,11 +15,11 @@ import { RunQueue } from "./run-queue.js";
 import { type ContainerFactory, destroyContainer, prepareContainer, type SandboxContainer } from "./sandbox-container.js";
 import type {
   EngineHealth,
+  ExecutionPlane,
   ExecutionResult,
   SandboxFile,
   SandboxFolderFile,
   SandboxLimits,
-  SandboxRunner,
   SandboxRunRequest,
 } from "./sandbox-runner.js";
 import { WarmPool } from "./warm-pool.js";
@@ -72,7 +72,7 @@ const EXIT_BEFORE_REMOVAL_MS = 1_000;
  * time and has waited for this one job (warm-run.ts); otherwise, or when the pool is empty, it
  * is started cold (cold-run.ts). This class only orchestrates: queue, pool, strategy, clean-up.
  */
-export class DockerSandboxRunner implements SandboxRunner {
+export class DockerSandboxRunner implements ExecutionPlane {
   private readonly engine: DockerEngineClient;
   private readonly runDirectories: RunDirectories;
   private readonly queue: RunQueue;

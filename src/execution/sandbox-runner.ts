@@ -44,6 +44,12 @@ export interface SandboxRunRequest {
    * that makes that folder its working directory.
    */
   readonly folder?: readonly SandboxFolderFile[];
+  /**
+   * The caller's promise that running this job twice is harmless. Only then may an invocation whose
+   * execution host vanished mid-run be tried again on another (docs/execution-hosts.md#at-most-once);
+   * test runs may always be.
+   */
+  readonly idempotencyKey?: string;
 }
 
 /** A file of a skill folder: its path relative to the folder and its bytes. */
@@ -104,4 +110,27 @@ export interface SandboxRunner {
   wipe(): Promise<{ removedRunDirectories: number }>;
   /** Stops every run in flight, removes its container, and refuses new runs. */
   close(): Promise<void>;
+}
+
+/** Live figures of a runner, read by the metrics at scrape time and by the shutdown's summary. */
+export interface RunnerGauges {
+  /** Runs waiting for a slot (locally) or for an execution host with room (over the bus). */
+  readonly queueDepth: number;
+  /** Runs executing now. */
+  readonly runningRuns: number;
+  /** Warm containers waiting for a job (over the bus: the sum the runners last reported). */
+  readonly warmIdle: number;
+  /** Finished runs' containers not removed yet. */
+  readonly awaitingRemoval: number;
+}
+
+/** The execution plane as the service holds it: runs, plus the figures operators watch. */
+export interface ExecutionPlane extends SandboxRunner, RunnerGauges {
+  /** Starts whatever runs in the background (the warm pool, the runner directory); call once the engine or bus answers. */
+  startPool(): void;
+}
+
+/** What a finished run counts as in the metrics. */
+export function runOutcome(result: ExecutionResult): "success" | "failure" | "timeout" | "oom" {
+  return result.timedOut ? "timeout" : result.success ? "success" : result.oomKilled ? "oom" : "failure";
 }

@@ -69,7 +69,13 @@ export function skillEngineHandlers(
     }),
 
     invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {
-      const invoked = await service.invoke(request.name, request.payload, context, request.routeId);
+      const key = request.idempotencyKey;
+      const invoked = await service.invoke(
+        request.name,
+        request.payload,
+        key ? { ...context, idempotencyKey: key } : context,
+        request.routeId,
+      );
       return {
         result: toExecutionResultMessage(invoked.result),
         version: invoked.version,

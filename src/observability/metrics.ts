@@ -11,6 +11,15 @@ export interface MetricsSources {
   /** Finished runs' containers not removed yet (docs/performance.md#container-removal). */
   readonly awaitingRemoval?: () => number;
   readonly skillsByStatus: () => Record<string, number>;
+  /** The execution hosts heard from lately, when runs go over the bus (docs/execution-hosts.md#metrics). */
+  readonly runners?: () => ReadonlyArray<{
+    readonly runner: string;
+    readonly slots: number;
+    readonly busy: number;
+    readonly warmIdle: number;
+    readonly engineReady: boolean;
+    readonly stopping: boolean;
+  }>;
 }
 
 /**
@@ -96,6 +105,20 @@ export class ServiceMetrics {
     });
     const sources = () => this.sources;
     new Gauge({
+      name: "skill_engine_runner_slots",
+      help: "Slots of each execution host heard from lately (runs over the bus), busy or free; a runner whose engine is away or that is stopping has no free slot.",
+      labelNames: ["runner", "state"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const status of sources()?.runners?.() ?? []) {
+          const serving = status.engineReady && !status.stopping;
+          this.set({ runner: status.runner, state: "busy" }, status.busy);
+          this.set({ runner: status.runner, state: "free" }, serving ? Math.max(0, status.slots - status.busy) : 0);
+        }
+      },
+    });
+    new Gauge({
       name: "skill_engine_skills",
       help: "Registered skills by status.",
       labelNames: ["status"],
@@ -117,7 +140,8 @@ export class ServiceMetrics {
     this.rpcSeconds.observe({ method }, seconds);
   }
 
-  recordRun(outcome: RunOutcome, path: "warm" | "cold", purpose: string, seconds: number): void {
+  /** `path` is "runner" for a run a runner executed (its own metrics say whether warm or cold: docs/execution-hosts.md#metrics). */
+  recordRun(outcome: RunOutcome, path: "warm" | "cold" | "runner", purpose: string, seconds: number): void {
     this.runs.inc({ outcome, path, purpose });
     this.runSeconds.observe({ path }, seconds);
   }

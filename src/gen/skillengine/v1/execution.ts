@@ -32,6 +32,12 @@ export interface InvokeSkillRequest {
   payload: string;
   /** The RouteSkills answer this call follows, if any: a success credits the route's query. */
   routeId: string;
+  /**
+   * The caller's promise that running this invocation twice is harmless (up to 200 printable
+   * characters). Only then may a run whose execution host vanished mid-run be tried again on
+   * another host (docs/execution-hosts.md#at-most-once); without it the call answers UNAVAILABLE.
+   */
+  idempotencyKey?: string | undefined;
 }
 
 export interface InvokeSkillResponse {
@@ -322,7 +328,7 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
 };
 
 function createBaseInvokeSkillRequest(): InvokeSkillRequest {
-  return { name: "", payload: "", routeId: "" };
+  return { name: "", payload: "", routeId: "", idempotencyKey: undefined };
 }
 
 export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
@@ -335,6 +341,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     }
     if (message.routeId !== "") {
       writer.uint32(26).string(message.routeId);
+    }
+    if (message.idempotencyKey !== undefined) {
+      writer.uint32(562).string(message.idempotencyKey);
     }
     return writer;
   },
@@ -376,6 +385,14 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
             message.routeId = reader.string();
             continue;
           }
+          case 70: {
+            if (tag !== 562) {
+              break;
+            }
+
+            message.idempotencyKey = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -397,6 +414,11 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
         : isSet(object.route_id)
         ? globalThis.String(object.route_id)
         : "",
+      idempotencyKey: isSet(object.idempotencyKey)
+        ? globalThis.String(object.idempotencyKey)
+        : isSet(object.idempotency_key)
+        ? globalThis.String(object.idempotency_key)
+        : undefined,
     };
   },
 
@@ -411,6 +433,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     if (message.routeId !== "") {
       obj.routeId = message.routeId;
     }
+    if (message.idempotencyKey !== undefined) {
+      obj.idempotencyKey = message.idempotencyKey;
+    }
     return obj;
   },
 
@@ -422,6 +447,7 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     message.name = object.name ?? "";
     message.payload = object.payload ?? "";
     message.routeId = object.routeId ?? "";
+    message.idempotencyKey = object.idempotencyKey ?? undefined;
     return message;
   },
 };
