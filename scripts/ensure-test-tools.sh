@@ -2,12 +2,13 @@
 # Tools only the test suite needs (runs before `npm test`), installed from Debian when missing
 # and we may: docker-compose (the deployment test validates docker-compose.yml), openssl
 # (the TLS test makes a self-signed certificate) and chromium (the console's browser tests drive
-# Debian's Chromium with puppeteer-core; no browser is downloaded).
+# Debian's Chromium with puppeteer-core; no browser is downloaded) and nats-server (the execution-host
+# tests start a real bus).
 set -euo pipefail
 readonly TAG='[ensure-test-tools]'
 
 # command → Debian package
-declare -A NEEDED=([docker-compose]=docker-compose [openssl]=openssl [chromium]=chromium)
+declare -A NEEDED=([docker-compose]=docker-compose [openssl]=openssl [chromium]=chromium [nats-server]=nats-server)
 missing=()
 for tool in "${!NEEDED[@]}"; do
   command -v "${tool}" >/dev/null 2>&1 || missing+=("${NEEDED[${tool}]}")

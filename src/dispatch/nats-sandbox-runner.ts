@@ -26,7 +26,10 @@ export interface NatsSandboxRunnerOptions {
   readonly subjects: Subjects;
   /** Prefix of this control plane's reply subjects. */
   readonly inboxPrefix: string;
-  /** A runner beats at least this often while it holds a run; {@link MISSED_BEATS} missed beats mean it is gone. */
+  /**
+   * How long to wait for a runner's acknowledgement, in beats of this length ({@link MISSED_BEATS} of them).
+   * Once a runner took a run, its own beat (sent with its acknowledgement) decides when it is gone.
+   */
   readonly heartbeatMs: number;
   /** How long a run waits for a runner with room before it answers UNAVAILABLE. */
   readonly dispatchWaitMs: number;
@@ -57,7 +60,7 @@ export class NatsSandboxRunner implements ExecutionPlane {
 
   constructor(private readonly options: NatsSandboxRunnerOptions) {
     setMaxListeners(0, this.shutdown.signal);
-    this.directory = new RunnerDirectory(options.heartbeatMs);
+    this.directory = new RunnerDirectory();
     this.statusSubscription = options.connection.subscribe(options.subjects.status, {
       callback: (error, msg) => {
         if (error) return;
@@ -248,7 +251,7 @@ export class NatsSandboxRunner implements ExecutionPlane {
     request: SandboxRunRequest,
     signal: AbortSignal,
   ): Promise<ExecutionResult> {
-    const beatLimitMs = MISSED_BEATS * this.options.heartbeatMs;
+    const beatLimitMs = MISSED_BEATS * accepted.heartbeatMs;
     for (;;) {
       const next = await inbox.next(beatLimitMs, signal);
       if ("aborted" in next) {

@@ -86,6 +86,7 @@ export class RunServer {
       engineReady: this.engine.ready,
       engineDetail: this.engine.detail,
       stopping: this.stopping,
+      heartbeatMs: this.options.heartbeatMs,
     };
   }
 
@@ -105,9 +106,11 @@ export class RunServer {
     return Promise.allSettled([...this.finished]);
   }
 
+  /** Leaves the bus: a last status says so, so that control planes stop counting on this runner at once. */
   close(): void {
     if (this.beat) clearInterval(this.beat);
     for (const subscription of this.control.splice(0)) subscription.unsubscribe();
+    if (!this.options.connection.isClosed()) this.options.connection.publish(this.options.subjects.status, encodeJson({ ...this.status(), gone: true }));
   }
 
   /** One single-message subscription per free slot, while the engine answers and the runner is not stopping. */
@@ -157,7 +160,7 @@ export class RunServer {
     const { run, request } = decoded;
     const controller = new AbortController();
     this.running.set(run.id, controller);
-    reply({ type: "accepted", runner: runnerId, cancel: subjects.cancel(runnerId) });
+    reply({ type: "accepted", runner: runnerId, cancel: subjects.cancel(runnerId), heartbeatMs: this.options.heartbeatMs });
     const alive = setInterval(() => reply({ type: "alive" }), this.options.heartbeatMs);
     try {
       const result = await this.executor.run({ ...request, signal: controller.signal });

@@ -18,22 +18,23 @@ export class RunnerDirectory {
   private readonly entries = new Map<string, Entry>();
   private readonly roomWaiters = new Set<() => void>();
 
-  constructor(
-    private readonly heartbeatMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly now: () => number = Date.now) {}
 
   heard(status: RunnerStatus): void {
+    if (status.gone) {
+      this.entries.delete(status.runner);
+      return;
+    }
     this.entries.set(status.runner, { status, seenAt: this.now() });
     if (hasRoom(status)) for (const wake of [...this.roomWaiters]) wake();
   }
 
-  /** Runners heard within the last {@link MISSED_BEATS} beats, by name. */
+  /** Runners heard within the last {@link MISSED_BEATS} of their own beats, by name. */
   live(): RunnerStatus[] {
-    const oldest = this.now() - MISSED_BEATS * this.heartbeatMs;
+    const now = this.now();
     const live: RunnerStatus[] = [];
     for (const [name, entry] of this.entries) {
-      if (entry.seenAt < oldest) this.entries.delete(name);
+      if (entry.seenAt < now - MISSED_BEATS * entry.status.heartbeatMs) this.entries.delete(name);
       else live.push(entry.status);
     }
     return live.sort((a, b) => a.runner.localeCompare(b.runner));

@@ -25,7 +25,7 @@ export interface RunMessage {
 
 /** What a runner sends back on the run's reply subject, in this order: accepted, alive…, then result or failed. */
 export type ReplyMessage =
-  | { readonly type: "accepted"; readonly runner: string; readonly cancel: string }
+  | { readonly type: "accepted"; readonly runner: string; readonly cancel: string; readonly heartbeatMs: number }
   | { readonly type: "alive" }
   | { readonly type: "result"; readonly result: ExecutionResult }
   | {
@@ -49,6 +49,10 @@ export interface RunnerStatus {
   readonly engineDetail: string;
   /** True from the start of its shutdown: it takes nothing more. */
   readonly stopping: boolean;
+  /** How often it beats: the control plane counts it gone after a few silent beats. */
+  readonly heartbeatMs: number;
+  /** Its last word: it has stopped and leaves the bus (the control plane forgets it at once). */
+  readonly gone?: boolean;
 }
 
 export function encodeRun(id: string, request: SandboxRunRequest): Uint8Array {
@@ -130,7 +134,9 @@ export function decodeReply(data: Uint8Array): ReplyMessage | undefined {
   if (!parsed || typeof parsed !== "object") return undefined;
   switch (parsed.type) {
     case "accepted":
-      return typeof parsed.runner === "string" && typeof parsed.cancel === "string" ? (parsed as ReplyMessage) : undefined;
+      return typeof parsed.runner === "string" && typeof parsed.cancel === "string" && isPositive(parsed.heartbeatMs)
+        ? (parsed as ReplyMessage)
+        : undefined;
     case "alive":
       return { type: "alive" };
     case "result":
@@ -149,7 +155,7 @@ export function decodeStatus(data: Uint8Array): RunnerStatus | undefined {
   if (!parsed || typeof parsed !== "object" || parsed.v !== WIRE_VERSION || typeof parsed.runner !== "string") return undefined;
   const counts = [parsed.slots, parsed.busy, parsed.warmIdle, parsed.awaitingRemoval];
   if (!counts.every((n) => typeof n === "number" && Number.isInteger(n) && n >= 0)) return undefined;
-  if (typeof parsed.engineReady !== "boolean" || typeof parsed.stopping !== "boolean") return undefined;
+  if (typeof parsed.engineReady !== "boolean" || typeof parsed.stopping !== "boolean" || !isPositive(parsed.heartbeatMs)) return undefined;
   return { ...(parsed as RunnerStatus), engineDetail: String(parsed.engineDetail ?? "") };
 }
 
@@ -163,6 +169,10 @@ function parseJson(data: Uint8Array): unknown {
   } catch {
     return undefined;
   }
+}
+
+function isPositive(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0;
 }
 
 function isResult(value: unknown): value is ExecutionResult {

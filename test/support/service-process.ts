@@ -16,7 +16,27 @@ export interface ServiceProcess {
 }
 
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  return spawnProgram("src/main.ts", env, (entry) =>
+    typeof entry.port === "number" && String(entry.msg).startsWith("skill engine listening") ? entry.port : undefined,
+  );
+}
+
+/**
+ * A runner (`src/runner-main.ts`, docs/execution-hosts.md) as its own OS process; `port` is its
+ * metrics port (set SKILL_ENGINE_METRICS_PORT=0 to get a free one).
+ */
+export async function spawnRunner(env: Record<string, string>): Promise<ServiceProcess> {
+  return spawnProgram("src/runner-main.ts", env, (entry) =>
+    String(entry.msg).startsWith("skill engine runner") ? (typeof entry.metricsPort === "number" ? entry.metricsPort : 0) : undefined,
+  );
+}
+
+async function spawnProgram(
+  entryPoint: string,
+  env: Record<string, string>,
+  readyPort: (entry: Record<string, unknown>) => number | undefined,
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", entryPoint], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,
@@ -49,9 +69,10 @@ export async function spawnService(env: Record<string, string>): Promise<Service
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;
         logs.push(entry);
-        if (typeof entry.port === "number" && String(entry.msg).startsWith("skill engine listening")) {
+        const ready = readyPort(entry);
+        if (ready !== undefined) {
           clearTimeout(timer);
-          resolve(entry.port);
+          resolve(ready);
         }
       } catch {
         // not a log line

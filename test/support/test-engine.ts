@@ -216,7 +216,7 @@ export async function metricSamples(engine: TestEngine, metric: string): Promise
 }
 
 /** Every sample of one metric: its labels and value. */
-function samples(text: string, metric: string): Array<{ labels: Record<string, string>; value: number }> {
+export function samples(text: string, metric: string): Array<{ labels: Record<string, string>; value: number }> {
   return text
     .split("\n")
     .filter((line) => line.startsWith(`${metric}{`) || line.startsWith(`${metric} `))
