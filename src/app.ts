@@ -241,6 +241,7 @@ export async function startSkillEngine(
   });
   // What the last engine probe found; /readyz on the metrics port serves it as grpc.health.v1 does.
   let engineReady = false;
+  let engineDetail = "not probed yet";
   const metricsServer =
     config.metricsPort === undefined
       ? undefined
@@ -248,7 +249,8 @@ export async function startSkillEngine(
           metrics,
           config.host,
           config.metricsPort,
-          { ready: () => engineReady },
+          // Over the bus, the runners' capacity (docs/execution-hosts.md#health).
+          { ready: () => engineReady, detail: () => (bus ? (closing ? "shutting down" : engineDetail) : undefined) },
           // The operator console shares the port (docs/console.md); off unless SKILL_ENGINE_CONSOLE=on.
           config.console
             ? await createConsole({
@@ -270,12 +272,16 @@ export async function startSkillEngine(
     // A probe that was under way when shutdown began must not say SERVING again or start the pool.
     if (closing) return;
     const cameBack = health.ready && !engineReady;
+    // Over the bus the probe runs every beat: say so when readiness changes, not every time.
+    const news = !bus || health.ready !== engineReady;
     engineReady = health.ready;
+    engineDetail = health.detail;
     server.setServing(health.ready);
     if (!health.ready) {
-      logger.warn({ detail: health.detail }, "sandbox engine not ready; runs answer UNAVAILABLE until it is");
+      if (news) logger.warn({ detail: health.detail }, "sandbox engine not ready; runs answer UNAVAILABLE until it is");
       return;
     }
+    if (bus && news) logger.info({ detail: health.detail }, "execution hosts ready");
     // What a crashed process left, and what this one could not remove while the engine was away
     // (docs/security.md#container-lifecycle-and-orphans): on every return of the engine, and periodically.
     const sweepDue = config.sandboxSweepMs > 0 && Date.now() - lastSweep >= config.sandboxSweepMs;
@@ -290,10 +296,12 @@ export async function startSkillEngine(
       runner.startPool();
     }
   };
+  // Over the bus, health is read from the runners' beats (no engine call): as often as they beat.
+  const probeEveryMs = bus ? Math.min(config.engineProbeMs, config.nats.heartbeatMs) : config.engineProbeMs;
   await probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
   const probe = setInterval(() => {
     probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
-  }, config.engineProbeMs);
+  }, probeEveryMs);
   probe.unref();
 
   const sweep =

@@ -147,6 +147,38 @@ describe("execution hosts behind NATS", () => {
     expect(await waiting).toBeGreaterThanOrEqual(firstLongDone);
   }, 120_000);
 
+  it("a deadline reaches the runner: the call answers DEADLINE_EXCEEDED and the runner stops and removes its container", async () => {
+    const error = await rpcError(
+      plane.client.call(plane.client.raw.invokeSkill, { name: "sleeper", payload: '{"s": 30, "tag": "too slow"}', routeId: "" }, 1_500),
+    );
+    expect(error.code).toBe(status.DEADLINE_EXCEEDED);
+    await eventually("both runners to be idle, with only their warm pools left", async () => {
+      for (const host of hosts) {
+        if ((await runnerMetric(host, "skill_engine_runs_in_flight")) !== 0) return undefined;
+        const containers = await containersOn(host);
+        if (containers.length > (await runnerMetric(host, "skill_engine_warm_pool_idle"))) return undefined;
+      }
+      return true;
+    });
+    expect((await plane.client.get("sleeper")).skill?.failureCount).toBe(0);
+  }, 60_000);
+
+  it("a malformed run message is refused by the runner with a reason, and WipeSandbox reaches every runner", async () => {
+    const { connect } = await import("@nats-io/transport-node");
+    const raw = await connect({ servers: bus.url });
+    try {
+      const reply = await raw.request("skillengine.runs", JSON.stringify({ v: 1, id: "x", code: 42 }), { timeout: 5_000 });
+      expect(reply.json()).toMatchObject({ type: "failed", kind: "refused", message: expect.stringMatching(/malformed run request/) });
+    } finally {
+      await raw.close();
+    }
+    const wiped = await plane.client.call(plane.client.raw.wipeSandbox, {});
+    expect(wiped.removedRunDirectories).toBeGreaterThanOrEqual(0);
+    for (const host of hosts) expect(host.process.logs.some((entry) => entry.msg === "sandbox directory wiped")).toBe(true);
+    // The runners still serve after the wipe (their warm containers' directories went with it).
+    expect(JSON.parse((await invoke("doubler", { x: 4 })).result?.stdout ?? "null")).toEqual({ doubled: 8 });
+  }, 60_000);
+
   it("a runner killed mid-load: its runs answer UNAVAILABLE and count nothing, keyed ones and registrations go to the other, nothing is left once it is back", async () => {
     const [victim, survivor] = hosts as [Host, Host];
     const before = (await plane.client.get("sleeper")).skill;

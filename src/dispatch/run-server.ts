@@ -110,7 +110,8 @@ export class RunServer {
   close(): void {
     if (this.beat) clearInterval(this.beat);
     for (const subscription of this.control.splice(0)) subscription.unsubscribe();
-    if (!this.options.connection.isClosed()) this.options.connection.publish(this.options.subjects.status, encodeJson({ ...this.status(), gone: true }));
+    if (!this.options.connection.isClosed())
+      this.options.connection.publish(this.options.subjects.status, encodeJson({ ...this.status(), gone: true }));
   }
 
   /** One single-message subscription per free slot, while the engine answers and the runner is not stopping. */

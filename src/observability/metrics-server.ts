@@ -17,7 +17,8 @@ export async function startMetricsServer(
   metrics: ServiceMetrics,
   host: string,
   port: number,
-  probes: { ready(): boolean } = { ready: () => true },
+  /** `detail`, when it says something, follows "ready: " or "not ready: " (the runners' capacity, docs/execution-hosts.md#health). */
+  probes: { ready(): boolean; detail?(): string | undefined } = { ready: () => true },
   mount?: HttpMount,
 ): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
@@ -29,9 +30,7 @@ export async function startMetricsServer(
     }
     if (request.method === "GET" && route === "/readyz") {
       const ready = probes.ready();
-      response
-        .writeHead(ready ? 200 : 503, { "content-type": "text/plain" })
-        .end(ready ? "ready\n" : "not ready: the sandbox engine cannot be reached\n");
+      response.writeHead(ready ? 200 : 503, { "content-type": "text/plain" }).end(readyText(ready, probes.detail?.()));
       return;
     }
     if (request.method !== "GET" || route !== "/metrics") {
@@ -55,4 +54,9 @@ export async function startMetricsServer(
         server.close(() => resolve());
       }),
   };
+}
+
+function readyText(ready: boolean, detail: string | undefined): string {
+  if (detail) return `${ready ? "ready" : "not ready"}: ${detail}\n`;
+  return ready ? "ready\n" : "not ready: the sandbox engine cannot be reached\n";
 }
