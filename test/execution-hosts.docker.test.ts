@@ -179,50 +179,34 @@ describe("execution hosts behind NATS", () => {
     expect(JSON.parse((await invoke("doubler", { x: 4 })).result?.stdout ?? "null")).toEqual({ doubled: 8 });
   }, 60_000);
 
-  it("a runner killed mid-load: its runs answer UNAVAILABLE and count nothing, keyed ones and registrations go to the other, nothing is left once it is back", async () => {
-    const [victim, survivor] = hosts as [Host, Host];
-    const before = (await plane.client.get("sleeper")).skill;
-    const plain = Array.from({ length: 4 }, (_, i) =>
-      invoke("sleeper", { s: 2, tag: `plain-${i}` }).then(
-        (answer) => ({ ok: true as const, answer }),
-        (error: unknown) => ({ ok: false as const, error: error as { code: number; details: string } }),
-      ),
+  /** Runs lost with their runner so far, as the control plane counts them. */
+  const runnerLost = async (): Promise<number> =>
+    (await metricSamples(plane, "skill_engine_sandbox_infrastructure_faults_total"))
+      .filter((sample) => sample.labels.fault === "runner-lost")
+      .reduce((sum, sample) => sum + sample.value, 0);
+  /** Waits until every slot of both runners is busy: the victim then surely holds two of the runs. */
+  const allSlotsBusy = () =>
+    eventually(
+      "every slot busy",
+      async () =>
+        (await Promise.all(hosts.map((host) => runnerMetric(host, "skill_engine_runs_in_flight")))).every((n) => n === 2)
+          ? true
+          : undefined,
+      { intervalMs: 25 },
     );
-    const keyed = Array.from({ length: 2 }, (_, i) => invoke("sleeper", { s: 1, tag: `keyed-${i}` }, `key-${i}-${Date.now()}`));
-    const registrations = Array.from({ length: 3 }, (_, i) =>
-      plane.client.register({ name: `born_in_failover_${i}`, code: SLEEPER, testPayload: '{"s": 1}' }, 120_000),
-    );
-    await eventually(
-      "the victim to be running something",
-      async () => ((await runnerMetric(victim, "skill_engine_runs_in_flight")) > 0 ? true : undefined),
-      {
-        intervalMs: 25,
+  /** Kills the victim, brings it back with the same id on the same engine, and checks that what its previous life left is removed. */
+  const killAndRestart = async (victim: Host, afterKill: () => Promise<void>): Promise<void> => {
+    // Its two runs' containers are started (a run counts as in flight while its container is still being made).
+    const leftBehind = await eventually(
+      "the victim's runs to have their containers",
+      async () => {
+        const running = (await containersOn(victim)).filter((c) => c.State === "running");
+        return running.length >= 2 ? running.map((c) => c.Id) : undefined;
       },
+      { intervalMs: 25 },
     );
-    const leftBehind = (await containersOn(victim)).map((c) => c.Id);
     await victim.process.kill("SIGKILL");
-
-    const outcomes = await Promise.all(plain);
-    const failed = outcomes.filter((outcome) => !outcome.ok);
-    for (const outcome of failed) {
-      expect(outcome.error.code).toBe(status.UNAVAILABLE);
-      expect(outcome.error.details).toMatch(/runner-a went silent.*not the skill's/);
-    }
-    const succeeded = outcomes.length - failed.length;
-    for (const answer of await Promise.all(keyed)) expect(answer.result?.success).toBe(true);
-    for (const registered of await Promise.all(registrations)) expect(registered.skill?.version).toBe(1);
-    const listed = (await plane.client.list()).skills.map((skill) => skill.name);
-    for (let i = 0; i < 3; i++) expect(listed).toContain(`born_in_failover_${i}`);
-
-    // The lost runs never touched the skill: only the answered invocations counted, none as a failure.
-    expect((await plane.client.get("sleeper")).skill).toMatchObject({
-      usageCount: (before?.usageCount ?? 0) + succeeded + 2,
-      failureCount: before?.failureCount ?? 0,
-    });
-    expect(await runnerMetric(survivor, "skill_engine_runs_in_flight")).toBe(0);
-
-    // Back with the same id on the same engine: what its previous life left is removed.
-    expect(leftBehind.length).toBeGreaterThan(0);
+    await afterKill();
     await startHost(victim);
     await eventually("the killed runner's containers to be gone", async () => {
       const ids = new Set((await containersOn(victim)).map((c) => c.Id));
@@ -233,6 +217,54 @@ describe("execution hosts behind NATS", () => {
         (s) => s.labels.runner === victim.id && s.labels.state === "free",
       );
       return free[0]?.value === 2 ? true : undefined;
+    });
+  };
+
+  it("a runner killed mid-run: its invocations answer UNAVAILABLE and count nothing; once it is back, nothing it left remains", async () => {
+    const victim = hosts[0] as Host;
+    const before = (await plane.client.get("sleeper")).skill;
+    const plain = Array.from({ length: 4 }, (_, i) =>
+      invoke("sleeper", { s: 2, tag: `plain-${i}` }).then(
+        (answer) => ({ ok: true as const, answer }),
+        (error: unknown) => ({ ok: false as const, error: error as { code: number; details: string } }),
+      ),
+    );
+    await allSlotsBusy();
+    await killAndRestart(victim, async () => {
+      const outcomes = await Promise.all(plain);
+      const failed = outcomes.filter((outcome) => !outcome.ok);
+      expect(failed).toHaveLength(2);
+      for (const outcome of failed) {
+        expect(outcome.error.code).toBe(status.UNAVAILABLE);
+        expect(outcome.error.details).toMatch(/runner-a went silent.*not the skill's/);
+      }
+      // The lost runs never touched the skill: only the two answered invocations counted, none as a failure.
+      expect((await plane.client.get("sleeper")).skill).toMatchObject({
+        usageCount: (before?.usageCount ?? 0) + 2,
+        failureCount: before?.failureCount ?? 0,
+      });
+      expect(
+        (await metricSamples(plane, "skill_engine_sandbox_infrastructure_faults_total")).find((s) => s.labels.fault === "runner-lost")
+          ?.value,
+      ).toBe(2);
+    });
+  }, 180_000);
+
+  it("a runner killed mid-run: registrations' test runs and invocations with an idempotency key are run again on the other runner", async () => {
+    const victim = hosts[0] as Host;
+    const lostBefore = await runnerLost();
+    const keyed = Array.from({ length: 2 }, (_, i) => invoke("sleeper", { s: 2, tag: `keyed-${i}` }, `key-${i}-${Date.now()}`));
+    const registrations = Array.from({ length: 2 }, (_, i) =>
+      plane.client.register({ name: `born_in_failover_${i}`, code: SLEEPER, testPayload: '{"s": 2}' }, 120_000),
+    );
+    await allSlotsBusy();
+    await killAndRestart(victim, async () => {
+      for (const answer of await Promise.all(keyed)) expect(answer.result?.success).toBe(true);
+      for (const registered of await Promise.all(registrations)) expect(registered.skill?.version).toBe(1);
+      const listed = (await plane.client.list()).skills.map((skill) => skill.name);
+      expect(listed).toEqual(expect.arrayContaining(["born_in_failover_0", "born_in_failover_1"]));
+      // The two runs the victim held were lost and run again, counted for operators, never for the skills.
+      expect((await runnerLost()) - lostBefore).toBe(2);
     });
   }, 180_000);
 

@@ -154,6 +154,8 @@ export class NatsSandboxRunner implements ExecutionPlane {
         return await this.dispatch(request, signal);
       } catch (error) {
         if (!(error instanceof SandboxUnavailableError && error.fault === "runner-lost") || attempt >= attempts) throw error;
+        // Counted though the caller never hears of it: operators see every runner lost mid-run.
+        this.options.onInfrastructureFault?.(error.fault, request.purpose);
         this.options.logger.warn(
           { skill: request.skillName, purpose: request.purpose, attempt, reason: error.message },
           "runner lost; trying the run again on another",
