@@ -132,9 +132,10 @@ export class RunServer {
 
   private async withdrawOffers(): Promise<void> {
     const offers = [...this.offers];
+    // Forgotten at once, so that offers made again (the engine came back) are counted afresh.
+    this.offers.clear();
     // drain, not unsubscribe: a run the bus already sent to an offer is still taken and answered.
     await Promise.allSettled(offers.map((subscription) => subscription.drain()));
-    for (const subscription of offers) this.offers.delete(subscription);
   }
 
   private take(msg: Msg): void {

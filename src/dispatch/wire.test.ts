@@ -35,6 +35,21 @@ describe("run messages", () => {
     expect(decodeRun(encodeJson({ ...valid, purpose: "mine" }))).toHaveProperty("problem", expect.stringMatching(/\/purpose/));
     expect(decodeRun(encodeJson({ ...valid, extra: true }))).toHaveProperty("problem");
     expect(decodeRun(encodeJson({ ...valid, files: [{ name: "" }] }))).toHaveProperty("problem");
+    for (const name of ["../x.py", "a/b.py", "x.sh"]) {
+      expect(decodeRun(encodeJson({ ...valid, files: [{ name, content: "" }] }))).toHaveProperty(
+        "problem",
+        expect.stringMatching(/files\/0\/name/),
+      );
+    }
+    for (const path of ["../etc/passwd", "/abs", "a/../../b", "a//b", "./a", "a/.", "a\u0000b"]) {
+      expect(decodeRun(encodeJson({ ...valid, folder: [{ path, content: "" }] }))).toHaveProperty(
+        "problem",
+        expect.stringMatching(/folder\/0\/path/),
+      );
+    }
+    for (const path of ["SKILL.md", "scripts/run.py", "a/.hidden", "a/..b"]) {
+      expect(decodeRun(encodeJson({ ...valid, folder: [{ path, content: "" }] }))).not.toHaveProperty("problem");
+    }
   });
 });
 

@@ -86,7 +86,8 @@ const runSchema: JSONSchemaType<RunMessage> = {
         type: "object",
         required: ["name", "content"],
         additionalProperties: false,
-        properties: { name: { type: "string", minLength: 1, maxLength: 255 }, content: { type: "string" } },
+        // The run directory's own rules (run-directories.ts), checked here so a bad message is refused before any work.
+        properties: { name: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_-]{0,63}\\.py$" }, content: { type: "string" } },
       },
     },
     folder: {
@@ -95,7 +96,11 @@ const runSchema: JSONSchemaType<RunMessage> = {
         type: "object",
         required: ["path", "content"],
         additionalProperties: false,
-        properties: { path: { type: "string", minLength: 1, maxLength: 4096 }, content: { type: "string", contentEncoding: "base64" } },
+        properties: {
+          // Relative, plain segments: no leading "/", no "." or ".." segment, no empty segment, no NUL.
+          path: { type: "string", maxLength: 512, pattern: "^(?!/)(?!.*//)(?!(.*/)?\\.\\.?(/|$))[^\\u0000]+$" },
+          content: { type: "string", contentEncoding: "base64" },
+        },
       },
     },
   },
