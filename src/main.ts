@@ -2,6 +2,7 @@ import pino from "pino";
 import { startSkillEngine } from "./app.js";
 import { loadConfigOrExplain } from "./config/index.js";
 import { MandatorySkillError } from "./control/index.js";
+import { BusUnreachableError } from "./dispatch/index.js";
 import { TlsFilesError } from "./grpc/index.js";
 import { TokenListError } from "./identity/index.js";
 
@@ -54,7 +55,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof TokenListError || error instanceof TlsFilesError || error instanceof MandatorySkillError) {
+  if (
+    error instanceof TokenListError ||
+    error instanceof TlsFilesError ||
+    error instanceof MandatorySkillError ||
+    error instanceof BusUnreachableError
+  ) {
     // An operator's mistake, not a bug: the problems without a stack.
     process.stderr.write(`skill-engine: cannot start: ${error.message}\n`);
     process.exit(2);

@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { credsAuthenticator, type NatsConnection } from "@nats-io/nats-core";
-import { connect } from "@nats-io/transport-node";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { NatsSettings } from "../config/index.js";
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
-import type { NatsConnection, Subscription } from "@nats-io/nats-core";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { anySignal } from "any-signal";
 import type { Logger } from "pino";
 import { type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../errors/index.js";

@@ -1,4 +1,4 @@
-import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/nats-core";
+import { createInbox, type Msg, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 
 /** What waiting for the next message can end with. */
 export type NextReply = { readonly msg: Msg } | { readonly timeout: true } | { readonly aborted: true };

@@ -1,4 +1,4 @@
-import type { Msg, NatsConnection, Subscription } from "@nats-io/nats-core";
+import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { errorMessage, RunCancelledError, SandboxUnavailableError } from "../errors/index.js";
 import type { EngineHealth, ExecutionPlane } from "../execution/index.js";
