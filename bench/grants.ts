@@ -5,8 +5,9 @@
  * SqliteVecIndex in a temp SQLite file, WAL), at 10,000 and 100,000 synthetic skills owned by 100
  * agents (one in ten public), in one run:
  *
- *   - "today": the code this branch started from (`git merge-base HEAD main`, its src/ exported to
- *     a temp dir), no grants: the baseline;
+ *   - "today": the code from before grants (the parent of the commit that added
+ *     src/control/access/skill-sharing.ts, or BENCH_GRANTS_BASELINE), its src/ exported to a temp
+ *     dir, no grants: the baseline;
  *   - "branch, no grants": this branch's indexes before any grant;
  *   - "branch, 1,000 grants": the same indexes after 1,000 grants (800 to agents, 200 to 20 end
  *     users; each granted skill re-indexed as GrantSkill does), routed as an agent that holds
@@ -232,9 +233,19 @@ async function measureInterleaved(configs: readonly Config[], queries: readonly 
   return results;
 }
 
-/** This branch's starting point's src/, exported beside our node_modules, so both run in one process. */
+/** The last commit without grants: `BENCH_GRANTS_BASELINE`, or the parent of the commit that added them. */
+function baselineCommit(): string {
+  const chosen = process.env.BENCH_GRANTS_BASELINE;
+  if (chosen) return chosen;
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: repoRoot, encoding: "utf8" }).trim();
+  const added = git("log", "--diff-filter=A", "--format=%H", "--", "src/control/access/skill-sharing.ts").split("\n").pop();
+  if (!added) throw new Error("cannot find the commit that added grants; set BENCH_GRANTS_BASELINE to a commit without them");
+  return git("rev-parse", `${added}^`);
+}
+
+/** The routing code from before grants, exported beside our node_modules, so both run in one process. */
 async function todaysRouting(): Promise<{ module: RoutingModule; commit: string; dir: string }> {
-  const commit = execFileSync("git", ["merge-base", "HEAD", "main"], { cwd: repoRoot, encoding: "utf8" }).trim();
+  const commit = baselineCommit();
   const dir = await mkdtemp(path.join(os.tmpdir(), "bench-grants-today-"));
   execFileSync("bash", ["-c", `git archive ${commit} src | tar -x -C ${JSON.stringify(dir)}`], { cwd: repoRoot });
   await symlink(path.join(repoRoot, "node_modules"), path.join(dir, "node_modules"));
