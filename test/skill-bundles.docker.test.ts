@@ -7,6 +7,7 @@ import { gzipSync } from "node:zlib";
 import { status } from "@grpc/grpc-js";
 import { pack } from "tar-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OnDuplicate } from "../src/gen/skillengine/v1/learning.js";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { Visibility } from "../src/gen/skillengine/v1/skills.js";
 import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
@@ -78,8 +79,12 @@ describe("bundles: ImportSkillBundle refuses hostile archives, ExportSkill → I
     await Promise.all([source?.dispose(), target?.dispose()]);
   });
 
-  const importBundle = (engine: TestEngine, archive: Buffer, visibility = Visibility.VISIBILITY_UNSPECIFIED) =>
-    engine.client.call(engine.client.raw.importSkillBundle, { archive, visibility }, 120_000);
+  const importBundle = (
+    engine: TestEngine,
+    archive: Buffer,
+    visibility = Visibility.VISIBILITY_UNSPECIFIED,
+    onDuplicate = OnDuplicate.ON_DUPLICATE_UNSPECIFIED,
+  ) => engine.client.call(engine.client.raw.importSkillBundle, { archive, visibility, onDuplicate }, 120_000);
 
   it("refuses a symlink, a hard link, a ../ path, an absolute path and a bomb, naming the member and the rule", async () => {
     const cases: Array<[Buffer, RegExp]> = [
@@ -154,6 +159,33 @@ describe("bundles: ImportSkillBundle refuses hostile archives, ExportSkill → I
     expect(shout.test?.stdout.trim()).toBe("HI");
     expect((await target.client.invoke("shout", '{"text": "loud"}')).result?.stdout.trim()).toBe("LOUD");
     expect((await target.client.get("shout")).kind).toBe("directory");
+  });
+
+  it("screens an imported bundle for near-duplicates: listed by default, refused with ALREADY_EXISTS on reject before its test runs", async () => {
+    await source.client.register({
+      name: "word_count",
+      description: "Counts the words in a text and returns the count.",
+      code: WORD_COUNT,
+      testPayload: '{"text": "a b"}',
+    });
+    const paraphrase = await tarGz([
+      {
+        name: "count_words/SKILL.md",
+        content:
+          "---\nname: count_words\ndescription: Count the number of words in a text and return how many there are.\n" +
+          'entrypoint: scripts/count.py\ntest_payload: \'{"text": "a b"}\'\n---\n',
+      },
+      { name: "count_words/scripts/count.py", content: WORD_COUNT.replace('"words"', '"n"') },
+    ]);
+    const refused = await rpcError(importBundle(source, paraphrase, Visibility.VISIBILITY_UNSPECIFIED, OnDuplicate.ON_DUPLICATE_REJECT));
+    expect(refused.code, refused.details).toBe(status.ALREADY_EXISTS);
+    expect(refused.details).toContain("near-duplicate of word_count: patch word_count instead");
+    expect((await rpcError(source.client.get("count_words"))).code).toBe(status.NOT_FOUND);
+
+    const warned = await importBundle(source, paraphrase);
+    expect(warned.skill?.name).toBe("count_words");
+    expect(warned.test?.success).toBe(true);
+    expect(warned.similarSkills.find((s) => s.nearDuplicate)).toMatchObject({ name: "word_count" });
   });
 
   it("exports a plain Python skill and imports it elsewhere with the same code, schema, description and id", async () => {

@@ -245,6 +245,12 @@ export interface FolderSkillInput {
   readonly beforeCommit: (version: number) => Promise<void>;
   /** Undoes `beforeCommit` when the commit fails. */
   readonly discard: (version: number) => Promise<void>;
+  /**
+   * What a near-duplicate does: a discovered folder cannot be refused back to its author, so it
+   * only warns (the default); an imported bundle takes its caller's choice.
+   * @default "warn"
+   */
+  readonly onDuplicate?: OnDuplicate;
 }
 
 /**
@@ -529,12 +535,12 @@ export class SkillService {
       throw new AlreadyExistsError(`the name "${valid.name}" is taken by a skill that is not kept as a folder`);
     }
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
-    // Folders and bundles are screened too, always as "warn": a folder on disk cannot be refused
-    // back to its author, so the report goes to the log and the near-duplicate metric.
+    // Folders and bundles are screened too: a folder only warns (the log and the near-duplicate
+    // metric say so), an import may be refused before its test runs.
     const similarSkills = await this.screenDuplicates(
       { name: valid.name, description: valid.description, code: valid.code },
       context,
-      "warn",
+      input.onDuplicate ?? "warn",
     );
     const near = similarSkills.filter((s) => s.nearDuplicate).map((s) => s.name);
     if (near.length > 0) this.logger.warn({ skill: valid.name, nearDuplicates: near }, "folder skill is a near-duplicate");

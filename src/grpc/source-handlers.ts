@@ -3,7 +3,14 @@ import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import type { SourceProblem } from "../gen/skillengine/v1/sources.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";
 import { InvalidArgumentError } from "../errors/index.js";
-import { fromVisibilityMessage, toCatalogEntryMessage, toExecutionResultMessage, toSkillMessage } from "./messages.js";
+import {
+  fromOnDuplicateMessage,
+  fromVisibilityMessage,
+  toCatalogEntryMessage,
+  toExecutionResultMessage,
+  toSimilarSkillMessage,
+  toSkillMessage,
+} from "./messages.js";
 import { type UnaryDependencies, unaryHandler } from "./unary-call.js";
 
 /** The skill-folder RPCs of the SkillEngine service (docs/skill-sources.md); messages in, messages out. */
@@ -65,11 +72,13 @@ export function skillSourceHandlers(
       if (visibility === undefined && request.visibility !== Visibility.VISIBILITY_UNSPECIFIED) {
         throw new InvalidArgumentError("visibility", "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC");
       }
-      const imported = await bundles.import(Buffer.from(request.archive), visibility, context);
+      const onDuplicate = fromOnDuplicateMessage(request.onDuplicate);
+      const imported = await bundles.import(Buffer.from(request.archive), visibility, context, onDuplicate);
       return {
         skill: toSkillMessage(imported.skill),
         skillId: imported.skillId,
         test: imported.test ? toExecutionResultMessage(imported.test) : undefined,
+        similarSkills: imported.similarSkills.map(toSimilarSkillMessage),
       };
     }),
 

@@ -254,10 +254,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   import: {
     positionals: [1, 1],
-    options: ["public", "private"],
+    options: ["public", "private", "reject-duplicates"],
     usage:
-      "import <bundle.tar.gz|bundle.zip> [--public|--private]\n" +
-      "      Registers the skill folder in the bundle through the same checks and test run as every skill.",
+      "import <bundle.tar.gz|bundle.zip> [--public|--private] [--reject-duplicates]\n" +
+      "      Registers the skill folder in the bundle through the same checks and test run as every skill.\n" +
+      "      Near-duplicates of skills the caller can see are listed; --reject-duplicates refuses one.",
   },
   export: {
     positionals: [1, 1],

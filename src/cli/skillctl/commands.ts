@@ -1,4 +1,4 @@
-import { OnDuplicate } from "../../gen/skillengine/v1/learning.js";
+import { OnDuplicate, type SimilarSkill } from "../../gen/skillengine/v1/learning.js";
 import { readFile } from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
 import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
@@ -10,6 +10,7 @@ import { isServiceError, type Rpc } from "./client.js";
 import { printSteps } from "./composition-commands.js";
 import {
   failureCause,
+  nearDuplicateLine,
   type Io,
   oneLine,
   progress,
@@ -117,7 +118,13 @@ function withTestPayloadNamed(error: unknown, payload: string, defaulted: boolea
 function newVersionOutput(
   ctx: CommandContext,
   verb: string,
-  response: { skill: Skill | undefined; test: ExecutionResult | undefined; normalizations: string[]; warnings: GuardFinding[] },
+  response: {
+    skill: Skill | undefined;
+    test: ExecutionResult | undefined;
+    normalizations: string[];
+    warnings: GuardFinding[];
+    similarSkills?: SimilarSkill[];
+  },
 ): number {
   if (ctx.json) {
     ctx.io.out(toJson({ ...response, skill: skillJson(response.skill) }));
@@ -128,6 +135,7 @@ function newVersionOutput(
   ctx.io.out(`${verb} ${skillLine(response.skill)}${access}${test ? `; test run passed in ${test.durationMs} ms` : ""}\n`);
   for (const normalization of response.normalizations) ctx.io.out(`normalized: ${normalization}\n`);
   for (const warning of response.warnings) ctx.io.out(`${warningLine(warning)}\n`);
+  for (const similar of response.similarSkills ?? []) if (similar.nearDuplicate) ctx.io.out(`${nearDuplicateLine(similar)}\n`);
   return 0;
 }
 

@@ -1,4 +1,5 @@
 import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
+import { type SimilarSkill } from "../../gen/skillengine/v1/learning.js";
 import { type GuardFinding } from "../../gen/skillengine/v1/registration.js";
 import {
   type GetSkillStatsResponse,
@@ -118,6 +119,13 @@ export function skillDetails(skill: Skill): string {
 
 export function warningLine(finding: GuardFinding): string {
   return `warning: [${finding.ruleId}] ${finding.category}, line ${finding.line}: ${finding.message}`;
+}
+
+/** A near-duplicate the service found (docs/learning.md#near-duplicates); resemblances below its thresholds are not printed. */
+export function nearDuplicateLine(similar: SimilarSkill): string {
+  const description = similar.descriptionSimilarity.toFixed(2);
+  const code = similar.codeSimilarity.toFixed(2);
+  return `warning: near-duplicate of ${similar.name} (description similarity ${description}, code similarity ${code}): consider patching ${similar.name} instead`;
 }
 
 /** The one-line cause of a failed run, falling back on the facts when the service gave none. */

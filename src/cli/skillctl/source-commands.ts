@@ -1,10 +1,11 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { catalogStatusToJSON, type CatalogEntry } from "../../gen/skillengine/v1/composition.js";
+import { OnDuplicate } from "../../gen/skillengine/v1/learning.js";
 import { Visibility } from "../../gen/skillengine/v1/skills.js";
 import { errorMessage } from "../../errors/index.js";
 import { UsageError } from "./args.js";
 import type { Command } from "./commands.js";
-import { progress, skillJson, skillLine, table, toJson } from "./format.js";
+import { nearDuplicateLine, progress, skillJson, skillLine, table, toJson } from "./format.js";
 
 /** `skillctl sources`: every folder the last scan of SKILL_ENGINE_SKILL_DIRS found (docs/skill-sources.md#catalog). */
 export const sources: Command = async (ctx) => {
@@ -52,7 +53,7 @@ export const content: Command = async (ctx) => {
   return 0;
 };
 
-/** `skillctl import <bundle.tar.gz|bundle.zip> [--public|--private]`. */
+/** `skillctl import <bundle.tar.gz|bundle.zip> [--public|--private] [--reject-duplicates]`. */
 export const importBundle: Command = async (ctx) => {
   const file = ctx.positionals[0] ?? "";
   let archive: Buffer;
@@ -69,13 +70,15 @@ export const importBundle: Command = async (ctx) => {
       : Visibility.VISIBILITY_UNSPECIFIED;
   const line = progress(ctx.io, false);
   line.show(`importing ${file}: checked, then test-run in a sandbox if it is executable…`);
-  const response = await ctx.rpc.call(ctx.rpc.raw.importSkillBundle, { archive, visibility }).finally(() => line.done());
+  const onDuplicate = ctx.options["reject-duplicates"] === true ? OnDuplicate.ON_DUPLICATE_REJECT : OnDuplicate.ON_DUPLICATE_WARN;
+  const response = await ctx.rpc.call(ctx.rpc.raw.importSkillBundle, { archive, visibility, onDuplicate }).finally(() => line.done());
   if (ctx.json) {
     ctx.io.out(toJson({ ...response, skill: skillJson(response.skill) }));
     return 0;
   }
   const test = response.test ? `; test run passed in ${response.test.durationMs} ms` : " (instructions only: nothing to run)";
   ctx.io.out(`imported ${skillLine(response.skill)} as ${response.skillId}${test}\n`);
+  for (const similar of response.similarSkills) if (similar.nearDuplicate) ctx.io.out(`${nearDuplicateLine(similar)}\n`);
   return 0;
 };
 

@@ -7,6 +7,7 @@ import type { ExecutionResult } from "../../execution/index.js";
 import type { Caller } from "../../identity/index.js";
 import { canManage, canSee, notYoursError } from "../access/index.js";
 import type { SkillRecord, SkillRegistry, SkillVisibility } from "../registry/index.js";
+import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
 import type { SkillService } from "../skill-service.js";
 import { type BundleLimits, DEFAULT_BUNDLE_LIMITS, packBundle, unpackBundle } from "./bundle-archive.js";
 import { DEFAULT_FOLDER_LIMITS, inspectSkillFolder } from "./folder-safety.js";
@@ -31,6 +32,8 @@ export interface ImportedBundle {
   readonly skill: SkillRecord;
   readonly skillId: string;
   readonly test: ExecutionResult | undefined;
+  /** Skills the caller can see that resemble the imported one (docs/learning.md#near-duplicates). */
+  readonly similarSkills: readonly SimilarSkillReport[];
 }
 
 /**
@@ -45,6 +48,7 @@ export class SkillBundles {
     archive: Buffer,
     visibility: Exclude<SkillVisibility, "internal"> | undefined,
     context: { caller: Caller; signal?: AbortSignal },
+    onDuplicate: OnDuplicate = "warn",
   ): Promise<ImportedBundle> {
     const files = await unpackBundle(archive, this.options.limits ?? DEFAULT_BUNDLE_LIMITS);
     await mkdir(this.options.stagingDir, { recursive: true, mode: 0o700 });
@@ -69,16 +73,15 @@ export class SkillBundles {
         ? // Internal is derived (private with grants): the stored visibility stays private.
           { owner: existing.owner, visibility: visibility ?? (existing.visibility === "public" ? "public" : "private") }
         : { owner: context.caller.agentId, visibility: visibility ?? "private" };
-      let test: ExecutionResult | undefined;
-      const skill = await this.options.sources.registerFiles(
+      const registered = await this.options.sources.registerFiles(
         { name: manifest.name, skillId: identity.id, root: "", folder: `bundle:${manifest.name}`, hash: folderHash(content) },
         content,
         this.options.service,
         context,
         access,
-        (ran) => (test = ran),
+        onDuplicate,
       );
-      return { skill, skillId: identity.id, test };
+      return { ...registered, skillId: identity.id };
     } finally {
       await rm(staging, { recursive: true, force: true });
     }

@@ -7,6 +7,7 @@ import { type Caller, LOCAL_AGENT, serviceCaller } from "../../identity/index.js
 import { canSee, requireAdmin } from "../access/index.js";
 import { validateSkillName } from "../intake/index.js";
 import { isLive, type SkillRecord, type SkillRegistry } from "../registry/index.js";
+import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
 import type { FolderSkillRuns, SkillService } from "../skill-service.js";
 import type { CatalogEntry } from "../composition/index.js";
 import { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./source-catalog.js";
@@ -79,6 +80,13 @@ const DEFAULT_SCHEMA = '{"type":"object"}';
 /** How a retirement for a removed folder starts (docs/skill-sources.md#registration). */
 const FOLDER_GONE = "its folder";
 const TEST_PAYLOAD_FILE = "tests/test_payload.json";
+
+/** A folder's version as registered: the record, its test run (executable folders) and what it resembles. */
+export interface FolderRegistration {
+  readonly skill: SkillRecord;
+  readonly test: ExecutionResult | undefined;
+  readonly similarSkills: readonly SimilarSkillReport[];
+}
 
 /**
  * Skill folders wired into the service (docs/skill-sources.md): each scan discovers the folders,
@@ -280,7 +288,7 @@ export class SkillSources implements FolderSkillRuns {
       files,
       service,
       { caller: serviceCaller("skill-sources") },
-    );
+    ).then((registered) => registered.skill);
   }
 
   /**
@@ -294,8 +302,8 @@ export class SkillSources implements FolderSkillRuns {
     service: SkillService,
     context: { caller: Caller; signal?: AbortSignal },
     access: { owner: string; visibility: "private" | "public" } = FOLDER_ACCESS,
-    onTest?: (test: ExecutionResult | undefined) => void,
-  ): Promise<SkillRecord> {
+    onDuplicate: OnDuplicate = "warn",
+  ): Promise<FolderRegistration> {
     const text = (file: string): string | undefined => files.find((f) => f.path === file)?.content.toString("utf8");
     const manifest = parseSkillManifest(text("SKILL.md") ?? "");
     if (manifest.name !== source.name) throw new InvalidArgumentError("SKILL.md", `name changed to "${manifest.name}" while being read`);
@@ -329,7 +337,7 @@ export class SkillSources implements FolderSkillRuns {
       folderHash: source.hash,
       createdAt: new Date(),
     });
-    const registered = await service.registerFolderSkill(
+    return service.registerFolderSkill(
       {
         name: source.name,
         description: manifest.description,
@@ -345,11 +353,10 @@ export class SkillSources implements FolderSkillRuns {
           sources.record(entry);
         },
         discard: (version) => folders.discard(source.name, version),
+        onDuplicate,
       },
       { caller: context.caller, ...(context.signal ? { signal: context.signal } : {}) },
     );
-    onTest?.(registered.test);
-    return registered.skill;
   }
 
   /** GetSkillContent: the body of a folder skill the caller may see, `{baseDir}` resolved, and its bundled files. */

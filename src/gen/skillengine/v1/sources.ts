@@ -8,6 +8,7 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { CatalogEntry } from "./composition.js";
 import { ExecutionResult } from "./execution.js";
+import { OnDuplicate, onDuplicateFromJSON, onDuplicateToJSON, SimilarSkill } from "./learning.js";
 import { Skill, Visibility, visibilityFromJSON, visibilityToJSON } from "./skills.js";
 
 export const protobufPackage = "skillengine.v1";
@@ -88,13 +89,22 @@ export interface ImportSkillBundleRequest {
   /** A .tar.gz or .zip holding one skill folder (SKILL.md at its root or in one top-level folder). */
   archive: Buffer;
   visibility: Visibility;
+  /**
+   * Near-duplicates of skills the caller can see: warn (default) or reject, as
+   * RegisterSkillRequest.on_duplicate (docs/learning.md#near-duplicates).
+   */
+  onDuplicate: OnDuplicate;
 }
 
 export interface ImportSkillBundleResponse {
   skill: Skill | undefined;
   skillId: string;
   /** The TDD gate's run for an executable skill; unset for instructions. */
-  test: ExecutionResult | undefined;
+  test:
+    | ExecutionResult
+    | undefined;
+  /** Skills the caller can see that resemble the imported one (docs/learning.md#near-duplicates). */
+  similarSkills: SimilarSkill[];
 }
 
 export interface ExportSkillRequest {
@@ -1135,7 +1145,7 @@ export const GetSkillFileResponse: MessageFns<GetSkillFileResponse> = {
 };
 
 function createBaseImportSkillBundleRequest(): ImportSkillBundleRequest {
-  return { archive: Buffer.alloc(0), visibility: 0 };
+  return { archive: Buffer.alloc(0), visibility: 0, onDuplicate: 0 };
 }
 
 export const ImportSkillBundleRequest: MessageFns<ImportSkillBundleRequest> = {
@@ -1145,6 +1155,9 @@ export const ImportSkillBundleRequest: MessageFns<ImportSkillBundleRequest> = {
     }
     if (message.visibility !== 0) {
       writer.uint32(16).int32(message.visibility);
+    }
+    if (message.onDuplicate !== 0) {
+      writer.uint32(320).int32(message.onDuplicate);
     }
     return writer;
   },
@@ -1178,6 +1191,14 @@ export const ImportSkillBundleRequest: MessageFns<ImportSkillBundleRequest> = {
             message.visibility = reader.int32() as any;
             continue;
           }
+          case 40: {
+            if (tag !== 320) {
+              break;
+            }
+
+            message.onDuplicate = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1194,6 +1215,11 @@ export const ImportSkillBundleRequest: MessageFns<ImportSkillBundleRequest> = {
     return {
       archive: isSet(object.archive) ? Buffer.from(bytesFromBase64(object.archive)) : Buffer.alloc(0),
       visibility: isSet(object.visibility) ? visibilityFromJSON(object.visibility) : 0,
+      onDuplicate: isSet(object.onDuplicate)
+        ? onDuplicateFromJSON(object.onDuplicate)
+        : isSet(object.on_duplicate)
+        ? onDuplicateFromJSON(object.on_duplicate)
+        : 0,
     };
   },
 
@@ -1205,6 +1231,9 @@ export const ImportSkillBundleRequest: MessageFns<ImportSkillBundleRequest> = {
     if (message.visibility !== 0) {
       obj.visibility = visibilityToJSON(message.visibility);
     }
+    if (message.onDuplicate !== 0) {
+      obj.onDuplicate = onDuplicateToJSON(message.onDuplicate);
+    }
     return obj;
   },
 
@@ -1215,12 +1244,13 @@ export const ImportSkillBundleRequest: MessageFns<ImportSkillBundleRequest> = {
     const message = createBaseImportSkillBundleRequest();
     message.archive = object.archive ?? Buffer.alloc(0);
     message.visibility = object.visibility ?? 0;
+    message.onDuplicate = object.onDuplicate ?? 0;
     return message;
   },
 };
 
 function createBaseImportSkillBundleResponse(): ImportSkillBundleResponse {
-  return { skill: undefined, skillId: "", test: undefined };
+  return { skill: undefined, skillId: "", test: undefined, similarSkills: [] };
 }
 
 export const ImportSkillBundleResponse: MessageFns<ImportSkillBundleResponse> = {
@@ -1233,6 +1263,9 @@ export const ImportSkillBundleResponse: MessageFns<ImportSkillBundleResponse> = 
     }
     if (message.test !== undefined) {
       ExecutionResult.encode(message.test, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.similarSkills) {
+      SimilarSkill.encode(v!, writer.uint32(322).fork()).join();
     }
     return writer;
   },
@@ -1274,6 +1307,14 @@ export const ImportSkillBundleResponse: MessageFns<ImportSkillBundleResponse> = 
             message.test = ExecutionResult.decode(reader, reader.uint32());
             continue;
           }
+          case 40: {
+            if (tag !== 322) {
+              break;
+            }
+
+            message.similarSkills.push(SimilarSkill.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1295,6 +1336,11 @@ export const ImportSkillBundleResponse: MessageFns<ImportSkillBundleResponse> = 
         ? globalThis.String(object.skill_id)
         : "",
       test: isSet(object.test) ? ExecutionResult.fromJSON(object.test) : undefined,
+      similarSkills: globalThis.Array.isArray(object?.similarSkills)
+        ? object.similarSkills.map((e: any) => SimilarSkill.fromJSON(e))
+        : globalThis.Array.isArray(object?.similar_skills)
+        ? object.similar_skills.map((e: any) => SimilarSkill.fromJSON(e))
+        : [],
     };
   },
 
@@ -1309,6 +1355,9 @@ export const ImportSkillBundleResponse: MessageFns<ImportSkillBundleResponse> = 
     if (message.test !== undefined) {
       obj.test = ExecutionResult.toJSON(message.test);
     }
+    if (message.similarSkills?.length) {
+      obj.similarSkills = message.similarSkills.map((e) => SimilarSkill.toJSON(e));
+    }
     return obj;
   },
 
@@ -1322,6 +1371,7 @@ export const ImportSkillBundleResponse: MessageFns<ImportSkillBundleResponse> = 
     message.test = (object.test !== undefined && object.test !== null)
       ? ExecutionResult.fromPartial(object.test)
       : undefined;
+    message.similarSkills = object.similarSkills?.map((e) => SimilarSkill.fromPartial(e)) || [];
     return message;
   },
 };
