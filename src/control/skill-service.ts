@@ -1435,7 +1435,7 @@ export class SkillService {
     // The active file's rename is visible at once; the fsync of its directory comes with the
     // mirror's rewrite of the same directory just after the reply. The mirror is a copy of the
     // registry for rebuilding it, rewritten at every start too; a crash before either is on disk
-    // leaves the registry ahead of them, which start-up repairs from the fsynced history
+    // leaves the registry ahead of them, which start-up repairs from the history
     // (docs/performance.md#what-a-crash-can-lose).
     await this.commitPrepared(active, name, false);
     void this.mirror.flushOrLater();

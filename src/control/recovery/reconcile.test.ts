@@ -84,6 +84,38 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     expect(await store.readActive("a")).toBe("print('v2')");
   });
 
+  it("puts a committed version's history back from its staged file when a host crash lost the rename after the commit", async () => {
+    await registerFully("a", "print('v1')");
+    // Staged while the test ran (file and name fsynced), committed, then the host went down before
+    // the rename into .versions/a/2.py reached the disk: the rename is simply not done here.
+    await store.stageVersion("a", "print('v2')");
+    registry.commitVersion(
+      {
+        name: "a",
+        version: 2,
+        description: "d",
+        parametersSchema: "{}",
+        testPayload: "{}",
+        origin: "register",
+        contentHash: contentHash("print('v2')"),
+        createdAt: new Date(),
+      },
+      { owner: "local", visibility: "private" },
+    );
+    // And a staged file of a registration that never committed: nothing to put back.
+    await store.stageVersion("a", "print('never committed')");
+
+    const report = await reconcile(registry, store, logger);
+    expect(report.historyRestoredFromStaging).toEqual(["a@2"]);
+    expect(report.tempFilesRemoved).toBe(2);
+    expect(report.unrecoverable).toEqual([]);
+    expect(await store.readVersion("a", 2)).toBe("print('v2')");
+    expect(await store.readActive("a")).toBe("print('v2')");
+    expect((await readdir(store.directory)).filter((f) => f.startsWith(".tmp-"))).toEqual([]);
+    // A second start finds nothing more to do.
+    expect((await reconcile(registry, store, logger)).historyRestoredFromStaging).toEqual([]);
+  });
+
   it("restores a deleted or tampered active file from history", async () => {
     await registerFully("a", "print('a')");
     await registerFully("b", "print('b')");

@@ -10,6 +10,11 @@ export interface ReconcileReport {
   readonly restoredActive: string[];
   /** Active files the registry does not know, moved to `.orphans/`. */
   readonly orphansMovedAside: string[];
+  /**
+   * History files of committed versions put back from their staged temp file (`name@version`): a
+   * host crash lost the rename that follows the commit (docs/performance.md#what-a-crash-can-lose).
+   */
+  readonly historyRestoredFromStaging: string[];
   /** Version files of registrations that never committed (a crash mid-registration), removed. */
   readonly uncommittedVersionsRemoved: string[];
   /** Skills whose code could not be found anywhere: registry rows with no usable file. */
@@ -33,6 +38,7 @@ export async function reconcile(
   logger: Logger,
   now = new Date(),
 ): Promise<ReconcileReport> {
+  const historyRestoredFromStaging = await restoreStagedHistory(registry, store);
   const tempFilesRemoved = await store.removeStaleTempFiles();
   const skills = registry.list({ includeInactive: true });
   if (skills.length === 0) {
@@ -42,7 +48,7 @@ export async function reconcile(
         { directory: store.directory },
         "the registry is empty but the canonical store holds skills; leaving them untouched: stop the service and run npm run rebuild-registry",
       );
-      return emptyReport(tempFilesRemoved, true);
+      return emptyReport(tempFilesRemoved, true, historyRestoredFromStaging);
     }
   }
 
@@ -85,6 +91,7 @@ export async function reconcile(
   }
 
   const report: ReconcileReport = {
+    historyRestoredFromStaging,
     relocated,
     restoredActive,
     orphansMovedAside,
@@ -94,15 +101,47 @@ export async function reconcile(
     registryEmptyButStorePopulated: false,
   };
   const repaired =
-    relocated.length + restoredActive.length + orphansMovedAside.length + uncommittedVersionsRemoved.length + tempFilesRemoved;
+    historyRestoredFromStaging.length +
+    relocated.length +
+    restoredActive.length +
+    orphansMovedAside.length +
+    uncommittedVersionsRemoved.length +
+    tempFilesRemoved;
   if (unrecoverable.length > 0) logger.error({ unrecoverable }, "registered skills whose code is missing from the canonical store");
   if (repaired > 0) logger.warn(report, "reconciled the canonical store with the registry");
   else logger.info("registry and canonical store agree");
   return report;
 }
 
-function emptyReport(tempFilesRemoved: number, registryEmptyButStorePopulated: boolean): ReconcileReport {
+/**
+ * A committed version whose history file is missing while a staged temp file holds its exact code
+ * (same content hash): the rename after the commit was lost with the host, so the file is written
+ * back under its number before temp files are removed.
+ */
+async function restoreStagedHistory(registry: SkillRegistry, store: CanonicalStore): Promise<string[]> {
+  const restored: string[] = [];
+  for (const staged of await store.stagedVersions()) {
+    const skill = registry.get(staged.name);
+    if (!skill) continue;
+    const location = locationOf(skill.status);
+    const hash = contentHash(staged.code);
+    for (const version of registry.versions(staged.name)) {
+      if (version.contentHash !== hash) continue;
+      if ((await store.readVersion(staged.name, version.version, location)) !== undefined) continue;
+      await store.restoreVersion(staged.name, version.version, staged.code, location);
+      restored.push(`${staged.name}@${version.version}`);
+    }
+  }
+  return restored;
+}
+
+function emptyReport(
+  tempFilesRemoved: number,
+  registryEmptyButStorePopulated: boolean,
+  historyRestoredFromStaging: string[] = [],
+): ReconcileReport {
   return {
+    historyRestoredFromStaging,
     relocated: [],
     restoredActive: [],
     orphansMovedAside: [],

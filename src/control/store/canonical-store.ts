@@ -6,6 +6,8 @@ import type { SkillStatus } from "../registry/index.js";
 import { pathExists } from "./path-exists.js";
 
 const VERSIONS_DIR = ".versions";
+/** A staged version's temp file is `.tmp-<name>.version-<hex>` in the active directory (see stageVersion). */
+const STAGED_VERSION_LABEL = ".version";
 const ORPHANS_DIR = ".orphans";
 export const MIRROR_FILE = "skills_registry.json";
 
@@ -74,18 +76,54 @@ export class CanonicalStore {
   /**
    * A new version's code written and fsynced before its number is known (while its test runs:
    * docs/performance.md#registration), as a temp file in the active directory (never inside a
-   * history directory, which a retirement may move meanwhile). `commitAs` renames it into the
-   * history under its number; `discard` removes it; a crash leaves a temp file that start-up removes.
+   * history directory, which a retirement may move meanwhile), and its name made durable too (the
+   * directory fsynced, still off the caller's wait). `commitAs` renames it into the history under
+   * its number without waiting for another directory fsync: until that rename is on disk, a host
+   * crash leaves the code under its staged name, where start-up finds it ({@link stagedVersions}).
+   * `discard` removes it; a crash before the commit leaves a temp file that start-up removes.
    */
   async stageVersion(name: string, code: string): Promise<StagedVersion> {
-    const staged = await stageFile(this.directory, `${name}.version`, code);
+    const staged = await stageFile(this.directory, `${name}${STAGED_VERSION_LABEL}`, code);
+    try {
+      await fsyncDirectory(this.directory);
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
     return {
       commitAs: async (version) => {
-        await mkdir(this.versionsDir(name), { recursive: true, mode: 0o700 });
-        await staged.commitAs(this.versionPath(name, version));
+        const directory = this.versionsDir(name);
+        await mkdir(directory, { recursive: true, mode: 0o700 });
+        await staged.commitAs(this.versionPath(name, version), { syncDirectory: false });
+        // Durable already under the staged name; this only spares start-up the repair. A failure
+        // here changes nothing the caller could act on.
+        void fsyncDirectory(directory).catch(() => undefined);
       },
       discard: () => staged.discard(),
     };
+  }
+
+  /**
+   * Staged versions' temp files left in the active directory (a crash between staging and the
+   * cleanup), with their skill's name and code: start-up puts a committed version whose history
+   * file is missing back from here before it removes temp files (recovery/reconcile.ts).
+   */
+  async stagedVersions(): Promise<Array<{ name: string; code: string }>> {
+    const found: Array<{ name: string; code: string }> = [];
+    const pattern = new RegExp(`^${escapeRegExp(TEMP_FILE_PREFIX)}(.+)${escapeRegExp(STAGED_VERSION_LABEL)}-[0-9a-f]+$`);
+    for (const file of await readdir(this.directory).catch(() => [])) {
+      const name = pattern.exec(file)?.[1];
+      if (name === undefined) continue;
+      const code = await readIfExists(path.join(this.directory, file));
+      if (code !== undefined) found.push({ name, code });
+    }
+    return found;
+  }
+
+  /** Writes a committed version's missing history file (start-up repair; atomic, fsynced). */
+  async restoreVersion(name: string, version: number, code: string, location: StoreLocation): Promise<void> {
+    await mkdir(this.versionsDir(name, location), { recursive: true, mode: 0o700 });
+    await writeFileAtomic(this.versionPath(name, version, location), code);
   }
 
   async writeActive(name: string, code: string, location: StoreLocation = "active"): Promise<void> {
@@ -228,4 +266,8 @@ async function readIfExists(file: string): Promise<string | undefined> {
 
 function ignoreMissing(error: unknown): void {
   if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
