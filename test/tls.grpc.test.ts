@@ -1,44 +1,13 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { credentials, status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadServerCredentials } from "../src/grpc/index.js";
 import { healthProbe } from "./support/health-client.js";
+import { selfSigned } from "./support/self-signed.js";
 import { spawnService } from "./support/service-process.js";
 import { connect, makeDirs, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
-
-const run = promisify(execFile);
-
-/** A self-signed certificate for 127.0.0.1 and localhost, made with Debian's openssl. */
-async function selfSigned(dir: string, name: string): Promise<{ certFile: string; keyFile: string }> {
-  const certFile = path.join(dir, `${name}.crt`);
-  const keyFile = path.join(dir, `${name}.key`);
-  await run("openssl", [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-keyout",
-    keyFile,
-    "-out",
-    certFile,
-    "-days",
-    "2",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=IP:127.0.0.1,DNS:localhost",
-  ]).catch((error: unknown) => {
-    throw new Error(`openssl could not make a test certificate (apt-get install openssl): ${String(error)}`);
-  });
-  return { certFile, keyFile };
-}
 
 describe("TLS on the gRPC port", () => {
   let dir: string;

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import type { NatsSettings } from "../config/index.js";
+import { errorMessage } from "../errors/index.js";
 
 /**
  * Connects to the bus with the configured credentials and TLS. The client reconnects by itself
@@ -27,11 +28,10 @@ export async function connectToBus(settings: NatsSettings, name: string, logger:
         }
       : {}),
   }).catch((error: unknown) => {
-    throw new BusUnreachableError(
-      `cannot connect to the NATS bus at ${settings.servers.join(", ")}: ${error instanceof Error ? error.message : String(error)}; ` +
-        "start nats-server or set SKILL_ENGINE_NATS_URL",
-      { cause: error },
-    );
+    const reason = errorMessage(error);
+    throw new BusUnreachableError(`cannot connect to the NATS bus at ${settings.servers.join(", ")}: ${reason}; ${hintFor(reason)}`, {
+      cause: error,
+    });
   });
   void (async () => {
     for await (const event of connection.status()) {
@@ -40,6 +40,15 @@ export async function connectToBus(settings: NatsSettings, name: string, logger:
     }
   })().catch(() => undefined);
   return connection;
+}
+
+/** What an operator can do about a refused first connection: the bus answered but refused, or it is not there. */
+function hintFor(reason: string): string {
+  if (/authori[sz]ation|authentication|permission/i.test(reason)) {
+    return "the bus refused the credentials: check SKILL_ENGINE_NATS_TOKEN, SKILL_ENGINE_NATS_USER/_PASSWORD or SKILL_ENGINE_NATS_CREDS against the server's authorization";
+  }
+  if (/tls|certificate|handshake/i.test(reason)) return "check SKILL_ENGINE_NATS_TLS_* against the server's tls block";
+  return "start nats-server or set SKILL_ENGINE_NATS_URL";
 }
 
 /** The bus is not there at start-up: an operator's setting, reported without a stack trace. */
