@@ -1,13 +1,10 @@
-import { execFile } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../src/cli/skillctl/main.js";
 import { startTestEngine, type TestEngine } from "./support/test-engine.js";
-
-const ROOT = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(ROOT, "src", "cli", "skillctl.ts");
+import { skillctlAs } from "./support/skillctl.js";
 
 const TOKENS = {
   alice: "alice-token-5f0c9d2e8a7b4c61",
@@ -15,26 +12,7 @@ const TOKENS = {
   ops: "ops-token-0d6b2f8e4a9c1735",
 };
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs skillctl as a child process (stderr is a pipe, not a TTY), with SKILLCTL_TOKEN when `token` is given. */
-function skillctl(port: number, token: string | undefined, ...args: string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", CLI, "--address", `127.0.0.1:${port}`, ...args],
-      { cwd: ROOT, env: { ...process.env, SKILLCTL_ADDRESS: "", SKILLCTL_TOKEN: token ?? "", SKILLCTL_TLS_CA: "" }, timeout: 90_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 /** Greets; `greeting` is the line the patch tests rewrite. */
 const GREET = `import json, sys
@@ -51,10 +29,10 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
   let port: number;
   let work: string;
   const as = {
-    anonymous: (...args: string[]) => skillctl(port, undefined, ...args),
-    alice: (...args: string[]) => skillctl(port, TOKENS.alice, ...args),
-    bob: (...args: string[]) => skillctl(port, TOKENS.bob, ...args),
-    ops: (...args: string[]) => skillctl(port, TOKENS.ops, ...args),
+    anonymous: (...args: string[]) => skillctlAs(port, undefined, ...args),
+    alice: (...args: string[]) => skillctlAs(port, TOKENS.alice, ...args),
+    bob: (...args: string[]) => skillctlAs(port, TOKENS.bob, ...args),
+    ops: (...args: string[]) => skillctlAs(port, TOKENS.ops, ...args),
   };
 
   beforeAll(async () => {
@@ -79,7 +57,7 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
       /^skillctl: UNAUTHENTICATED: .*\nskillctl: hint: this service requires a token: set SKILLCTL_TOKEN or --token-file\n$/,
     );
 
-    const wrong = await skillctl(port, "not-a-valid-token-0000000000", "whoami");
+    const wrong = await skillctlAs(port, "not-a-valid-token-0000000000", "whoami");
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(
       /^skillctl: UNAUTHENTICATED: .*\nskillctl: hint: the service refused the token from SKILLCTL_TOKEN; set SKILLCTL_TOKEN or --token-file to a valid one\n$/,
@@ -105,26 +83,26 @@ describe("skillctl with tokens: identity, scoping and the operator commands", ()
     const file = path.join(work, "bob.token");
     await writeFile(file, `${TOKENS.bob}\n`);
     await chmod(file, 0o600);
-    expect(await skillctl(port, undefined, "--token-file", file, "whoami")).toEqual({
+    expect(await skillctlAs(port, undefined, "--token-file", file, "whoami")).toEqual({
       code: 0,
       stdout: "bob (not an admin; authenticated by token)\n",
       stderr: "",
     });
-    expect((await skillctl(port, TOKENS.alice, "whoami", "--token-file", file)).stdout).toBe(
+    expect((await skillctlAs(port, TOKENS.alice, "whoami", "--token-file", file)).stdout).toBe(
       "bob (not an admin; authenticated by token)\n",
     );
 
     await chmod(file, 0o644);
-    const loose = await skillctl(port, undefined, "--token-file", file, "--json", "whoami");
+    const loose = await skillctlAs(port, undefined, "--token-file", file, "--json", "whoami");
     expect(loose.code).toBe(0);
     expect(JSON.parse(loose.stdout)).toMatchObject({ agentId: "bob" });
     expect(loose.stderr).toBe(`skillctl: warning: token file ${file} is accessible to other users (mode 644); chmod 600 it\n`);
 
-    const missing = await skillctl(port, undefined, "--token-file", path.join(work, "nope"), "whoami");
+    const missing = await skillctlAs(port, undefined, "--token-file", path.join(work, "nope"), "whoami");
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^skillctl: cannot read --token-file .*nope: ENOENT\n$/);
 
-    const flag = await skillctl(port, undefined, "--token", TOKENS.alice, "whoami");
+    const flag = await skillctlAs(port, undefined, "--token", TOKENS.alice, "whoami");
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("there is no --token option");
     expect(flag.stderr).not.toContain(TOKENS.alice);

@@ -1,30 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "./support/test-engine.js";
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const CLI = path.join(ROOT, "src", "cli", "skillctl.ts");
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function skillctl(port: number, ...args: string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", CLI, "--address", `127.0.0.1:${port}`, ...args],
-      { cwd: ROOT, env: { ...process.env, SKILLCTL_ADDRESS: "", SKILLCTL_TOKEN: "", SKILLCTL_TLS_CA: "" }, timeout: 90_000 },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }),
-    );
-  });
-}
+import { skillctl } from "./support/skillctl.js";
 
 const ECHO = `import json, sys\nprint(json.dumps({"echo": json.loads(sys.argv[1])}))\n`;
 

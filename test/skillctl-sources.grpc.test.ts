@@ -1,23 +1,9 @@
-import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "./support/test-engine.js";
-
-const ROOT = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(ROOT, "src", "cli", "skillctl.ts");
-
-function skillctl(port: number, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", CLI, "--address", `127.0.0.1:${port}`, ...args],
-      { cwd: ROOT, env: { ...process.env, SKILLCTL_ADDRESS: "", SKILLCTL_TOKEN: "", SKILLCTL_TLS_CA: "" }, timeout: 90_000 },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }),
-    );
-  });
-}
+import { skillctl } from "./support/skillctl.js";
 
 describe("skillctl sources, rescan, content, export and import (instructions-only folders: no sandbox run)", () => {
   let source: TestEngine;

@@ -1,9 +1,10 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { skillctlWith } from "./support/skillctl.js";
 
 /*
  * skillctl against the real service: one serving TLS (SKILL_ENGINE_TLS_CERT/KEY, a certificate
@@ -12,20 +13,7 @@ import { startTestEngine, type TestEngine } from "./support/test-engine.js";
  * by what the service itself says of the caller.
  */
 
-const ROOT = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(ROOT, "src", "cli", "skillctl.ts");
 const TOKEN = "tls-test-token-7c3e91a0b2d4f658";
-
-function skillctl(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", CLI, ...args],
-      { cwd: ROOT, env: { ...process.env, SKILLCTL_ADDRESS: "", SKILLCTL_TOKEN: "", SKILLCTL_TLS_CA: "", ...env }, timeout: 90_000 },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }),
-    );
-  });
-}
 
 describe("skillctl over TLS, against the real service with tokens", () => {
   let dir: string;
@@ -75,26 +63,26 @@ describe("skillctl over TLS, against the real service with tokens", () => {
   });
 
   it("--tls-ca verifies the server against that CA, and the token travels inside TLS", async () => {
-    const run = await skillctl({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${tls.app.port}`, "--tls-ca", ca, "--json", "whoami");
+    const run = await skillctlWith({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${tls.app.port}`, "--tls-ca", ca, "--json", "whoami");
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ agentId: "planner", admin: false, authenticated: true });
-    const list = await skillctl({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${tls.app.port}`, "--tls-ca", ca, "--json", "list");
+    const list = await skillctlWith({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${tls.app.port}`, "--tls-ca", ca, "--json", "list");
     expect(list).toMatchObject({ code: 0, stderr: "" });
     expect(JSON.parse(list.stdout)).toEqual({ skills: [] });
   });
 
   it("$SKILLCTL_TLS_CA does the same; a host name in the certificate works too; without a token the service refuses", async () => {
-    const run = await skillctl({ SKILLCTL_TLS_CA: ca, SKILLCTL_TOKEN: TOKEN }, "--address", `localhost:${tls.app.port}`, "whoami");
+    const run = await skillctlWith({ SKILLCTL_TLS_CA: ca, SKILLCTL_TOKEN: TOKEN }, "--address", `localhost:${tls.app.port}`, "whoami");
     expect(run).toEqual({ code: 0, stdout: "planner (not an admin; authenticated by token)\n", stderr: "" });
-    const anonymous = await skillctl({ SKILLCTL_TLS_CA: ca }, "--address", `localhost:${tls.app.port}`, "whoami");
+    const anonymous = await skillctlWith({ SKILLCTL_TLS_CA: ca }, "--address", `localhost:${tls.app.port}`, "whoami");
     expect(anonymous.code).toBe(2);
     expect(anonymous.stderr).toMatch(/^skillctl: UNAUTHENTICATED: this service requires a token/);
   });
 
   it("refuses a server its CA did not sign, and one only the system roots would have to trust, with a hint", async () => {
     for (const tlsArgs of [["--tls-ca", otherCa], ["--tls"]]) {
-      const run = await skillctl(
+      const run = await skillctlWith(
         { SKILLCTL_TOKEN: TOKEN },
         "--address",
         `127.0.0.1:${tls.app.port}`,
@@ -112,14 +100,16 @@ describe("skillctl over TLS, against the real service with tokens", () => {
   });
 
   it("plaintext stays the default: it does not reach a TLS server, and TLS does not reach a plaintext one", async () => {
-    const plaintextToTls = await skillctl({}, "--address", `127.0.0.1:${tls.app.port}`, "--timeout", "5", "whoami");
+    const plaintextToTls = await skillctlWith({}, "--address", `127.0.0.1:${tls.app.port}`, "--timeout", "5", "whoami");
     expect(plaintextToTls.code).toBe(2);
     expect(plaintextToTls.stderr).toMatch(
       /^skillctl: UNAVAILABLE: .*\nskillctl: hint: no gRPC service answered at 127\.0\.0\.1:\d+: .*add --tls-ca or --tls\n$/,
     );
 
-    expect((await skillctl({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${plain.app.port}`, "whoami")).stdout).toMatch(/^planner /);
-    const tlsToPlaintext = await skillctl({}, "--address", `127.0.0.1:${plain.app.port}`, "--tls-ca", ca, "--timeout", "5", "whoami");
+    expect((await skillctlWith({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${plain.app.port}`, "whoami")).stdout).toMatch(
+      /^planner /,
+    );
+    const tlsToPlaintext = await skillctlWith({}, "--address", `127.0.0.1:${plain.app.port}`, "--tls-ca", ca, "--timeout", "5", "whoami");
     expect(tlsToPlaintext.code).toBe(2);
     expect(tlsToPlaintext.stderr).toMatch(
       /^skillctl: UNAVAILABLE: .*wrong version number[^]*\nskillctl: hint: the server does not seem to speak TLS on this port/,
@@ -127,7 +117,7 @@ describe("skillctl over TLS, against the real service with tokens", () => {
   });
 
   it("a --tls-ca that is not a certificate is a usage error before any call", async () => {
-    const run = await skillctl({}, "--address", `127.0.0.1:${tls.app.port}`, "--tls-ca", path.join(dir, "server.key"), "whoami");
+    const run = await skillctlWith({}, "--address", `127.0.0.1:${tls.app.port}`, "--tls-ca", path.join(dir, "server.key"), "whoami");
     expect(run).toMatchObject({ code: 2, stdout: "" });
     expect(run.stderr).toMatch(/^skillctl: --tls-ca .*server\.key holds no PEM certificate/);
   });

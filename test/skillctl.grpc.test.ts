@@ -4,31 +4,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skillctl } from "./support/skillctl.js";
 import { makeDirs, startTestEngine, type TestEngine } from "./support/test-engine.js";
-
-const ROOT = path.resolve(import.meta.dirname, "..");
-const CLI = path.join(ROOT, "src", "cli", "skillctl.ts");
-
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs skillctl as a child process from the repository root, the way an operator would. */
-function skillctl(port: number, ...args: string[]): Promise<CliRun> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", CLI, "--address", `127.0.0.1:${port}`, ...args],
-      { cwd: ROOT, env: { ...process.env, SKILLCTL_ADDRESS: "", SKILLCTL_TOKEN: "", SKILLCTL_TLS_CA: "" }, timeout: 90_000 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
 
 /** Parses a JUnit report with a real XML parser (CPython's ElementTree), which also rejects malformed XML. */
 function parseJUnit(file: string): Promise<{ suite: Record<string, string>; cases: { name: string; failure: string | null }[] }> {
