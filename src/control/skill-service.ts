@@ -1438,7 +1438,7 @@ export class SkillService {
     // leaves the registry ahead of them, which start-up repairs from the history
     // (docs/performance.md#what-a-crash-can-lose).
     await this.commitPrepared(active, name, false);
-    void this.mirror.flushOrLater();
+    this.mirror.flushAfterReply();
     return committed;
   }
 

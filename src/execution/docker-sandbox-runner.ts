@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
+import { afterReply } from "../reply-scope/index.js";
 import { errorMessage, type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../errors/index.js";
 import { runCold } from "./cold-run.js";
 import { type ContainerCommand, LABEL_INSTANCE, LABEL_MANAGED, LABEL_RUN_ID } from "./container-spec.js";
@@ -183,8 +184,10 @@ export class DockerSandboxRunner implements ExecutionPlane {
       throw error;
     } finally {
       signal.clear();
-      // A slot is free: a pool that paused its refills for the load may resume (warm-pool.ts).
-      this.pool?.resume();
+      // A slot is free: a pool that paused its refills for the load, or one this run took from,
+      // refills, once the caller has its answer: a container's start-up is CPU-heavy for the engine
+      // and would compete with what the caller waits for (docs/performance.md#after-the-reply).
+      afterReply(() => this.pool?.resume());
     }
   }
 

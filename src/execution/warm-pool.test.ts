@@ -1,6 +1,6 @@
 import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { type PoolMember, WarmPool } from "./warm-pool.js";
+import { type PoolMember, REFILL_AFTER_TAKE_MS, WarmPool } from "./warm-pool.js";
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -36,6 +36,35 @@ describe("WarmPool refills", () => {
     for (let i = 0; i < 10 && pool.idleCount < 2; i++) await tick();
     expect(created).toBe(4);
     expect(pool.idleCount).toBe(2);
+    await pool.close();
+  });
+
+  it("refills after a take when resumed (the run's caller answered), or at the latest after REFILL_AFTER_TAKE_MS", async () => {
+    let created = 0;
+    const pool = new WarmPool<PoolMember>({
+      size: 1,
+      idleMs: 60_000,
+      create: async () => member(`m${++created}`),
+      discard: async () => undefined,
+      logger: pino({ level: "silent" }),
+    });
+    pool.start();
+    for (let i = 0; i < 10 && pool.idleCount < 1; i++) await tick();
+    expect(created).toBe(1);
+
+    // Taken: no container start competes with the run until the owner resumes the pool.
+    expect(pool.take()).toBeDefined();
+    for (let i = 0; i < 5; i++) await tick();
+    expect(created).toBe(1);
+    pool.resume();
+    for (let i = 0; i < 10 && pool.idleCount < 1; i++) await tick();
+    expect(created).toBe(2);
+
+    // Not resumed (a long run): refilled after REFILL_AFTER_TAKE_MS all the same.
+    expect(pool.take()).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, REFILL_AFTER_TAKE_MS + 50));
+    for (let i = 0; i < 10 && pool.idleCount < 1; i++) await tick();
+    expect(created).toBe(3);
     await pool.close();
   });
 });

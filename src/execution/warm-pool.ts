@@ -26,6 +26,13 @@ export interface WarmPoolOptions<T extends PoolMember> {
 const MAX_BACKOFF_MS = 30_000;
 
 /**
+ * After a take, the refill starts when the owner resumes the pool (its runner does once the run's
+ * caller has its answer: docs/performance.md#after-the-reply) or after this long, whichever comes
+ * first, so that a long run does not leave the pool short meanwhile.
+ */
+export const REFILL_AFTER_TAKE_MS = 250;
+
+/**
  * Containers created and started ahead of time, each waiting for exactly one job. A taker owns
  * the container from then on (and destroys it after its run): nothing is ever handed out twice.
  * The pool refills in the background; when it is empty, callers fall back to a cold start.
@@ -56,7 +63,7 @@ export class WarmPool<T extends PoolMember> {
     const [runId, { member, expiry }] = next.value;
     clearTimeout(expiry);
     this.idle.delete(runId);
-    this.fill();
+    setTimeout(() => this.fill(), REFILL_AFTER_TAKE_MS).unref();
     return member;
   }
 

@@ -1,11 +1,13 @@
 import { ServerInterceptingCall, type ServerInterceptor, status } from "@grpc/grpc-js";
+import { ReplyScope } from "../reply-scope/index.js";
 
 /**
  * A server interceptor that knows which calls are being served, for shutdown: it counts calls
  * in flight (to report how many were let finish and how many were cut off), and it can end the
  * long-lived streams that would otherwise hold a graceful shutdown until its deadline (a health
  * Watch never ends by itself). A counted call runs from its arrival until it sends its status or
- * its stream closes (client cancel, deadline, forced shutdown), whichever comes first.
+ * its stream closes (client cancel, deadline, forced shutdown), whichever comes first. It also
+ * gives each counted call its {@link ReplyScope}, settled at that same end.
  */
 export class CallTracker {
   private active = 0;
@@ -39,14 +41,18 @@ export class CallTracker {
     }
     this.active++;
     let done = false;
+    // Work the handler defers until its reply is out (src/reply-scope) runs once the status is sent.
+    const scope = new ReplyScope();
     const end = (): void => {
       if (done) return;
       done = true;
       this.active--;
       this.ended++;
+      scope.settle();
     };
     return new ServerInterceptingCall(call, {
-      start: (next) => next({ onCancel: end }),
+      // grpc-js calls a unary handler from the half-close: everything it starts runs in the scope.
+      start: (next) => next({ onReceiveHalfClose: (nextHalfClose) => scope.run(nextHalfClose), onCancel: end }),
       sendStatus: (status, next) => {
         next(status);
         end();

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { untilReplied } from "../reply-scope/index.js";
 import {
   canSee,
   type HealthPolicy,
@@ -112,6 +113,9 @@ export class RoutingService implements SkillIndexer {
     const name = skill.name;
     this.router.accept(name, exampleQueries);
     const work = (this.indexing.get(name) ?? Promise.resolve()).then(async () => {
+      // The index rows are written once the caller has its answer (docs/performance.md#after-the-reply);
+      // routing waits for them through settled().
+      await untilReplied();
       await this.router.index(toRoutable(skill));
       this.router.settle(name);
     });

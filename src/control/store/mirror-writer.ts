@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { afterReply } from "../../reply-scope/index.js";
 import type { SkillRegistry } from "../registry/index.js";
 import type { CanonicalStore } from "./canonical-store.js";
 import { MIRROR_FORMAT, type MirrorDocument, toMirrorEntry } from "./mirror-format.js";
@@ -9,6 +10,8 @@ import { MIRROR_FORMAT, type MirrorDocument, toMirrorEntry } from "./mirror-form
  */
 export class MirrorWriter {
   private pending: NodeJS.Timeout | undefined;
+  /** A rewrite asked for after the current reply and not yet started. */
+  private due = false;
   private writing: Promise<void> = Promise.resolve();
   private retry: NodeJS.Timeout | undefined;
 
@@ -22,6 +25,7 @@ export class MirrorWriter {
 
   /** Rewrites the mirror now (after any write already in progress). */
   async flush(): Promise<void> {
+    this.due = false;
     if (this.pending) {
       clearTimeout(this.pending);
       this.pending = undefined;
@@ -47,6 +51,20 @@ export class MirrorWriter {
     }
   }
 
+  /**
+   * Rewrites the mirror once the reply of the call that changed the registry has gone out
+   * (src/reply-scope), so that reading and serialising every skill is not on that caller's wait
+   * (docs/performance.md#the-mirror-after-the-reply). `close()` writes it if it is still due.
+   */
+  flushAfterReply(): void {
+    if (this.due) return;
+    this.due = true;
+    afterReply(() => {
+      if (!this.due) return;
+      void this.flushOrLater();
+    });
+  }
+
   /** Rewrites the mirror soon; many calls within the window cost one write. */
   schedule(): void {
     if (this.pending) return;
@@ -68,7 +86,7 @@ export class MirrorWriter {
 
   async close(): Promise<void> {
     if (this.retry) clearTimeout(this.retry);
-    if (this.pending) await this.flush().catch(() => undefined);
+    if (this.pending || this.due) await this.flush().catch(() => undefined);
     await this.writing;
   }
 
