@@ -11,7 +11,7 @@
  *   (the per-container shims exit with their container and are not counted), and the service's own;
  * - a bare python3 running the same skill (the floor).
  * Ratios (ours / baseline) are the last lines. Counts: BENCH_ROUNDS (runs per concurrency level,
- * default 48), BENCH_PACED (paced register/invoke pairs, default 20), BENCH_PACE_MS (default 300).
+ * default 48), BENCH_PACED (paced register/invoke pairs, default 40), BENCH_PACE_MS (default 300).
  */
 import { execFileSync } from "node:child_process";
 import { readdir, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -25,7 +25,7 @@ import { spawnService, type ServiceProcess } from "../test/support/service-proce
 import { connect, type TestClient } from "../test/support/test-engine.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 48);
-const PACED = Number(process.env.BENCH_PACED ?? 20);
+const PACED = Number(process.env.BENCH_PACED ?? 40);
 const PACE_MS = Number(process.env.BENCH_PACE_MS ?? 300);
 const CONCURRENCY = [1, 4, 8] as const;
 const IMAGE = process.env.SKILL_ENGINE_IMAGE ?? "skill-engine-sandbox:latest";

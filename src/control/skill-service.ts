@@ -350,19 +350,20 @@ export class SkillService {
     // "warn" screens while the test runs, off the caller's wait (docs/performance.md#registration).
     const screened = { name: valid.name, description: valid.description, code: prepared.code };
     const onDuplicate = options.onDuplicate ?? "warn";
-    const screening =
-      onDuplicate === "reject"
-        ? Promise.resolve(await this.screenDuplicates(screened, context, "reject"))
-        : this.screenDuplicates(screened, context, "warn");
-    screening.catch(() => undefined); // observed below; a failed test run must not leave it unhandled
+    const rejectScreened = onDuplicate === "reject" ? await this.screenDuplicates(screened, context, "reject") : undefined;
     const files = await this.composition.dependencyFiles(valid.name, declared);
+    // The test run starts first, so that what the screen and the staging do before their first
+    // await (listing the visible skills, opening temp files) overlaps the sandbox's work.
+    const testing = this.testRun(valid.name, prepared.code, testPayload, context, files);
+    const screening = rejectScreened ? Promise.resolve(rejectScreened) : this.screenDuplicates(screened, context, "warn");
+    screening.catch(() => undefined); // observed below; a failed test run must not leave it unhandled
     // The new version's files are written (and fsynced) while its test runs; a failed test
     // discards them (docs/performance.md#registration).
     const staged = this.stageFiles(valid.name, prepared.code);
     let test: ExecutionResult;
     let similarSkills: SimilarSkillReport[];
     try {
-      test = await this.testRun(valid.name, prepared.code, testPayload, context, files);
+      test = await testing;
       similarSkills = await screening;
     } catch (error) {
       await staged.discard();

@@ -63,17 +63,34 @@ export type PayloadValidator = (field: string, payloadText: string) => string;
 // This instance only checks schemas against the meta-schema, which adds nothing to its caches.
 const schemaChecker = new Ajv({ strict: false, allErrors: true });
 
+/** Compiled validators kept (a few KB each): a bound, so the cache cannot grow with the library. */
+const COMPILED_SCHEMAS_KEPT = 256;
+const compiledSchemas = new Map<string, ValidateFunction>();
+
 /**
  * Compiles one schema with an Ajv instance of its own. An instance keeps every schema it compiled
  * (by object identity and by `$id`) and every compiled function keeps its instance's values, so a
  * shared instance grew by a few KB per registration for the service's lifetime (the soak's RSS
  * creep) and refused a second schema with the same `$id`. Now a validator holds only itself; the
- * fresh instance costs about 0.4 ms per compile.
+ * fresh instance costs about 0.4 ms per compile, which the last {@link COMPILED_SCHEMAS_KEPT}
+ * schemas (by their text) are spared: a skill's next version, its patches and its invocations
+ * usually bring the same schema again.
  */
-function compileValidator(schema: object): ValidateFunction {
+function compileValidator(schemaText: string, schema: object): ValidateFunction {
+  const kept = compiledSchemas.get(schemaText);
+  if (kept) {
+    // Most recently used last: a Map iterates in insertion order, so the oldest is evicted first.
+    compiledSchemas.delete(schemaText);
+    compiledSchemas.set(schemaText, kept);
+    return kept;
+  }
   if (!schemaChecker.validateSchema(schema)) throw new Error(`schema is invalid: ${schemaChecker.errorsText(schemaChecker.errors)}`);
-  return new Ajv({ strict: false, allErrors: true, validateSchema: false, meta: false }).compile(schema);
+  const validate = new Ajv({ strict: false, allErrors: true, validateSchema: false, meta: false }).compile(schema);
+  compiledSchemas.set(schemaText, validate);
+  if (compiledSchemas.size > COMPILED_SCHEMAS_KEPT) compiledSchemas.delete(compiledSchemas.keys().next().value as string);
+  return validate;
 }
+
 
 export function validateSkillName(name: string, field = "name"): string {
   if (name === "") throw new InvalidArgumentError(field, "is required");
@@ -124,7 +141,7 @@ export function compileParametersSchema(schemaText: string, field = "parameters_
   }
   let validate: ValidateFunction;
   try {
-    validate = compileValidator(schema);
+    validate = compileValidator(schemaText, schema);
   } catch (error) {
     throw new InvalidArgumentError(field, `is not a valid JSON Schema: ${errorMessage(error)}`);
   }
