@@ -1,11 +1,10 @@
-import { chmod, writeFile } from "node:fs/promises";
-import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { SkillStatus, Visibility } from "../src/gen/skillengine/v1/skills.js";
 import { sha256Hex } from "../src/identity/index.js";
 import { connect, makeDirs, rpcError, startTestEngine, type TestClient, type TestEngine } from "./support/test-engine.js";
+import { writeTokensFile } from "./support/tokens-file.js";
 
 /**
  * Grants, internal visibility, pinned versions, users acting through delegating agents, system
@@ -45,20 +44,13 @@ describe("grants, users, system skills and the on/off switch through the real se
 
   beforeAll(async () => {
     const dirs = await makeDirs();
-    const tokensFile = path.join(dirs.root, "tokens.json");
-    await writeFile(
-      tokensFile,
-      JSON.stringify({
-        tokens: [
-          { agent: "alice", token: TOKENS.alice },
-          { agent: "bob", token_sha256: sha256Hex(TOKENS.bob) },
-          { agent: "carol", token: TOKENS.carol },
-          { agent: "desk", token: TOKENS.desk, delegate: true },
-          { agent: "ops", token: TOKENS.ops, admin: true },
-        ],
-      }),
-    );
-    await chmod(tokensFile, 0o600);
+    const tokensFile = await writeTokensFile(dirs.root, [
+      { agent: "alice", token: TOKENS.alice },
+      { agent: "bob", token_sha256: sha256Hex(TOKENS.bob) },
+      { agent: "carol", token: TOKENS.carol },
+      { agent: "desk", token: TOKENS.desk, delegate: true },
+      { agent: "ops", token: TOKENS.ops, admin: true },
+    ]);
     engine = await startTestEngine({
       dirs,
       env: { SKILL_ENGINE_TOKENS_FILE: tokensFile, SKILL_ENGINE_POOL: "on", SKILL_ENGINE_POOL_SIZE: "2" },

@@ -1,9 +1,10 @@
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { skillctlAs } from "./support/skillctl.js";
 import { makeDirs, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { writeTokensFile } from "./support/tokens-file.js";
 
 const TOKENS = {
   alice: "alice-0123456789abcdef",
@@ -27,18 +28,11 @@ describe("skillctl grant, revoke, grants, enable, disable and register --system"
 
   beforeAll(async () => {
     const dirs = await makeDirs();
-    const tokensFile = path.join(dirs.root, "tokens.json");
-    await writeFile(
-      tokensFile,
-      JSON.stringify({
-        tokens: [
-          { agent: "alice", token: TOKENS.alice },
-          { agent: "bob", token: TOKENS.bob },
-          { agent: "ops", token: TOKENS.ops, admin: true },
-        ],
-      }),
-    );
-    await chmod(tokensFile, 0o600);
+    const tokensFile = await writeTokensFile(dirs.root, [
+      { agent: "alice", token: TOKENS.alice },
+      { agent: "bob", token: TOKENS.bob },
+      { agent: "ops", token: TOKENS.ops, admin: true },
+    ]);
     engine = await startTestEngine({ dirs, env: { SKILL_ENGINE_TOKENS_FILE: tokensFile } });
     dir = await mkdtemp(path.join(os.tmpdir(), "skillctl-sharing-"));
     codeFile = path.join(dir, "echo.py");

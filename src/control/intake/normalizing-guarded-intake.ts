@@ -20,8 +20,14 @@ export class NormalizingGuardedIntake implements CodeIntake {
   ) {}
 
   async prepare(rawCode: string): Promise<PreparedCode> {
-    const normalized = await normalizeSkillCode(rawCode, this.checker);
-    const report = scanSkillCode(normalized.code);
+    const normalizing = normalizeSkillCode(rawCode, this.checker);
+    normalizing.catch(() => undefined); // awaited below
+    // While the parser process checks the code, the guard scans it as sent: for clean code (the
+    // usual case) that is exactly what normalization returns, so the scan is not repeated; code
+    // that normalization changed is scanned again as changed (docs/performance.md#registration).
+    const asSent = scanSkillCode(rawCode);
+    const normalized = await normalizing;
+    const report = normalized.code === rawCode ? asSent : scanSkillCode(normalized.code);
     if (this.guardMode === "enforce" && report.dangerous.length > 0) throw new GuardViolationError(report);
     const reported = this.guardMode === "enforce" ? report.cautions : report.findings;
     return {

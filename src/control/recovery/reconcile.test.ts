@@ -25,10 +25,9 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  /** A registration that completed every step. */
-  async function registerFully(name: string, code: string): Promise<void> {
+  /** The registry's commit of `code` as the next version of `name` (files are the caller's). */
+  function commit(name: string, code: string): number {
     const version = registry.nextVersion(name);
-    await store.writeVersion(name, version, code);
     registry.commitVersion(
       {
         name,
@@ -42,6 +41,13 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
       },
       { owner: "local", visibility: "private" },
     );
+    return version;
+  }
+
+  /** A registration that completed every step. */
+  async function registerFully(name: string, code: string): Promise<void> {
+    await store.writeVersion(name, registry.nextVersion(name), code);
+    commit(name, code);
     await store.writeActive(name, code);
   }
 
@@ -65,19 +71,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     await registerFully("a", "print('v1')");
     const version = registry.nextVersion("a");
     await store.writeVersion("a", version, "print('v2')");
-    registry.commitVersion(
-      {
-        name: "a",
-        version,
-        description: "d",
-        parametersSchema: "{}",
-        testPayload: "{}",
-        origin: "register",
-        contentHash: contentHash("print('v2')"),
-        createdAt: new Date(),
-      },
-      { owner: "local", visibility: "private" },
-    );
+    commit("a", "print('v2')");
     // crash here: <name>.py still holds v1
     const report = await reconcile(registry, store, logger);
     expect(report.restoredActive).toEqual(["a"]);
@@ -89,19 +83,7 @@ describe("reconcile after a crash (real SQLite file, real directory)", () => {
     // Staged while the test ran (file and name fsynced), committed, then the host went down before
     // the rename into .versions/a/2.py reached the disk: the rename is simply not done here.
     await store.stageVersion("a", "print('v2')");
-    registry.commitVersion(
-      {
-        name: "a",
-        version: 2,
-        description: "d",
-        parametersSchema: "{}",
-        testPayload: "{}",
-        origin: "register",
-        contentHash: contentHash("print('v2')"),
-        createdAt: new Date(),
-      },
-      { owner: "local", visibility: "private" },
-    );
+    commit("a", "print('v2')");
     // And a staged file of a registration that never committed: nothing to put back.
     await store.stageVersion("a", "print('never committed')");
 
