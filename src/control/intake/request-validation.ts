@@ -91,7 +91,6 @@ function compileValidator(schemaText: string, schema: object): ValidateFunction 
   return validate;
 }
 
-
 export function validateSkillName(name: string, field = "name"): string {
   if (name === "") throw new InvalidArgumentError(field, "is required");
   if (!SKILL_NAME_PATTERN.test(name)) {
