@@ -25,6 +25,13 @@ function failureOf(start: Promise<ServiceProcess>): Promise<string> {
   );
 }
 
+/** Stops what a describe block started, newest first, then its bus and its directory. */
+async function tearDown(processes: ServiceProcess[], bus: NatsServer | undefined, root: string | undefined): Promise<void> {
+  for (const process of processes.reverse()) await process.kill("SIGTERM");
+  await bus?.dispose();
+  if (root) await rm(root, { recursive: true, force: true });
+}
+
 /**
  * A bus that requires a token (nats-server's `authorization { token }`), as a deployment that
  * follows docs/execution-hosts.md#the-bus has: runner and control plane with the token serve;
@@ -58,11 +65,7 @@ describe("execution hosts on a bus that requires a token", () => {
     bus = await startNatsServer({ extraConfig: `authorization { token: "${TOKEN}" }`, probe: { token: TOKEN } });
   }, 60_000);
 
-  afterAll(async () => {
-    for (const process of processes.reverse()) await process.kill("SIGTERM");
-    await bus?.dispose();
-    await rm(root, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => tearDown(processes, bus, root), 120_000);
 
   it("a runner and a control plane with the token register and invoke through the bus", async () => {
     processes.push(await spawnRunner(runnerEnv(TOKEN, "auth-runner")));
@@ -120,11 +123,7 @@ describe("execution hosts on a bus that requires TLS", () => {
     });
   }, 60_000);
 
-  afterAll(async () => {
-    for (const process of processes.reverse()) await process.kill("SIGTERM");
-    await bus?.dispose();
-    await rm(root, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => tearDown(processes, bus, root), 120_000);
 
   it("a runner and a control plane that trust the bus's certificate invoke through it; one that does not refuses to start", async () => {
     processes.push(await spawnRunner({ ...common("tls-runner", true), SKILL_ENGINE_RUNNER_ID: "tls-runner" }));

@@ -4,6 +4,7 @@ import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_HEALTH_POLICY, type SkillRecord, SkillRegistry } from "../registry/index.js";
+import { ReplyScope } from "../../reply-scope/index.js";
 import { CanonicalStore, MIRROR_FILE, MIRROR_FORMAT, MirrorDocumentSchema, MirrorWriter, readMirrorDocument } from "./index.js";
 
 describe("skills_registry.json: one schema to write it and to read it back (real SQLite file, real directory)", () => {
@@ -147,5 +148,20 @@ describe("skills_registry.json: one schema to write it and to read it back (real
       'has no "skills" list; descriptions, schemas, counters and statuses get defaults',
     ]);
     expect(readMirrorDocument([1, 2]).skills.size).toBe(0);
+  });
+
+  it("a rewrite asked for after the reply waits for the call's reply, and a stop before it still writes it", async () => {
+    const mirrorFile = path.join(store.directory, MIRROR_FILE);
+    const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
+    commit("parse_csv", 1, new Date("2025-01-01T00:00:00.000Z"));
+    const call = new ReplyScope();
+    call.run(() => writer.flushAfterReply());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(readFile(mirrorFile, "utf8")).rejects.toThrow(/ENOENT/);
+
+    // The service stops before the call's reply went out: close() writes what was due.
+    await writer.close();
+    expect(MirrorDocumentSchema.parse(JSON.parse(await readFile(mirrorFile, "utf8"))).skills.map((s) => s.name)).toEqual(["parse_csv"]);
+    call.settle();
   });
 });
