@@ -1,6 +1,6 @@
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { rpcError, runsByPath, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const CLEAN = `import json, sys
 args = json.loads(sys.argv[1])
@@ -120,5 +120,33 @@ print(json.dumps({"markup": "<b>" + args.get("t", "") + "</b>", "entity": "&lt;"
     expect(blocked.code).toBe(status.INVALID_ARGUMENT);
     expect(blocked.details).toMatch(/content guard rule "injection-remote-code-exec"/);
     expect((await engine.client.get("greeter_clean")).skill?.version).toBe(1);
+  });
+
+  it("a test run started on the code as sent before the parser's verdict: kept for clean code, replaced when normalization changes it, dropped when intake refuses", async () => {
+    // docs/performance.md#registration: the guard passes the code as sent, so its run starts while the parser checks.
+    const testRuns = async () => Object.values(await runsByPath(engine, "test")).reduce((a, b) => a + b, 0);
+    const before = await testRuns();
+    const clean = await engine.client.register({ name: "early_clean", code: CLEAN, testPayload: '{"name": "early"}' });
+    expect(clean.test?.stdout).toBe('{"greeting": "hello early", "lt": "&lt;"}\n');
+    expect(await testRuns()).toBe(before + 1);
+
+    // The fence makes the code as sent fail in Python; what the caller gets is the run of the code intake returned.
+    const fenced = await engine.client.register({
+      name: "early_fenced",
+      code: "```python\n" + CLEAN + "```\n",
+      testPayload: '{"name": "fence"}',
+    });
+    expect(fenced.normalizations).toEqual([expect.stringMatching(/markdown fence/)]);
+    expect(fenced.test?.stdout).toBe('{"greeting": "hello fence", "lt": "&lt;"}\n');
+    expect((await engine.client.get("early_fenced")).skill?.version).toBe(1);
+
+    // Not Python: the parser's diagnosis, not the run's failure, whichever finished first.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const refused = await rpcError(engine.client.register({ name: "early_refused", code: "print('a'\nx = = 2\n" }));
+      expect(refused.code).toBe(status.INVALID_ARGUMENT);
+      expect(refused.details).toMatch(/^code: .*line \d+/);
+    }
+    expect((await rpcError(engine.client.get("early_refused"))).code).toBe(status.NOT_FOUND);
+    await runsCleanedUp(engine);
   });
 });

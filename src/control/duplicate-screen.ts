@@ -13,15 +13,22 @@ export interface SimilarSkillReport {
   readonly nearDuplicate: boolean;
 }
 
-export interface SkillText {
-  readonly name: string;
-  readonly description: string;
+export interface SkillText extends DescribedSkill {
   readonly code: string;
 }
 
+/** A skill a new one is compared with: its code is read only if its description comes close. */
+export interface DescribedSkill {
+  readonly name: string;
+  readonly description: string;
+}
+
 export interface DuplicateScreen {
-  /** The skills among `others` that resemble `skill`, most similar first. */
-  screen(skill: SkillText, others: readonly SkillText[]): Promise<SimilarSkillReport[]>;
+  /**
+   * The skills among `others` that resemble `skill`, most similar first. `codeOf` is called only
+   * for the few whose description is close enough to be reported (never for the whole library).
+   */
+  screen(skill: SkillText, others: readonly DescribedSkill[], codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]>;
   /** Counts a verdict (metrics). */
   recordVerdict?(verdict: "warned" | "rejected"): void;
 }

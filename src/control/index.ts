@@ -39,7 +39,7 @@ export {
   windowRate,
 } from "./registry/index.js";
 export type { SkillIndexer } from "./skill-indexer.js";
-export type { DuplicateScreen, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
+export type { DescribedSkill, DuplicateScreen, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
 export {
   type CatalogEntry,
   type CatalogStatus,

@@ -1,3 +1,4 @@
+import { anySignal } from "any-signal";
 import type { Logger } from "pino";
 import {
   AlreadyExistsError,
@@ -38,7 +39,9 @@ import {
   compileParametersSchema,
   type IntakeWarning,
   type PayloadValidator,
+  type PreparedCode,
   type RegistrationInput,
+  type ValidRegistration,
   validateRegistration,
   validateSkillName,
 } from "./intake/index.js";
@@ -340,21 +343,43 @@ export class SkillService {
     }
     // Checked before the test run so a taken name costs no sandbox run; checked again under the
     // lock because the name may be taken meanwhile.
-    this.accessForRegistration(valid.name, context.caller, visibility);
-    this.refuseKindChange(valid.name, "plain");
+    const existing = this.registry.get(valid.name);
+    this.accessForRegistration(valid.name, context.caller, visibility, existing);
+    this.refuseKindChange(valid.name, "plain", existing);
     checkExampleQueries(exampleQueries);
     const declared = this.composition.preflightPlain(valid.name, dependsOn, context.caller);
-    const prepared = await this.intake.prepare(valid.code);
-    const testPayload = valid.validatePayload("test_payload", valid.testPayload);
-    // "reject" screens before the test run, so a refused near-duplicate costs no sandbox run;
-    // "warn" screens while the test runs, off the caller's wait (docs/performance.md#registration).
-    const screened = { name: valid.name, description: valid.description, code: prepared.code };
+    const loadingFiles = this.composition.dependencyFiles(valid.name, declared);
+    loadingFiles.catch(() => undefined); // awaited below, after intake's verdict
     const onDuplicate = options.onDuplicate ?? "warn";
+    const intake = this.intake.begin(valid.code);
+    // Code the guard passes as sent starts its test run while the parser checks it; "reject"
+    // screens before any run, so a refused near-duplicate costs none (docs/performance.md#registration).
+    const early =
+      intake.runnableAsSent && onDuplicate === "warn"
+        ? this.startEarlyTest(valid.name, valid.code, valid, loadingFiles, context)
+        : undefined;
+    let prepared: PreparedCode;
+    try {
+      prepared = await intake.prepared;
+    } catch (error) {
+      early?.discard();
+      throw error;
+    }
+    const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    // "warn" screens while the test runs, off the caller's wait.
+    const screened = { name: valid.name, description: valid.description, code: prepared.code };
     const rejectScreened = onDuplicate === "reject" ? await this.screenDuplicates(screened, context, "reject") : undefined;
-    const files = await this.composition.dependencyFiles(valid.name, declared);
-    // The test run starts first, so that what the screen and the staging do before their first
-    // await (listing the visible skills, opening temp files) overlaps the sandbox's work.
-    const testing = this.testRun(valid.name, prepared.code, testPayload, context, files);
+    const files = await loadingFiles;
+    // The early run is kept when normalization left the code as sent (the usual case); otherwise
+    // the code that passed intake is what runs. The run starts before the screen and the staging,
+    // so that what they do before their first await overlaps the sandbox's work.
+    let run: Promise<ExecutionResult>;
+    if (early && prepared.code === early.code) run = early.result;
+    else {
+      early?.discard();
+      run = this.run("test", valid.name, prepared.code, testPayload, context, files);
+    }
+    const testing = run.then((result) => this.testVerdict(valid.name, result, context));
     const screening = rejectScreened ? Promise.resolve(rejectScreened) : this.screenDuplicates(screened, context, "warn");
     screening.catch(() => undefined); // observed below; a failed test run must not leave it unhandled
     // The new version's files are written (and fsynced) while its test runs; a failed test
@@ -499,8 +524,7 @@ export class SkillService {
   }
 
   /** A name keeps its kind: a plain skill's name cannot become a composition's, nor the reverse. */
-  private refuseKindChange(name: string, kind: SkillKind): void {
-    const existing = this.registry.get(name);
+  private refuseKindChange(name: string, kind: SkillKind, existing = this.registry.get(name)): void {
     if (!existing) return;
     this.refuseFolderSkill(name, "register");
     const current = this.composition.declaredOf(existing).kind;
@@ -1039,12 +1063,9 @@ export class SkillService {
   async screenDuplicates(skill: SkillText, context: CallContext, onDuplicate: OnDuplicate): Promise<SimilarSkillReport[]> {
     if (!this.duplicates) return [];
     const others = this.list(context).filter((s) => s.name !== skill.name);
-    const texts = await Promise.all(
-      others.map(async (s) => ({ name: s.name, description: s.description, code: (await this.store.readActive(s.name)) ?? "" })),
-    );
     let similar: SimilarSkillReport[];
     try {
-      similar = await this.duplicates.screen(skill, texts);
+      similar = await this.duplicates.screen(skill, others, async (name) => (await this.store.readActive(name)) ?? "");
     } catch (error) {
       this.logger.error({ err: error, skill: skill.name }, "could not look for near-duplicates; registering without");
       return [];
@@ -1295,7 +1316,38 @@ export class SkillService {
     context: CallContext,
     files: readonly SandboxFile[] = [],
   ): Promise<ExecutionResult> {
-    const test = await this.run("test", name, code, payload, context, files);
+    return this.testVerdict(name, await this.run("test", name, code, payload, context, files), context);
+  }
+
+  /**
+   * A registration's test run started on the code as sent before intake's verdict (see
+   * {@link CodeIntake.begin}); none when the test payload is invalid (intake's error comes first).
+   * `discard` cancels it (its container is killed and removed like any cancelled run's).
+   */
+  private startEarlyTest(
+    name: string,
+    code: string,
+    valid: ValidRegistration,
+    loadingFiles: Promise<SandboxFile[]>,
+    context: CallContext,
+  ): { readonly code: string; readonly result: Promise<ExecutionResult>; discard(): void } | undefined {
+    let payload: string;
+    try {
+      payload = valid.validatePayload("test_payload", valid.testPayload);
+    } catch {
+      return undefined;
+    }
+    const controller = new AbortController();
+    const signal = anySignal([context.signal, controller.signal]);
+    const result = loadingFiles
+      .then((files) => this.run("test", name, code, payload, { ...context, signal }, files))
+      .finally(() => signal.clear());
+    result.catch(() => undefined); // observed by the registration, or discarded
+    return { code, result, discard: () => controller.abort() };
+  }
+
+  /** A test run's verdict: FAILED_PRECONDITION-to-be with the run's one-line cause when it did not succeed. */
+  private testVerdict(name: string, test: ExecutionResult, context: CallContext): ExecutionResult {
     if (!test.success) {
       this.logger.info(
         { skill: name, cause: test.errorSummary, agent: context.caller.agentId, requestId: context.requestId },
@@ -1438,7 +1490,7 @@ export class SkillService {
     // registry for rebuilding it, rewritten at every start too; a crash before either is on disk
     // leaves the registry ahead of them, which start-up repairs from the history
     // (docs/performance.md#what-a-crash-can-lose).
-    await this.commitPrepared(active, name, false);
+    this.commitPreparedNow(active, name);
     this.mirror.flushAfterReply();
     return committed;
   }
@@ -1464,12 +1516,25 @@ export class SkillService {
    * space, so this fails only if the directory itself went away or read-only; the registry is then
    * ahead of the file, which the next read restores from the history (readActiveCode).
    */
-  private async commitPrepared(active: PreparedFile, name: string, syncDirectory = true): Promise<void> {
+  private async commitPrepared(active: PreparedFile, name: string): Promise<void> {
+    await active.commit().catch((error: unknown) => this.activeFileNotPlaced(error, name));
+  }
+
+  /**
+   * {@link commitPrepared} on the calling thread (a registration's critical path), without the
+   * directory's fsync: the mirror's rewrite of the same directory just after the reply brings it
+   * (docs/performance.md#what-a-crash-can-lose).
+   */
+  private commitPreparedNow(active: PreparedFile, name: string): void {
     try {
-      await active.commit({ syncDirectory });
+      active.commitNow();
     } catch (error) {
-      this.logger.error({ err: error, skill: name }, "could not put the active file in place; the next read restores it from history");
+      this.activeFileNotPlaced(error, name);
     }
+  }
+
+  private activeFileNotPlaced(error: unknown, name: string): void {
+    this.logger.error({ err: error, skill: name }, "could not put the active file in place; the next read restores it from history");
   }
 
   private existingSkill(name: string): SkillRecord {
@@ -1499,8 +1564,12 @@ export class SkillService {
    * refused: PERMISSION_DENIED when the caller can see that skill, else ALREADY_EXISTS, which
    * says the name is taken and nothing else about it.
    */
-  private accessForRegistration(name: string, caller: Caller, visibility: SkillVisibility | undefined): SkillAccess {
-    const existing = this.registry.get(name);
+  private accessForRegistration(
+    name: string,
+    caller: Caller,
+    visibility: SkillVisibility | undefined,
+    existing = this.registry.get(name),
+  ): SkillAccess {
     if (!existing) return { owner: caller.agentId, visibility: visibility ?? "private" };
     if (!canManage(existing, caller)) {
       if (canSee(existing, caller)) throw notYoursError(name, existing, "register a new version of", caller);

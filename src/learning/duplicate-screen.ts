@@ -1,4 +1,4 @@
-import type { DuplicateScreen, SimilarSkillReport, SkillText } from "../control/index.js";
+import type { DescribedSkill, DuplicateScreen, SimilarSkillReport, SkillText } from "../control/index.js";
 import type { NearDuplicateDetector } from "./near-duplicates.js";
 
 /** The control plane's near-duplicate port over the detector, counting verdicts for the metrics. */
@@ -8,8 +8,8 @@ export class NearDuplicateScreen implements DuplicateScreen {
     private readonly onVerdict: (verdict: "warned" | "rejected") => void = () => undefined,
   ) {}
 
-  screen(skill: SkillText, others: readonly SkillText[]): Promise<SimilarSkillReport[]> {
-    return this.detector.compare(skill, others);
+  screen(skill: SkillText, others: readonly DescribedSkill[], codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]> {
+    return this.detector.compare(skill, others, codeOf);
   }
 
   recordVerdict(verdict: "warned" | "rejected"): void {

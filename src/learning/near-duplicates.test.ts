@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { codeShingles, isNearDuplicate, jaccard, normalisedTokens } from "./near-duplicates.js";
+import { WordEmbedder } from "../../test/support/word-embedder.js";
+import { codeShingles, isNearDuplicate, jaccard, NearDuplicateDetector, normalisedTokens } from "./near-duplicates.js";
 
 describe("code similarity", () => {
   it("normalises local names, strings and numbers but keeps calls and attributes", () => {
@@ -35,5 +36,46 @@ describe("code similarity", () => {
     expect(isNearDuplicate(0.9, 0.2, t)).toBe(true);
     expect(isNearDuplicate(0.9, 0.1, t)).toBe(false);
     expect(isNearDuplicate(0.7, 0.9, t)).toBe(false);
+  });
+});
+
+describe("NearDuplicateDetector", () => {
+  const counter =
+    "import json, sys\nargs = json.loads(sys.argv[1])\nwords = args['text'].split()\nprint(json.dumps({'count': len(words)}))\n";
+  const renamed = "import json, sys\np = json.loads(sys.argv[1])\nw = p['s'].split()\nprint(json.dumps({'n': len(w)}))\n";
+
+  it("reads the code only of skills whose description comes close, and reports them", async () => {
+    const detector = new NearDuplicateDetector(new WordEmbedder(), { description: 0.8, code: 0.5 });
+    const library = new Map([
+      ["word_count", { description: "count the words in a text", code: renamed }],
+      ["word_total", { description: "count the words in a text quickly", code: "print(1)\n" }],
+      ["celsius", { description: "convert celsius temperature to fahrenheit", code: "print(2)\n" }],
+      ["invoice", { description: "render an invoice as PDF for a customer", code: "print(3)\n" }],
+    ]);
+    const read: string[] = [];
+    const similar = await detector.compare(
+      { name: "counter", description: "count the words in a text", code: counter },
+      [...library].map(([name, { description }]) => ({ name, description })),
+      async (name) => {
+        read.push(name);
+        return library.get(name)?.code ?? "";
+      },
+    );
+    expect(read.sort()).toEqual(["word_count", "word_total"]);
+    expect(similar.map((s) => [s.name, s.nearDuplicate])).toEqual([
+      ["word_count", true],
+      ["word_total", false],
+    ]);
+    expect(similar[0]).toMatchObject({ descriptionSimilarity: 1, codeSimilarity: 1 });
+  });
+
+  it("reads nothing when no description comes close", async () => {
+    const detector = new NearDuplicateDetector(new WordEmbedder());
+    const similar = await detector.compare(
+      { name: "counter", description: "count the words in a text", code: counter },
+      [{ name: "invoice", description: "render an invoice as PDF for a customer" }],
+      () => Promise.reject(new Error("no code should be read")),
+    );
+    expect(similar).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  * normalised token 4-gram shingles). A pair is a near-duplicate when both similarities reach their
  * thresholds (chosen by cross-validation: `npm run bench:duplicates`).
  */
-import type { SimilarSkillReport, SkillText } from "../control/index.js";
+import type { DescribedSkill, SimilarSkillReport, SkillText } from "../control/index.js";
 import type { Embedder } from "../routing/index.js";
 
 /** Thresholds of the near-duplicate rule. */
@@ -95,8 +95,8 @@ export function isNearDuplicate(description: number, code: number, thresholds: D
 
 /**
  * Compares a new skill with others. Shingles are kept per code text and embeddings per
- * description (the embedder's own cache is on disk), so a registration costs one embedding and a
- * pass over the other skills.
+ * description (the embedder's own cache is on disk), so a registration costs one embedding, a
+ * pass over the other skills' descriptions, and reading the code of the few that come close.
  */
 export class NearDuplicateDetector {
   private readonly shingles = new Map<string, Set<string>>();
@@ -107,23 +107,39 @@ export class NearDuplicateDetector {
     readonly thresholds: DuplicateThresholds = DEFAULT_DUPLICATE_THRESHOLDS,
   ) {}
 
-  /** Similar skills, most similar first: every near-duplicate, and up to five others above the report floor. */
-  async compare(skill: SkillText, others: readonly SkillText[]): Promise<SimilarSkillReport[]> {
+  /**
+   * Similar skills, most similar first: every near-duplicate, and up to five others above the
+   * report floor. Both need a description at least as similar as the lower of the two floors, so
+   * only those skills' code is read (`codeOf`) and compared.
+   */
+  async compare(
+    skill: SkillText,
+    others: readonly DescribedSkill[],
+    codeOf: (name: string) => Promise<string>,
+  ): Promise<SimilarSkillReport[]> {
     if (others.length === 0) return [];
     const descriptions = [skill.description, ...others.map((o) => o.description)];
     await this.embedMissing(descriptions);
     const mine = this.vectors.get(skill.description) as Float32Array;
-    const myShingles = this.shinglesOf(skill.code);
-    const all = others.map((other) => {
-      const descriptionSimilarity = round(cosine(mine, this.vectors.get(other.description) as Float32Array));
-      const codeSimilarity = round(jaccard(myShingles, this.shinglesOf(other.code)));
-      return {
+    const floor = Math.min(this.thresholds.description, REPORT_DESCRIPTION_FLOOR);
+    const close = others
+      .map((other) => ({
         name: other.name,
-        descriptionSimilarity,
-        codeSimilarity,
-        nearDuplicate: isNearDuplicate(descriptionSimilarity, codeSimilarity, this.thresholds),
-      };
-    });
+        descriptionSimilarity: round(cosine(mine, this.vectors.get(other.description) as Float32Array)),
+      }))
+      .filter((other) => other.descriptionSimilarity >= floor);
+    const myShingles = this.shinglesOf(skill.code);
+    const all = await Promise.all(
+      close.map(async ({ name, descriptionSimilarity }) => {
+        const codeSimilarity = round(jaccard(myShingles, this.shinglesOf(await codeOf(name))));
+        return {
+          name,
+          descriptionSimilarity,
+          codeSimilarity,
+          nearDuplicate: isNearDuplicate(descriptionSimilarity, codeSimilarity, this.thresholds),
+        };
+      }),
+    );
     all.sort((a, b) => Number(b.nearDuplicate) - Number(a.nearDuplicate) || b.descriptionSimilarity - a.descriptionSimilarity);
     return all.filter((s, index) => s.nearDuplicate || (index < REPORTED && s.descriptionSimilarity >= REPORT_DESCRIPTION_FLOOR));
   }

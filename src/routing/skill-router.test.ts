@@ -1,27 +1,9 @@
-import { createHash } from "node:crypto";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { Embedder } from "./embedding/index.js";
 import { KeywordIndex, SqliteVecIndex } from "./index/index.js";
+import { WordEmbedder } from "../../test/support/word-embedder.js";
 import { documentText, type RoutableSkill, type RouteScope, SkillRouter } from "./skill-router.js";
-
-/** Bag-of-words vectors: texts that share words point the same way; no model needed. */
-class WordEmbedder implements Embedder {
-  readonly modelId = "test-words";
-  readonly dimensions = 64;
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    return texts.map((text) => {
-      const vector = new Float32Array(this.dimensions);
-      for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) {
-        const slot = createHash("sha256").update(word).digest().readUInt8(0) % this.dimensions;
-        vector[slot] = (vector[slot] ?? 0) + 1;
-      }
-      const length = Math.hypot(...vector) || 1;
-      return vector.map((v) => v / length);
-    });
-  }
-}
 
 const logger = pino({ level: "silent" });
 const skill = (

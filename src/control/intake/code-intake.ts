@@ -22,5 +22,18 @@ export interface PreparedCode {
  */
 export interface CodeIntake {
   prepare(rawCode: string): Promise<PreparedCode>;
+  /**
+   * {@link prepare} with a head start: `runnableAsSent` says at once (before the parser has
+   * answered) whether the content guard lets the code through exactly as sent, so a caller may
+   * start that code's test run while the syntax check goes on. The run is the caller's to discard
+   * when `prepared` rejects or returns other code (docs/performance.md#registration).
+   */
+  begin(rawCode: string): IntakeInProgress;
   close(): Promise<void>;
+}
+
+/** See {@link CodeIntake.begin}. */
+export interface IntakeInProgress {
+  readonly runnableAsSent: boolean;
+  readonly prepared: Promise<PreparedCode>;
 }

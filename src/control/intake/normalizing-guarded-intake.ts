@@ -1,6 +1,6 @@
-import type { CodeIntake, PreparedCode } from "./code-intake.js";
-import { GuardViolationError, scanSkillCode } from "./content-guard.js";
-import { normalizeSkillCode } from "./normalize-code.js";
+import type { CodeIntake, IntakeInProgress, PreparedCode } from "./code-intake.js";
+import { type GuardReport, GuardViolationError, scanSkillCode } from "./content-guard.js";
+import { type NormalizedCode, normalizeSkillCode } from "./normalize-code.js";
 import type { PythonSyntaxChecker } from "./python-syntax.js";
 
 /**
@@ -19,13 +19,23 @@ export class NormalizingGuardedIntake implements CodeIntake {
     private readonly guardMode: ContentGuardMode = "enforce",
   ) {}
 
-  async prepare(rawCode: string): Promise<PreparedCode> {
+  prepare(rawCode: string): Promise<PreparedCode> {
+    return this.begin(rawCode).prepared;
+  }
+
+  begin(rawCode: string): IntakeInProgress {
     const normalizing = normalizeSkillCode(rawCode, this.checker);
-    normalizing.catch(() => undefined); // awaited below
+    normalizing.catch(() => undefined); // awaited in finish
     // While the parser process checks the code, the guard scans it as sent: for clean code (the
     // usual case) that is exactly what normalization returns, so the scan is not repeated; code
     // that normalization changed is scanned again as changed (docs/performance.md#registration).
     const asSent = scanSkillCode(rawCode);
+    const prepared = this.finish(rawCode, asSent, normalizing);
+    prepared.catch(() => undefined); // the caller's to observe; never unhandled meanwhile
+    return { runnableAsSent: this.guardMode === "warn" || asSent.dangerous.length === 0, prepared };
+  }
+
+  private async finish(rawCode: string, asSent: GuardReport, normalizing: Promise<NormalizedCode>): Promise<PreparedCode> {
     const normalized = await normalizing;
     const report = normalized.code === rawCode ? asSent : scanSkillCode(normalized.code);
     if (this.guardMode === "enforce" && report.dangerous.length > 0) throw new GuardViolationError(report);

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { renameSync, unlinkSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 
@@ -16,11 +17,10 @@ export async function writeFileAtomic(target: string, content: string | Buffer):
 
 /** A file written in full beside its target, waiting to replace it. */
 export interface PreparedFile {
-  /**
-   * Renames it over the target (no new data blocks: a full disk does not stop it) and fsyncs the
-   * directory, unless `syncDirectory` is false (the caller fsyncs that directory soon anyway).
-   */
-  commit(options?: { syncDirectory?: boolean }): Promise<void>;
+  /** Renames it over the target (no new data blocks: a full disk does not stop it) and fsyncs the directory. */
+  commit(): Promise<void>;
+  /** Renames it over the target at once, without the directory's fsync (see {@link StagedFile.renameNow}). */
+  commitNow(): void;
   /** Removes it, leaving the target as it was. */
   discard(): Promise<void>;
 }
@@ -32,13 +32,20 @@ export interface PreparedFile {
  */
 export async function prepareFileAtomic(target: string, content: string | Buffer): Promise<PreparedFile> {
   const staged = await stageFile(path.dirname(target), path.basename(target), content);
-  return { commit: (options) => staged.commitAs(target, options), discard: () => staged.discard() };
+  return { commit: () => staged.commitAs(target), commitNow: () => staged.renameNow(target), discard: () => staged.discard() };
 }
 
 /** A file written in full and fsynced under a temp name, waiting for the name it will have. */
 export interface StagedFile {
-  /** Renames it to `target` (same file system) and fsyncs `target`'s directory unless told not to. */
-  commitAs(target: string, options?: { syncDirectory?: boolean }): Promise<void>;
+  /** Renames it to `target` (same file system) and fsyncs `target`'s directory. */
+  commitAs(target: string): Promise<void>;
+  /**
+   * Renames it to `target` on the calling thread and does not fsync the directory: for a request's
+   * critical path whose durability the caller gets elsewhere (and says where). A rename is one
+   * metadata operation of microseconds; through the thread pool it costs a registration a round
+   * trip and whatever the event loop runs in between (docs/performance.md#registration).
+   */
+  renameNow(target: string): void;
   /** Removes it. */
   discard(): Promise<void>;
 }
@@ -57,14 +64,26 @@ export async function stageFile(directory: string, label: string, content: strin
   }
   await handle.close();
   return {
-    async commitAs(target: string, options?: { syncDirectory?: boolean }) {
+    async commitAs(target: string) {
       try {
         await rename(temp, target);
       } catch (error) {
         await unlink(temp).catch(() => undefined);
         throw error;
       }
-      if (options?.syncDirectory !== false) await fsyncDirectory(path.dirname(target));
+      await fsyncDirectory(path.dirname(target));
+    },
+    renameNow(target: string) {
+      try {
+        renameSync(temp, target);
+      } catch (error) {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // already gone: nothing to clean
+        }
+        throw error;
+      }
     },
     async discard() {
       await unlink(temp).catch(() => undefined);

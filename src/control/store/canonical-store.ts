@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDirectory, type PreparedFile, prepareFileAtomic, stageFile, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
@@ -33,7 +34,8 @@ export function locationOf(status: SkillStatus): StoreLocation {
  */
 /** See {@link CanonicalStore.stageVersion}. */
 export interface StagedVersion {
-  commitAs(version: number): Promise<void>;
+  /** Renames it into the history as `version`, on the calling thread (see {@link CanonicalStore.stageVersion}). */
+  commitAs(version: number): void;
   discard(): Promise<void>;
 }
 
@@ -78,7 +80,8 @@ export class CanonicalStore {
    * docs/performance.md#registration), as a temp file in the active directory (never inside a
    * history directory, which a retirement may move meanwhile), and its name made durable too (the
    * directory fsynced, still off the caller's wait). `commitAs` renames it into the history under
-   * its number without waiting for another directory fsync: until that rename is on disk, a host
+   * its number on the calling thread (microseconds on the registration's critical path) without
+   * waiting for another directory fsync: until that rename is on disk, a host
    * crash leaves the code under its staged name, where start-up finds it ({@link stagedVersions}).
    * `discard` removes it; a crash before the commit leaves a temp file that start-up removes.
    */
@@ -91,10 +94,10 @@ export class CanonicalStore {
       throw error;
     }
     return {
-      commitAs: async (version) => {
+      commitAs: (version) => {
         const directory = this.versionsDir(name);
-        await mkdir(directory, { recursive: true, mode: 0o700 });
-        await staged.commitAs(this.versionPath(name, version), { syncDirectory: false });
+        mkdirSync(directory, { recursive: true, mode: 0o700 });
+        staged.renameNow(this.versionPath(name, version));
         // Durable already under the staged name; this only spares start-up the repair. A failure
         // here changes nothing the caller could act on.
         void fsyncDirectory(directory).catch(() => undefined);
