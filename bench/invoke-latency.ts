@@ -31,6 +31,33 @@ const CONCURRENCY = [1, 4, 8] as const;
 const IMAGE = process.env.SKILL_ENGINE_IMAGE ?? "skill-engine-sandbox:latest";
 const SKILL = "import json, sys\nargs = json.loads(sys.argv[1])\nprint(json.dumps({'echo': args}))\n";
 const PAYLOAD = '{"n": 1}';
+/**
+ * What an agent's registrations look like: each new skill says what it does in its own words. (With one
+ * shared description every registration was a near-duplicate of every skill before it, and its
+ * answer listed them all: docs/learning.md#near-duplicates.)
+ */
+const DESCRIPTIONS = [
+  "Convert a temperature from Celsius to Fahrenheit",
+  "Count the words in a block of text",
+  "Compute compound interest over a number of years",
+  "Validate an email address and report what is wrong with it",
+  "Parse an ISO 8601 date and return the weekday",
+  "Summarise a CSV table: rows, columns and numeric column means",
+  "Convert a Roman numeral to an integer",
+  "Slugify a title for use in a URL",
+  "Compute the great-circle distance between two coordinates",
+  "Extract every hashtag from a social media post",
+  "Check whether a string is a palindrome, ignoring punctuation",
+  "Convert an amount between metric and imperial length units",
+  "Find the median and quartiles of a list of numbers",
+  "Generate an SQL INSERT statement from a JSON record",
+  "Mask all but the last four digits of a card number",
+  "Compute a loan's monthly repayment",
+  "Detect the language of a short text by character frequencies",
+  "Format a phone number in international notation",
+  "Merge two sorted lists into one sorted list",
+  "Compute the SHA-256 digest of a text",
+];
 const CLOCK_TICKS = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100;
 
 interface Stats {
@@ -162,7 +189,9 @@ async function main(): Promise<void> {
     for (let i = 0; i < PACED; i++) {
       await sleep(PACE_MS);
       const name = i % 2 === 0 ? `tool_${i}` : "tool_versions";
-      register.push(await timed(() => warm.client.register({ name, code: SKILL, testPayload: PAYLOAD })));
+      const description =
+        i % 2 === 0 ? (DESCRIPTIONS[(i / 2) % DESCRIPTIONS.length] as string) : "Echo the payload back (a skill revised many times)";
+      register.push(await timed(() => warm.client.register({ name, description, code: SKILL, testPayload: PAYLOAD })));
       await sleep(PACE_MS);
       invokePaced.push(await timed(() => invokeOnce(warm.client)));
     }
