@@ -29,6 +29,11 @@ export interface DuplicateScreen {
    * for the few whose description is close enough to be reported (never for the whole library).
    */
   screen(skill: SkillText, others: readonly DescribedSkill[], codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]>;
+  /**
+   * Starts what needs only the new skill's description (its embedding: the slow part, a model run),
+   * so that the screen that follows finds it done; never throws (a failure shows in the screen).
+   */
+  anticipate?(description: string): void;
   /** Counts a verdict (metrics). */
   recordVerdict?(verdict: "warned" | "rejected"): void;
 }

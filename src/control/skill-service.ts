@@ -346,6 +346,9 @@ export class SkillService {
     const existing = this.registry.get(valid.name);
     this.accessForRegistration(valid.name, context.caller, visibility, existing);
     this.refuseKindChange(valid.name, "plain", existing);
+    // The near-duplicate screen's model run (the description's embedding) is the slowest step of
+    // a registration: it starts first, beside intake and the test run (docs/performance.md#registration).
+    this.duplicates?.anticipate?.(valid.description);
     checkExampleQueries(exampleQueries);
     const declared = this.composition.preflightPlain(valid.name, dependsOn, context.caller);
     const loadingFiles = this.composition.dependencyFiles(valid.name, declared);
@@ -386,10 +389,8 @@ export class SkillService {
     // discards them (docs/performance.md#registration).
     const staged = this.stageFiles(valid.name, prepared.code);
     let test: ExecutionResult;
-    let similarSkills: SimilarSkillReport[];
     try {
       test = await testing;
-      similarSkills = await screening;
     } catch (error) {
       await staged.discard();
       throw error;
@@ -416,6 +417,12 @@ export class SkillService {
         await staged.discard();
         throw error;
       });
+    // A "warn" screen decides nothing, so the commit did not wait for it; the answer does. The
+    // version is committed by now: a screen that failed is logged and reports nothing.
+    const similarSkills = await screening.catch((error: unknown) => {
+      this.logger.error({ err: error, skill: skill.name }, "could not look for near-duplicates; registered without");
+      return [];
+    });
     if (system) await this.mirror.flushOrLater();
     await this.reindex(skill, exampleQueries);
     const dependentsRetested = await this.retestDependents(skill, context);

@@ -12,6 +12,10 @@ export class NearDuplicateScreen implements DuplicateScreen {
     return this.detector.compare(skill, others, codeOf);
   }
 
+  anticipate(description: string): void {
+    this.detector.anticipate(description);
+  }
+
   recordVerdict(verdict: "warned" | "rejected"): void {
     this.onVerdict(verdict);
   }

@@ -101,6 +101,8 @@ export function isNearDuplicate(description: number, code: number, thresholds: D
 export class NearDuplicateDetector {
   private readonly shingles = new Map<string, Set<string>>();
   private readonly vectors = new Map<string, Float32Array>();
+  /** Embeddings being computed, by text, so that a text asked for twice is embedded once. */
+  private readonly embedding = new Map<string, Promise<void>>();
 
   constructor(
     private readonly embedder: Embedder,
@@ -154,12 +156,27 @@ export class NearDuplicateDetector {
     return found;
   }
 
+  /** Starts embedding `description` ahead of a {@link compare} (a registration's first step); never throws. */
+  anticipate(description: string): void {
+    this.embedMissing([description]).catch(() => undefined);
+  }
+
   private async embedMissing(texts: readonly string[]): Promise<void> {
-    const missing = [...new Set(texts.filter((t) => !this.vectors.has(t)))];
-    if (missing.length === 0) return;
-    const vectors = await this.embedder.embed(missing);
-    if (this.vectors.size > 50_000) this.vectors.clear();
-    missing.forEach((text, i) => this.vectors.set(text, vectors[i] as Float32Array));
+    const unique = [...new Set(texts.filter((t) => !this.vectors.has(t)))];
+    const inFlight = unique.filter((t) => this.embedding.has(t));
+    const missing = unique.filter((t) => !this.embedding.has(t));
+    if (missing.length > 0) {
+      const embedded = this.embedder.embed(missing).then((vectors) => {
+        if (this.vectors.size > 50_000) this.vectors.clear();
+        missing.forEach((text, i) => this.vectors.set(text, vectors[i] as Float32Array));
+      });
+      const settled = embedded.finally(() => {
+        for (const text of missing) if (this.embedding.get(text) === settled) this.embedding.delete(text);
+      });
+      settled.catch(() => undefined); // observed by every caller waiting for it
+      for (const text of missing) this.embedding.set(text, settled);
+    }
+    await Promise.all([...new Set([...inFlight, ...missing].map((t) => this.embedding.get(t)))]);
   }
 }
 
