@@ -78,4 +78,25 @@ describe("NearDuplicateDetector", () => {
     );
     expect(similar).toEqual([]);
   });
+
+  it("embeds a description anticipated before the comparison once, and the comparison waits for it", async () => {
+    const words = new WordEmbedder();
+    const calls: string[][] = [];
+    const detector = new NearDuplicateDetector({
+      modelId: words.modelId,
+      dimensions: words.dimensions,
+      embed: (texts) => {
+        calls.push([...texts]);
+        return words.embed(texts);
+      },
+    });
+    detector.anticipate("count the words in a text");
+    const similar = await detector.compare(
+      { name: "counter", description: "count the words in a text", code: counter },
+      [{ name: "word_count", description: "count the words in a text" }],
+      async () => renamed,
+    );
+    expect(similar.map((s) => s.name)).toEqual(["word_count"]);
+    expect(calls.flat().filter((text) => text === "count the words in a text")).toHaveLength(1);
+  });
 });
