@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -6,15 +5,14 @@ import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_HEALTH_POLICY, SkillRegistry } from "../control/registry/index.js";
 import { openRegistryDatabase } from "../sqlite/index.js";
+import { WordEmbedder } from "../../test/support/word-embedder.js";
 import type { Embedder } from "./embedding/index.js";
 import { KeywordIndex, SqliteVecIndex } from "./index/index.js";
 import { RoutingService } from "./routing-service.js";
 import { SkillRouter } from "./skill-router.js";
 
 /** Bag-of-words vectors that resolve only when told: the embedding is "still running" until then. */
-class GatedEmbedder implements Embedder {
-  readonly modelId = "test-words";
-  readonly dimensions = 64;
+class GatedEmbedder extends WordEmbedder {
   private gate: Promise<void> = Promise.resolve();
   private open: () => void = () => undefined;
   hold(): void {
@@ -23,17 +21,9 @@ class GatedEmbedder implements Embedder {
   release(): void {
     this.open();
   }
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  override async embed(texts: readonly string[]): Promise<Float32Array[]> {
     await this.gate;
-    return texts.map((text) => {
-      const vector = new Float32Array(this.dimensions);
-      for (const word of text.toLowerCase().match(/[a-z]+/g) ?? []) {
-        const slot = createHash("sha256").update(word).digest().readUInt8(0) % this.dimensions;
-        vector[slot] = (vector[slot] ?? 0) + 1;
-      }
-      const length = Math.hypot(...vector) || 1;
-      return vector.map((v) => v / length);
-    });
+    return super.embed(texts);
   }
 }
 
