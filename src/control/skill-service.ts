@@ -369,7 +369,7 @@ export class SkillService {
       throw error;
     }
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
-    // "warn" screens while the test runs, off the caller's wait.
+    // "reject" screens here, before any run; "warn" screens while the test runs (below).
     const screened = { name: valid.name, description: valid.description, code: prepared.code };
     const rejectScreened = onDuplicate === "reject" ? await this.screenDuplicates(screened, context, "reject") : undefined;
     const files = await loadingFiles;
@@ -1353,7 +1353,7 @@ export class SkillService {
     return { code, result, discard: () => controller.abort() };
   }
 
-  /** A test run's verdict: FAILED_PRECONDITION-to-be with the run's one-line cause when it did not succeed. */
+  /** A test run's verdict: the result, or a {@link SkillTestFailedError} with the run's one-line cause. */
   private testVerdict(name: string, test: ExecutionResult, context: CallContext): ExecutionResult {
     if (!test.success) {
       this.logger.info(
