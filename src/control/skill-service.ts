@@ -1069,7 +1069,7 @@ export class SkillService {
    */
   async screenDuplicates(skill: SkillText, context: CallContext, onDuplicate: OnDuplicate): Promise<SimilarSkillReport[]> {
     if (!this.duplicates) return [];
-    const others = this.list(context).filter((s) => s.name !== skill.name);
+    const others = this.registry.describedSkills(this.listScope(context)).filter((s) => s.name !== skill.name);
     let similar: SimilarSkillReport[];
     try {
       similar = await this.duplicates.screen(skill, others, async (name) => (await this.store.readActive(name)) ?? "");
@@ -1181,12 +1181,16 @@ export class SkillService {
       if (ownerProblem) throw new InvalidArgumentError("owner", ownerProblem);
     }
     return this.registry.list({
+      ...this.listScope(context),
       includeInactive: options.includeInactive ?? false,
-      ...(context.caller.admin
-        ? {}
-        : { visibleTo: context.caller.agentId, ...(context.caller.userId === undefined ? {} : { visibleToUser: context.caller.userId }) }),
       ...(options.owner === undefined ? {} : { owner: options.owner }),
     });
+  }
+
+  /** What a caller's listings cover: everything for an admin, the skills it may see otherwise (docs/security.md#the-access-table). */
+  private listScope(context: CallContext): { visibleTo?: string; visibleToUser?: string } {
+    if (context.caller.admin) return {};
+    return { visibleTo: context.caller.agentId, ...(context.caller.userId === undefined ? {} : { visibleToUser: context.caller.userId }) };
   }
 
   versions(name: string, context: CallContext): { skill: SkillRecord; versions: VersionRecord[] } {

@@ -90,6 +90,45 @@ describe("SkillRegistry (real SQLite file)", () => {
     }
   });
 
+  it("lists names and descriptions (the near-duplicate screen's listing) of exactly the skills list returns, in its order", () => {
+    commit("alice_private", 1, { owner: "alice", visibility: "private" });
+    commit("alice_public", 1, { owner: "alice", visibility: "public" });
+    commit("bob_private", 1, { owner: "bob", visibility: "private" });
+    commit("system_private", 1, { owner: "erin", visibility: "private" });
+    registry.setSystem("system_private", true, new Date());
+    registry.grant({
+      name: "alice_private",
+      granteeKind: "agent",
+      grantee: "carol",
+      version: undefined,
+      grantedBy: "alice",
+      grantedAt: new Date(),
+    });
+    registry.grant({
+      name: "bob_private",
+      granteeKind: "user",
+      grantee: "dana",
+      version: undefined,
+      grantedBy: "bob",
+      grantedAt: new Date(),
+    });
+    const cases = [
+      {},
+      { visibleTo: "bob" },
+      { visibleTo: "carol" },
+      { visibleTo: "zed", visibleToUser: "dana" },
+      { visibleTo: "bob", owner: "alice" },
+    ];
+    for (const options of cases) {
+      expect(registry.describedSkills(options)).toEqual(registry.list(options).map((s) => ({ name: s.name, description: s.description })));
+    }
+    expect(registry.describedSkills({ visibleTo: "zed", visibleToUser: "dana" }).map((s) => s.name)).toEqual([
+      "alice_public",
+      "bob_private",
+      "system_private",
+    ]);
+  });
+
   it("keeps each skill's owner and visibility, lists what an agent may see, and changes access", () => {
     commit("alice_private", 1, { owner: "alice", visibility: "private" });
     commit("alice_public", 1, { owner: "alice", visibility: "public" });
