@@ -6,7 +6,7 @@ import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HealthProbe, healthProbe } from "./support/health-client.js";
 import { eventually } from "./support/poll.js";
-import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { containersOf, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const DOUBLER = `import json, sys
 args = json.loads(sys.argv[1])
@@ -119,5 +119,12 @@ describe("health follows the Docker engine as it goes away and comes back, witho
     expect(changes(watch.statuses)).toEqual(["NOT_SERVING", "SERVING", "NOT_SERVING"]);
     watch.cancel();
     expect((await watch.ended)?.code).toBe(status.CANCELLED);
+
+    // The last invocation's container was waiting for its removal when the engine went: once the
+    // engine is back, the sweep removes it (the service was not restarted).
+    await proxy.open();
+    await eventually("the sweep to remove what the engine's absence left", async () =>
+      (await containersOf(engine.instanceTag)).length === 0 ? true : undefined,
+    );
   });
 });
