@@ -127,7 +127,6 @@ export class DockerSandboxRunner implements ExecutionPlane {
       workers: options.removalWorkers,
       maxWaiting: options.maxAwaitingRemoval,
       onRemoved: () => this.pool?.resume(),
-      schedule: afterReply,
     });
     this.pool =
       options.warmPoolSize > 0

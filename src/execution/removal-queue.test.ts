@@ -91,21 +91,4 @@ describe("RemovalQueue", () => {
     expect(removed).toEqual(["good"]);
     expect(told).toBe(2);
   });
-
-  it("starts a queued removal when `schedule` says so, counting it as pending meanwhile", async () => {
-    const removals = manualRemovals();
-    const starts: Array<() => void> = [];
-    const queue = new RemovalQueue({ remove: removals.remove, workers: 2, maxWaiting: 10, schedule: (start) => starts.push(start) });
-    await queue.enqueue("a");
-    await queue.enqueue("b");
-    expect(removals.started).toEqual([]);
-    expect(queue.pending).toBe(2);
-    starts.shift()?.();
-    expect(removals.started).toEqual(["a", "b"]);
-    const drained = queue.drain();
-    removals.finish("a");
-    removals.finish("b");
-    await drained;
-    expect(queue.pending).toBe(0);
-  });
 });

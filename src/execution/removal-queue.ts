@@ -14,12 +14,6 @@ export interface RemovalQueueOptions<T> {
   readonly maxWaiting: number;
   /** Told each time a removal finished (the warm pool resumes refills on it); must not throw. */
   readonly onRemoved?: () => void;
-  /**
-   * When a newly queued item's removal may start: at once by default. The runner defers it until
-   * its caller has the answer: a removal is engine work (and file-system journal work) that would
-   * compete with what the caller still waits for (docs/performance.md#container-removal).
-   */
-  readonly schedule?: (start: () => void) => void;
 }
 
 export class RemovalQueue<T> {
@@ -44,8 +38,7 @@ export class RemovalQueue<T> {
       await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
     }
     this.waiting.push(item);
-    if (this.options.schedule) this.options.schedule(() => this.pump());
-    else this.pump();
+    this.pump();
   }
 
   /** Resolves when nothing waits and nothing is being removed (items queued meanwhile included). */
