@@ -199,7 +199,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
       this.engineAway = true;
       return { ready: false, detail: errorMessage(error) };
     }
-    this.engineAway = false;
+    this.engineAnswers();
     return { ready: true, detail: "ok" };
   }
 
@@ -210,7 +210,19 @@ export class DockerSandboxRunner implements ExecutionPlane {
    */
   private async engineBack(): Promise<void> {
     await this.engine.ping();
+    this.engineAnswers();
+  }
+
+  /**
+   * The engine answers again. Warm containers made before it went away, or while it was going (an
+   * engine's stop accepts new containers for seconds), are replaced, never used: their wait and
+   * attach streams may belong to the engine process that is gone and never settle, so a job handed
+   * to one would hang until the run's time limit (seen in test/engine-restart.docker.test.ts).
+   */
+  private engineAnswers(): void {
+    if (!this.engineAway) return;
     this.engineAway = false;
+    this.pool?.replaceIdle("made before the engine went away");
   }
 
   /**

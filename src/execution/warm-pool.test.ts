@@ -67,4 +67,29 @@ describe("WarmPool refills", () => {
     expect(created).toBe(3);
     await pool.close();
   });
+
+  it("replaces every idle container when told (the engine came back): discarded, refilled, none handed out", async () => {
+    let created = 0;
+    const discarded: string[] = [];
+    const pool = new WarmPool<PoolMember>({
+      size: 2,
+      idleMs: 60_000,
+      create: async () => member(`m${++created}`),
+      discard: async (m) => {
+        discarded.push(m.runId);
+      },
+      logger: pino({ level: "silent" }),
+    });
+    pool.start();
+    for (let i = 0; i < 10 && pool.idleCount < 2; i++) await tick();
+    expect(created).toBe(2);
+
+    pool.replaceIdle("the engine was away");
+    expect(discarded.sort()).toEqual(["m1", "m2"]);
+    for (let i = 0; i < 10 && pool.idleCount < 2; i++) await tick();
+    expect(created).toBe(4);
+    const taken = [pool.take()?.runId, pool.take()?.runId].sort();
+    expect(taken).toEqual(["m3", "m4"]);
+    await pool.close();
+  });
 });

@@ -67,6 +67,15 @@ export class WarmPool<T extends PoolMember> {
     return member;
   }
 
+  /**
+   * Replaces every idle container (discarded, refilled): for containers that can no longer be
+   * trusted, such as those made before or while the engine went away, whose streams may belong to
+   * an engine process that is gone without having told them (docs/security.md#warm-containers).
+   */
+  replaceIdle(why: string): void {
+    for (const runId of [...this.idle.keys()]) this.evict(runId, why);
+  }
+
   /** Refills if the pool is short and no longer paused; cheap, call it whenever load drops. */
   resume(): void {
     this.fill();
