@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { selfSigned } from "../../../test/support/self-signed.js";
 import type { GlobalOptions } from "./args.js";
 import { UsageError } from "./args.js";
 import { addressHost, channelCredentials, isLocalAddress, resolveToken, transportWarnings } from "./credentials.js";
@@ -70,29 +70,7 @@ describe("skillctl credentials", () => {
   });
 
   it("builds TLS credentials from a real CA certificate, and from the system roots", async () => {
-    const key = path.join(dir, "key.pem");
-    const cert = path.join(dir, "cert.pem");
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=skillctl-test",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-      ],
-      { stdio: "ignore" },
-    );
+    const { certFile: cert } = await selfSigned(dir, "skillctl-test");
     expect((await channelCredentials({ kind: "ca-file", path: cert }))._isSecure()).toBe(true);
     expect((await channelCredentials({ kind: "system-roots" }))._isSecure()).toBe(true);
     expect((await channelCredentials({ kind: "insecure" }))._isSecure()).toBe(false);
