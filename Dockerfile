@@ -6,7 +6,7 @@ WORKDIR /app
 # better-sqlite3 compiles its native addon when no prebuilt binary can be fetched.
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+RUN ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY proto ./proto
 COPY src ./src

@@ -7,7 +7,7 @@ readonly TAG='[ensure-ready]'
 
 if [[ ! -d node_modules/.bin || package-lock.json -nt node_modules/.package-lock.json ]]; then
   echo "${TAG} npm dependencies missing or stale: installing" >&2
-  npm ci --no-audit --no-fund
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
 fi
 
 if ! bash scripts/engine-setup.sh --check >/dev/null 2>&1; then

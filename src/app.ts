@@ -445,7 +445,7 @@ export async function startRouting(
         })
       : config.embedder.kind === "use-lite"
         ? new UseLiteEmbedder({ logger })
-        : new MiniLmEmbedder({ logger });
+        : new MiniLmEmbedder({ logger, runtime: config.embedder.runtime });
   const embedder = new CachedEmbedder(backend, new SqliteEmbeddingStore(db));
   const embedded = new SqliteVecIndex(db, { logger });
   const vectors = config.qdrant

@@ -49,9 +49,11 @@ describe("loadConfig", () => {
     expect(dockerConnection("unix:///run/docker.sock")).toEqual({ socketPath: "/run/docker.sock" });
   });
 
-  it("routes with MiniLM, score fusion, a small relevance floor and clause splitting unless told otherwise", () => {
+  it("routes with MiniLM on its native runtime, score fusion, a small relevance floor and clause splitting unless told otherwise", () => {
     const config = loadConfig({ HOME: "/home/agent" });
-    expect(config.embedder).toEqual({ kind: "minilm" });
+    expect(config.embedder).toEqual({ kind: "minilm", runtime: "native" });
+    expect(loadConfig({ SKILL_ENGINE_MINILM_RUNTIME: "wasm" }).embedder).toEqual({ kind: "minilm", runtime: "wasm" });
+    expect(() => loadConfig({ SKILL_ENGINE_MINILM_RUNTIME: "gpu" })).toThrow(/SKILL_ENGINE_MINILM_RUNTIME/);
     expect(config.routing).toEqual({ vectorWeight: 0.7, minRelevance: 0.01, splitClauses: true });
     const tuned = loadConfig({
       SKILL_ENGINE_EMBEDDER: "use-lite",

@@ -73,10 +73,12 @@ export interface SkillEngineConfig {
    * Routing embeddings: in-process all-MiniLM-L6-v2 (offline, the default), the in-process Universal
    * Sentence Encoder lite, or an OpenAI-compatible `/v1/embeddings` endpoint
    * (docs/routing.md#embedders). @default "minilm" (SKILL_ENGINE_EMBEDDER = "minilm" | "use-lite" |
-   * "openai"; with "openai": EMBEDDING_BASE_URL, EMBEDDING_MODEL, EMBEDDING_API_KEY, EMBEDDING_DIMENSIONS)
+   * "openai"; with "openai": EMBEDDING_BASE_URL, EMBEDDING_MODEL, EMBEDDING_API_KEY, EMBEDDING_DIMENSIONS).
+   * MiniLM's runtime: ONNX Runtime's native kernels, or TensorFlow.js on WebAssembly; "native" falls
+   * back to "wasm" with a warning where its addon cannot load. @default "native" (SKILL_ENGINE_MINILM_RUNTIME)
    */
   readonly embedder:
-    | { readonly kind: "minilm" }
+    | { readonly kind: "minilm"; readonly runtime: "native" | "wasm" }
     | { readonly kind: "use-lite" }
     | {
         readonly kind: "openai";
@@ -273,6 +275,7 @@ const schema = z.object({
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
   SKILL_ENGINE_EMBEDDER: z.enum(["minilm", "use-lite", "openai"]).default("minilm"),
+  SKILL_ENGINE_MINILM_RUNTIME: z.enum(["native", "wasm"]).default("native"),
   EMBEDDING_BASE_URL: z.url().optional(),
   EMBEDDING_MODEL: z.string().min(1).optional(),
   EMBEDDING_API_KEY: z.string().min(1).optional(),
@@ -449,7 +452,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
             apiKey: v.EMBEDDING_API_KEY,
             dimensions: v.EMBEDDING_DIMENSIONS,
           }
-        : { kind: v.SKILL_ENGINE_EMBEDDER },
+        : v.SKILL_ENGINE_EMBEDDER === "minilm"
+          ? { kind: "minilm", runtime: v.SKILL_ENGINE_MINILM_RUNTIME }
+          : { kind: v.SKILL_ENGINE_EMBEDDER },
     qdrant: v.QDRANT_URL ? { url: v.QDRANT_URL, apiKey: v.QDRANT_API_KEY } : undefined,
     host: v.SKILL_ENGINE_HOST,
     port: v.SKILL_ENGINE_PORT,

@@ -2,12 +2,15 @@ import type { Worker } from "node:worker_threads";
 import type { SentenceEncoder } from "./use-lite-encoder.js";
 
 /**
- * The protocol of an encoder worker: it loads a sentence encoder, posts `{type: "ready"}` (or
+ * The protocol of an encoder worker: it loads a sentence encoder, posts `{type: "ready", runtime?,
+ * fallbackReason?}` (or
  * `{type: "failed", error}`), then answers each `{id, texts}` with `{type: "result", id, vectors |
  * error}`, one model run at a time, in arrival order.
  */
 type WorkerMessage =
-  { type: "ready" } | { type: "failed"; error: string } | { type: "result"; id: number; vectors?: number[][]; error?: string };
+  | { type: "ready"; runtime?: string; fallbackReason?: string }
+  | { type: "failed"; error: string }
+  | { type: "result"; id: number; vectors?: number[][]; error?: string };
 
 interface Pending {
   resolve(vectors: number[][]): void;
@@ -16,7 +19,7 @@ interface Pending {
 
 /** Resolves once the worker's model is ready; a worker that fails to load is terminated. */
 export async function startEncoderWorker(worker: Worker): Promise<SentenceEncoder> {
-  await new Promise<void>((resolve, reject) => {
+  const ready = await new Promise<ReadyMessage>((resolve, reject) => {
     const fail = (error: Error): void => {
       cleanUp();
       void worker.terminate();
@@ -25,7 +28,7 @@ export async function startEncoderWorker(worker: Worker): Promise<SentenceEncode
     const onMessage = (message: WorkerMessage): void => {
       if (message.type === "ready") {
         cleanUp();
-        resolve();
+        resolve(message);
       } else if (message.type === "failed") fail(new Error(message.error));
     };
     const onError = (error: Error): void => fail(error);
@@ -35,15 +38,25 @@ export async function startEncoderWorker(worker: Worker): Promise<SentenceEncode
     };
     worker.on("message", onMessage).on("error", onError).on("exit", onExit);
   });
-  return new WorkerEncoder(worker);
+  return new WorkerEncoder(worker, ready);
 }
+
+type ReadyMessage = Extract<WorkerMessage, { type: "ready" }>;
 
 class WorkerEncoder implements SentenceEncoder {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private deathReason: string | undefined;
 
-  constructor(private readonly worker: Worker) {
+  readonly runtime: string | undefined;
+  readonly fallbackReason: string | undefined;
+
+  constructor(
+    private readonly worker: Worker,
+    ready: ReadyMessage,
+  ) {
+    this.runtime = ready.runtime;
+    this.fallbackReason = ready.fallbackReason;
     // An idle encoder must not keep the process alive; a pending call must (see track).
     worker.unref();
     worker.on("message", (message: WorkerMessage) => {

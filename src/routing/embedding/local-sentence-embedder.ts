@@ -72,6 +72,11 @@ export class LocalSentenceEmbedder implements Embedder {
     return this.current?.threadId;
   }
 
+  /** What computes the loaded model and, when it is not the configured runtime, why; undefined before the first load. */
+  get encoderRuntime(): { runtime: string | undefined; fallbackReason: string | undefined } | undefined {
+    return this.current && { runtime: this.current.runtime, fallbackReason: this.current.fallbackReason };
+  }
+
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
     const encoder = await this.encoder();
@@ -122,10 +127,14 @@ export class LocalSentenceEmbedder implements Embedder {
         );
       }
       this.current = encoder;
-      this.logger?.info(
-        { modelId: this.modelId, loadMs: Math.round(performance.now() - started), threadId: encoder.threadId },
-        "sentence encoder loaded",
-      );
+      const loaded = {
+        modelId: this.modelId,
+        loadMs: Math.round(performance.now() - started),
+        threadId: encoder.threadId,
+        ...(encoder.runtime === undefined ? {} : { runtime: encoder.runtime }),
+      };
+      if (encoder.fallbackReason === undefined) this.logger?.info(loaded, "sentence encoder loaded");
+      else this.logger?.warn({ ...loaded, reason: encoder.fallbackReason }, "sentence encoder loaded on its fallback runtime");
       return encoder;
     } catch (error) {
       // Forget the failed load so that a later call tries again instead of failing forever.

@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedder } from "@lat.md/embed";
 import { MiniLmEmbedder } from "./minilm-embedder.js";
-import { MINILM_DIMENSIONS, MINILM_MODEL_PACKAGE } from "./minilm-encoder.js";
+import { MINILM_DIMENSIONS, MINILM_MODEL_PACKAGE } from "./minilm-model.js";
+import type { MiniLmRuntime } from "./minilm-runtime.js";
 import { dot } from "./unit-vector.js";
 
 const SENTENCES = [
@@ -17,11 +18,26 @@ const SENTENCES = [
   `${"a much longer description of a skill that reads a CSV file and groups rows by a column ".repeat(20)}`,
 ];
 
-describe("MiniLmEmbedder (all-MiniLM-L6-v2, offline)", () => {
+/** Where each runtime's loader lives, for the offline proof (a fresh process imports it by path). */
+const LOADERS: Record<MiniLmRuntime, { file: string; name: string }> = {
+  native: { file: "./minilm-native-encoder.ts", name: "loadMiniLmNativeEncoder" },
+  wasm: { file: "./minilm-wasm-encoder.ts", name: "loadMiniLmWasmEncoder" },
+};
+
+let reference: number[][];
+
+beforeAll(async () => {
+  // @lat.md/embed runs the same weights through Hugging Face's candle (Rust, compiled to
+  // WebAssembly) and its tokenizers crate: an independent implementation of both halves.
+  const { default: manifest } = (await import(MINILM_MODEL_PACKAGE)) as { default: Parameters<typeof createEmbedder>[0]["model"] };
+  reference = await (await createEmbedder({ model: manifest })).embed(SENTENCES);
+});
+
+describe.each(["native", "wasm"] as const)("MiniLmEmbedder (all-MiniLM-L6-v2, offline), %s runtime", (runtime) => {
   let embedder: MiniLmEmbedder;
 
   beforeAll(() => {
-    embedder = new MiniLmEmbedder();
+    embedder = new MiniLmEmbedder({ runtime });
   });
 
   afterAll(async () => {
@@ -29,23 +45,20 @@ describe("MiniLmEmbedder (all-MiniLM-L6-v2, offline)", () => {
   });
 
   it("matches the reference implementation's vectors (tokenizer and forward pass), text by text", async () => {
-    // @lat.md/embed runs the same weights through Hugging Face's candle (Rust, compiled to
-    // WebAssembly) and its tokenizers crate: an independent implementation of both halves.
-    const { default: manifest } = (await import(MINILM_MODEL_PACKAGE)) as { default: Parameters<typeof createEmbedder>[0]["model"] };
-    const reference = await createEmbedder({ model: manifest });
-    const expected = await reference.embed(SENTENCES);
     const actual = await embedder.embed(SENTENCES);
     expect(actual).toHaveLength(SENTENCES.length);
     actual.forEach((vector, i) => {
       expect(vector.length).toBe(MINILM_DIMENSIONS);
-      expect(dot(vector, Float32Array.from(expected[i] as number[]))).toBeGreaterThan(0.999);
+      expect(dot(vector, Float32Array.from(reference[i] as number[]))).toBeGreaterThan(0.999);
     });
   });
 
-  it("runs the model in a worker thread by default and gives one unit vector per text, whatever the batch", async () => {
+  it("runs the model in a worker thread, on the runtime asked for, and gives one unit vector per text, whatever the batch", async () => {
     const [alone] = await embedder.embed(["get the weather forecast for a city"]);
     const batch = await embedder.embed(["x", "get the weather forecast for a city", SENTENCES[7] as string]);
     expect(embedder.encoderThreadId).toBeGreaterThan(0);
+    // No silent fallback on this platform: the native runtime is the one that answered.
+    expect(embedder.encoderRuntime).toEqual({ runtime, fallbackReason: undefined });
     expect(dot(alone as Float32Array, batch[1] as Float32Array)).toBeGreaterThan(0.9999);
     for (const vector of batch) expect(Math.sqrt(dot(vector, vector))).toBeCloseTo(1, 5);
     expect(embedder.modelId).toMatch(/^minilm-l6-v2@\d+\.\d+\.\d+/);
@@ -63,10 +76,12 @@ describe("MiniLmEmbedder (all-MiniLM-L6-v2, offline)", () => {
   });
 
   it("loads and embeds with no network at all (a process in a network namespace of its own, no interfaces up)", () => {
+    const loader = LOADERS[runtime];
     const script = `
-      const { loadMiniLmEncoder } = await import(${JSON.stringify(fileURLToPath(new URL("./minilm-encoder.ts", import.meta.url)))});
-      const encoder = await loadMiniLmEncoder();
+      const { ${loader.name} } = await import(${JSON.stringify(fileURLToPath(new URL(loader.file, import.meta.url)))});
+      const encoder = await ${loader.name}();
       const [vector] = await encoder.embed(["offline"]);
+      await encoder.dispose();
       const { networkInterfaces } = await import("node:os");
       console.log(JSON.stringify({ dims: vector.length, interfaces: Object.keys(networkInterfaces()) }));`;
     let output: string;
@@ -86,5 +101,19 @@ describe("MiniLmEmbedder (all-MiniLM-L6-v2, offline)", () => {
     }
     // No interface with an address: not even loopback is up, so any download would have failed.
     expect(JSON.parse(output.trim().split("\n").at(-1) as string)).toEqual({ dims: MINILM_DIMENSIONS, interfaces: [] });
+  });
+});
+
+describe("the two MiniLM runtimes", () => {
+  it("give the same vectors to float rounding, so they share one model id and one embedding cache", async () => {
+    const native = new MiniLmEmbedder({ runtime: "native" });
+    const wasm = new MiniLmEmbedder({ runtime: "wasm" });
+    try {
+      expect(native.modelId).toBe(wasm.modelId);
+      const [a, b] = await Promise.all([native.embed(SENTENCES), wasm.embed(SENTENCES)]);
+      a.forEach((vector, i) => expect(dot(vector, b[i] as Float32Array)).toBeGreaterThan(0.99999));
+    } finally {
+      await Promise.all([native.close(), wasm.close()]);
+    }
   });
 });

@@ -1,12 +1,17 @@
 import { LocalSentenceEmbedder, type LocalEmbedderOptions } from "./local-sentence-embedder.js";
-import { MINILM_DIMENSIONS, miniLmPackageVersion } from "./minilm-encoder.js";
-import { loadMiniLmEncoderInWorker } from "./minilm-worker.js";
+import { MINILM_DIMENSIONS, miniLmPackageVersion } from "./minilm-model.js";
+import type { MiniLmRuntime } from "./minilm-runtime.js";
+import { miniLmWorkerLoader } from "./minilm-worker.js";
 
-/**
- * Options of {@link MiniLmEmbedder}. The loader defaults to {@link loadMiniLmEncoderInWorker}
- * (a worker thread); `loadMiniLmEncoder` runs the model on this thread.
- */
-export type MiniLmEmbedderOptions = LocalEmbedderOptions;
+/** Options of {@link MiniLmEmbedder}. */
+export interface MiniLmEmbedderOptions extends LocalEmbedderOptions {
+  /**
+   * What computes the model in its worker thread: ONNX Runtime's native kernels, or TensorFlow.js
+   * on WebAssembly. "native" falls back to "wasm" (with a warning) where its addon cannot load.
+   * Ignored when `loader` is given. @default "native"
+   */
+  readonly runtime?: MiniLmRuntime;
+}
 
 /**
  * The default embedder: all-MiniLM-L6-v2 (384 dimensions), in process and offline
@@ -17,10 +22,11 @@ export class MiniLmEmbedder extends LocalSentenceEmbedder {
   constructor(options: MiniLmEmbedderOptions = {}) {
     super(
       {
-        // The weights' package version is in the id, so upgrading it re-embeds.
+        // The weights' package version is in the id, so upgrading it re-embeds. The runtime is
+        // not: both give the same vectors to float rounding.
         modelId: `minilm-l6-v2@${miniLmPackageVersion()}`,
         dimensions: MINILM_DIMENSIONS,
-        defaultLoader: loadMiniLmEncoderInWorker,
+        defaultLoader: miniLmWorkerLoader(options.runtime ?? "native"),
       },
       options,
     );

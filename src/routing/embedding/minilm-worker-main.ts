@@ -1,18 +1,20 @@
 /**
  * The MiniLM encoder worker's program (see `encoder-worker.ts` for the protocol): loads the model
- * on this thread, then answers embedding requests one at a time, in arrival order.
+ * with the runtime named in `workerData.runtime` on this thread, then answers embedding requests
+ * one at a time, in arrival order.
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import { errorMessage } from "../../errors/index.js";
-import { loadMiniLmEncoder } from "./minilm-encoder.js";
+import { loadMiniLmRuntime, type MiniLmRuntime } from "./minilm-runtime.js";
 
 const port = parentPort;
 if (port === null) throw new Error("minilm-worker-main runs only as a worker thread");
+const runtime = (workerData as { runtime?: MiniLmRuntime } | undefined)?.runtime ?? "native";
 
 const describe = (error: unknown): string => (error instanceof Error && error.stack ? error.stack : errorMessage(error));
 
-loadMiniLmEncoder().then(
-  (encoder) => {
+loadMiniLmRuntime(runtime).then(
+  ({ encoder, runtime: loaded, fallbackReason }) => {
     let last: Promise<unknown> = Promise.resolve();
     port.on("message", ({ id, texts }: { id: number; texts: string[] }) => {
       last = last
@@ -22,7 +24,7 @@ loadMiniLmEncoder().then(
           (error: unknown) => port.postMessage({ type: "result", id, error: describe(error) }),
         );
     });
-    port.postMessage({ type: "ready" });
+    port.postMessage({ type: "ready", runtime: loaded, fallbackReason });
   },
   (error: unknown) => port.postMessage({ type: "failed", error: describe(error) }),
 );

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { startEncoderWorker } from "./encoder-worker.js";
+import type { MiniLmRuntime } from "./minilm-runtime.js";
 import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
 
 /**
@@ -24,6 +25,11 @@ function workerProgram(): URL {
   return found;
 }
 
-/** Loads MiniLM into a worker thread, so that model runs never block the gRPC event loop. Resolves once the model is ready. */
-export const loadMiniLmEncoderInWorker: SentenceEncoderLoader = async () =>
-  startEncoderWorker(new Worker(workerProgram(), { name: "minilm-encoder" }));
+/**
+ * Loads MiniLM with `runtime` into a worker thread, so that model runs never block the gRPC event
+ * loop. The loader resolves once the model is ready.
+ */
+export const miniLmWorkerLoader =
+  (runtime: MiniLmRuntime): SentenceEncoderLoader =>
+  async () =>
+    startEncoderWorker(new Worker(workerProgram(), { name: "minilm-encoder", workerData: { runtime } }));

@@ -23,6 +23,10 @@ export interface SentenceEncoder {
   readonly dead?: boolean;
   /** The thread the model runs on: 0 for the main thread, a worker's id otherwise. */
   readonly threadId: number;
+  /** What computes the model (e.g. "native", "wasm"), when the loader tells. */
+  readonly runtime?: string;
+  /** Why `runtime` is not the one configured, when it is not (logged as a warning at load). */
+  readonly fallbackReason?: string;
 }
 
 export type SentenceEncoderLoader = () => Promise<SentenceEncoder>;

