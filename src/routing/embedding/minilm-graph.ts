@@ -1,12 +1,17 @@
 import type { BertConfig } from "./minilm-model.js";
-import type { Float32Tensor } from "./safetensors.js";
-import { OnnxType, type OnnxGraph, type OnnxInitializer, type OnnxNode } from "./onnx-model.js";
+import { littleEndianBytes, OnnxType, type OnnxGraph, type OnnxInitializer, type OnnxNode } from "./onnx-model.js";
+import type { RawTensor } from "./safetensors.js";
 
 /**
  * all-MiniLM-L6-v2's forward pass as an ONNX graph, from the same safetensors weights and config
- * the TensorFlow.js encoder reads: the same computation (BERT embeddings, six post-norm encoder
+ * the WebAssembly encoder reads: the same computation (BERT embeddings, six post-norm encoder
  * layers with exact GELU), so the same vectors to float rounding. Mean pooling stays outside the
  * graph (the caller knows which tokens are real).
+ *
+ * The weights go in as the file stores them (fp16 bytes, not copied); the graph widens them with
+ * `Cast` and puts dense kernels [out, in] as [in, out] with `Transpose`. Those nodes see only
+ * constants, so ONNX Runtime folds them once when the session is created: no run pays for them,
+ * and no float32 copy of the weights is ever made in JavaScript.
  *
  * Inputs: `input_ids` int64 [batch, tokens], `position_ids` int64 [tokens] (0…tokens−1),
  * `attention_bias` float [batch, 1, 1, tokens] (0 for a real token, −1e9 for padding).
@@ -16,8 +21,9 @@ import { OnnxType, type OnnxGraph, type OnnxInitializer, type OnnxNode } from ".
 const LAYER_NORM_EPSILON = 1e-12;
 /** LayerNormalization is an ONNX operator from opset 17 on. */
 const OPSET = 17;
+const STORED_TYPES: Readonly<Record<string, OnnxInitializer["type"]>> = { F16: OnnxType.float16, F32: OnnxType.float };
 
-export function miniLmGraph(weights: ReadonlyMap<string, Float32Tensor>, config: BertConfig): OnnxGraph {
+export function miniLmGraph(weights: ReadonlyMap<string, RawTensor>, config: BertConfig): OnnxGraph {
   const hidden = config.hidden_size;
   const heads = config.num_attention_heads;
   const headSize = hidden / heads;
@@ -25,29 +31,26 @@ export function miniLmGraph(weights: ReadonlyMap<string, Float32Tensor>, config:
   const nodes: OnnxNode[] = [];
   let counter = 0;
 
-  const tensor = (name: string): Float32Tensor => {
-    const found = weights.get(name);
-    if (found === undefined) throw new Error(`the MiniLM weights have no tensor ${name}`);
-    return found;
-  };
-  const constant = (name: string, dims: readonly number[], data: Float32Array | BigInt64Array): string => {
-    initializers.push({ name, type: data instanceof Float32Array ? OnnxType.float : OnnxType.int64, dims, data });
-    return name;
-  };
-  const weight = (name: string): string => constant(name, tensor(name).shape, tensor(name).values);
-  /** Dense kernels are stored [out, in]; the graph multiplies by [in, out]. */
-  const transposedWeight = (name: string): string => {
-    const { shape, values } = tensor(name);
-    const [rows, columns] = shape as [number, number];
-    const transposed = new Float32Array(values.length);
-    for (let r = 0; r < rows; r++) for (let c = 0; c < columns; c++) transposed[c * rows + r] = values[r * columns + c] as number;
-    return constant(`${name}.T`, [columns, rows], transposed);
-  };
   const op = (type: string, inputs: readonly string[], attributes?: OnnxNode["attributes"]): string => {
     const output = `${type.toLowerCase()}_${counter++}`;
     nodes.push({ op: type, inputs, outputs: [output], ...(attributes === undefined ? {} : { attributes }) });
     return output;
   };
+  const constant = (name: string, dims: readonly number[], data: Float32Array | BigInt64Array): string => {
+    initializers.push({ name, type: data instanceof Float32Array ? OnnxType.float : OnnxType.int64, dims, bytes: littleEndianBytes(data) });
+    return name;
+  };
+  /** A checkpoint tensor as float32, whatever the file stores. */
+  const weight = (name: string): string => {
+    const tensor = weights.get(name);
+    if (tensor === undefined) throw new Error(`the MiniLM weights have no tensor ${name}`);
+    const type = STORED_TYPES[tensor.dtype];
+    if (type === undefined) throw new Error(`the MiniLM weight ${name} is ${tensor.dtype}, not F16 or F32`);
+    initializers.push({ name, type, dims: tensor.shape, bytes: tensor.bytes });
+    return type === OnnxType.float ? name : op("Cast", [name], { to: OnnxType.float });
+  };
+  /** Dense kernels are stored [out, in]; the graph multiplies by [in, out]. */
+  const kernel = (name: string): string => op("Transpose", [weight(name)], { perm: [1, 0] });
 
   const scalar = (name: string, value: number): string => constant(name, [], new Float32Array([value]));
   const headsShape = constant("shape.heads", [4], new BigInt64Array([0n, 0n, BigInt(heads), BigInt(headSize)]));
@@ -57,8 +60,7 @@ export function miniLmGraph(weights: ReadonlyMap<string, Float32Tensor>, config:
   const one = scalar("gelu.one", 1);
   const rootTwo = scalar("gelu.sqrt2", Math.SQRT2);
 
-  const dense = (x: string, prefix: string): string =>
-    op("Add", [op("MatMul", [x, transposedWeight(`${prefix}.weight`)]), weight(`${prefix}.bias`)]);
+  const dense = (x: string, prefix: string): string => op("Add", [op("MatMul", [x, kernel(`${prefix}.weight`)]), weight(`${prefix}.bias`)]);
   const layerNorm = (x: string, prefix: string): string =>
     op("LayerNormalization", [x, weight(`${prefix}.weight`), weight(`${prefix}.bias`)], {
       axis: -1,
@@ -66,13 +68,15 @@ export function miniLmGraph(weights: ReadonlyMap<string, Float32Tensor>, config:
     });
   const splitHeads = (x: string, perm: readonly number[]): string => op("Transpose", [op("Reshape", [x, headsShape])], { perm });
 
-  // Every sequence is one segment, so the token-type row 0 is folded into the position table.
-  const positions = tensor("embeddings.position_embeddings.weight");
-  const tokenType = tensor("embeddings.token_type_embeddings.weight").values;
-  const positionTable = positions.values.map((value, i) => value + (tokenType[i % hidden] as number));
+  // Every sequence is one segment: token type 0's row is added to every position (folded too).
+  const firstTokenType = op("Gather", [
+    weight("embeddings.token_type_embeddings.weight"),
+    constant("token_type.zero", [], new BigInt64Array([0n])),
+  ]);
+  const positionTable = op("Add", [weight("embeddings.position_embeddings.weight"), firstTokenType]);
   let x = op("Add", [
     op("Gather", [weight("embeddings.word_embeddings.weight"), "input_ids"]),
-    op("Gather", [constant("embeddings.position_and_type", positions.shape, positionTable), "position_ids"]),
+    op("Gather", [positionTable, "position_ids"]),
   ]);
   x = layerNorm(x, "embeddings.LayerNorm");
 

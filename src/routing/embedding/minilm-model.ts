@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { readSafetensors, type Float32Tensor } from "./safetensors.js";
 import { WordPieceTokenizer } from "./wordpiece-tokenizer.js";
 
 /**
@@ -34,8 +33,8 @@ export interface MiniLmModel {
   readonly tokenizer: WordPieceTokenizer;
   /** Longest input in tokens, [CLS] and [SEP] included; longer texts are cut. */
   readonly maxTokens: number;
-  /** Every float tensor of the checkpoint, widened to float32, by its checkpoint name. */
-  readonly weights: ReadonlyMap<string, Float32Tensor>;
+  /** The safetensors file; each runtime reads it as it needs (widened to float32, or as stored). */
+  readonly weightsPath: string;
 }
 
 /** The weights package's version, for the model id: a new version of the weights re-embeds. */
@@ -45,7 +44,7 @@ export function miniLmPackageVersion(): string {
   return typeof manifest.version === "string" ? manifest.version : "unknown";
 }
 
-/** Reads the weights, tokenizer and config (≈ 0.3 s). */
+/** Reads the tokenizer and config, and says where the weights are. */
 export async function readMiniLmModel(): Promise<MiniLmModel> {
   const { default: files } = (await import(MINILM_MODEL_PACKAGE)) as { default: ModelManifest };
   const config = JSON.parse(readFileSync(files.configPath, "utf8")) as BertConfig;
@@ -53,6 +52,6 @@ export async function readMiniLmModel(): Promise<MiniLmModel> {
     config,
     tokenizer: WordPieceTokenizer.fromTokenizerJson(files.tokenizerPath),
     maxTokens: Math.min(files.maxTokens, config.max_position_embeddings),
-    weights: readSafetensors(files.weightsPath),
+    weightsPath: files.weightsPath,
   };
 }

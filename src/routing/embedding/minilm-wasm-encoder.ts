@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { threadId } from "node:worker_threads";
 import { readMiniLmModel } from "./minilm-model.js";
+import { readSafetensors } from "./safetensors.js";
 import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
 
 /**
@@ -32,7 +33,7 @@ export const loadMiniLmWasmEncoder: SentenceEncoderLoader = async () => {
 
   const { config, tokenizer, maxTokens } = model;
   const weights = new Map<string, import("@tensorflow/tfjs-core").Tensor>();
-  for (const [name, { shape, values }] of model.weights) {
+  for (const [name, { shape, values }] of readSafetensors(model.weightsPath)) {
     const tensor = tf.tensor(values, [...shape]);
     // Dense kernels are stored [out, in]; kept as [in, out] so every product is a plain matMul,
     // which the WebAssembly backend runs ~10× faster than one with a transposed operand.

@@ -1,6 +1,6 @@
 import * as ort from "onnxruntime-node";
 import { describe, expect, it } from "vitest";
-import { OnnxType, writeOnnxModel } from "./onnx-model.js";
+import { littleEndianBytes, OnnxType, writeOnnxModel } from "./onnx-model.js";
 
 describe("writeOnnxModel", () => {
   it("writes a model ONNX Runtime loads and runs: initializers, symbolic dimensions, int, int-list and float attributes", async () => {
@@ -10,10 +10,10 @@ describe("writeOnnxModel", () => {
       inputs: [{ name: "x", type: OnnxType.float, dims: ["batch", 2] }],
       outputs: [{ name: "y", type: OnnxType.float, dims: ["batch", 2] }],
       initializers: [
-        { name: "w", type: OnnxType.float, dims: [2, 2], data: Float32Array.from([1, 2, 3, 4]) },
-        { name: "shape", type: OnnxType.int64, dims: [2], data: BigInt64Array.from([0n, 2n]) },
-        { name: "scale", type: OnnxType.float, dims: [2], data: Float32Array.from([1, 1]) },
-        { name: "bias", type: OnnxType.float, dims: [2], data: Float32Array.from([0, 10]) },
+        { name: "w", type: OnnxType.float, dims: [2, 2], bytes: littleEndianBytes(Float32Array.from([1, 2, 3, 4])) },
+        { name: "shape", type: OnnxType.int64, dims: [2], bytes: littleEndianBytes(BigInt64Array.from([0n, 2n])) },
+        { name: "scale", type: OnnxType.float, dims: [2], bytes: littleEndianBytes(Float32Array.from([1, 1])) },
+        { name: "bias", type: OnnxType.float, dims: [2], bytes: littleEndianBytes(Float32Array.from([0, 10])) },
       ],
       nodes: [
         { op: "MatMul", inputs: ["x", "w"], outputs: ["xw"] },

@@ -8,15 +8,16 @@ import protobuf from "protobufjs";
  */
 
 /** Element types this writer stores (ONNX `TensorProto.DataType` values). */
-export const OnnxType = { float: 1, int64: 7 } as const;
+export const OnnxType = { float: 1, int64: 7, float16: 10 } as const;
 type OnnxTypeCode = (typeof OnnxType)[keyof typeof OnnxType];
 
-/** A constant of the graph (a weight, a shape): little-endian raw data. */
+/** A constant of the graph (a weight, a shape). */
 export interface OnnxInitializer {
   readonly name: string;
   readonly type: OnnxTypeCode;
   readonly dims: readonly number[];
-  readonly data: Float32Array | BigInt64Array;
+  /** The elements, little-endian (a weights file's bytes as they are, or {@link littleEndianBytes}). */
+  readonly bytes: Uint8Array;
 }
 
 /** One operator call. Attributes are ints, int lists or floats, which is all the graphs here use. */
@@ -127,7 +128,7 @@ export function writeOnnxModel(graph: OnnxGraph): Uint8Array {
         name: tensor.name,
         dims: tensor.dims,
         dataType: tensor.type,
-        rawData: littleEndianBytes(tensor.data),
+        rawData: tensor.bytes,
       })),
       input: graph.inputs.map(valueInfo),
       output: graph.outputs.map(valueInfo),
@@ -150,7 +151,7 @@ function valueInfo(value: OnnxValue): object {
 }
 
 /** ONNX raw data is little-endian whatever the host; typed arrays are in the host's order. */
-function littleEndianBytes(data: Float32Array | BigInt64Array): Uint8Array {
+export function littleEndianBytes(data: Float32Array | BigInt64Array): Uint8Array {
   const bytes = new Uint8Array(data.byteLength);
   const view = new DataView(bytes.buffer);
   if (data instanceof Float32Array) data.forEach((value, i) => view.setFloat32(i * 4, value, true));
