@@ -735,7 +735,8 @@ async function benchScale(size: number, words: readonly string[], queries: reado
 }
 
 interface ModelCost {
-  modelId: string;
+  /** The model id, and the runtime when one model has two. */
+  label: string;
   loadMs: number;
   perQuery: Latency;
   /** Process RSS growth from before the load to after the queries (the model runs in a worker thread of this process). */
@@ -743,7 +744,11 @@ interface ModelCost {
 }
 
 /** A real model's cost, one query per call as RouteSkills embeds it. */
-async function realEmbedderCost(embedder: Embedder & { close(): Promise<void> }, queries: readonly string[]): Promise<ModelCost> {
+async function realEmbedderCost(
+  embedder: Embedder & { close(): Promise<void> },
+  queries: readonly string[],
+  runtime?: string,
+): Promise<ModelCost> {
   const rssBefore = rssMb();
   try {
     const t0 = performance.now();
@@ -755,7 +760,8 @@ async function realEmbedderCost(embedder: Embedder & { close(): Promise<void> },
       await embedder.embed([query]);
       samples.push(performance.now() - started);
     }
-    return { modelId: embedder.modelId, loadMs, perQuery: latency(samples), rssGrowthMb: Math.round((rssMb() - rssBefore) * 10) / 10 };
+    const label = runtime === undefined ? embedder.modelId : `${embedder.modelId} (${runtime})`;
+    return { label, loadMs, perQuery: latency(samples), rssGrowthMb: Math.round((rssMb() - rssBefore) * 10) / 10 };
   } finally {
     await embedder.close();
   }
@@ -951,7 +957,11 @@ async function main(): Promise<void> {
     scales.push(await benchScale(size, words, scaleQueries));
   }
   progress(`measuring each real model's load, per-query cost and memory (${scaleQueries.length} queries)`);
-  const models = [await realEmbedderCost(new MiniLmEmbedder(), scaleQueries), await realEmbedderCost(new UseLiteEmbedder(), scaleQueries)];
+  const models = [
+    await realEmbedderCost(new MiniLmEmbedder({ runtime: "native" }), scaleQueries, "native"),
+    await realEmbedderCost(new MiniLmEmbedder({ runtime: "wasm" }), scaleQueries, "wasm"),
+    await realEmbedderCost(new UseLiteEmbedder(), scaleQueries),
+  ];
 
   // --- Table ---------------------------------------------------------------------------------
   const multiSplit = multiIntent(queries, primary.routed.fused as Routed);
@@ -1035,11 +1045,11 @@ async function main(): Promise<void> {
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, keywords`, s.keywords);
     lat(`in process, ${s.skills.toLocaleString("en-US")} skills, vectors (stand-in embedder)`, s.vectors);
   }
-  for (const model of models) lat(`real model ${model.modelId}, embed 1 query`, model.perQuery);
+  for (const model of models) lat(`real model ${model.label}, embed 1 query`, model.perQuery);
   for (const s of scales) {
     for (const model of models) {
       lines.push(
-        `  ${`est. fused at ${s.skills.toLocaleString("en-US")} + ${model.modelId.split("@")[0]} (sum)`.padEnd(62)} ${fms(s.fused.p50 + model.perQuery.p50).padStart(7)} ${fms(s.fused.p95 + model.perQuery.p95).padStart(8)}`,
+        `  ${`est. fused at ${s.skills.toLocaleString("en-US")} + ${model.label.replace(/@\S+/, "")} (sum)`.padEnd(62)} ${fms(s.fused.p50 + model.perQuery.p50).padStart(7)} ${fms(s.fused.p95 + model.perQuery.p95).padStart(8)}`,
       );
     }
   }
@@ -1053,7 +1063,7 @@ async function main(): Promise<void> {
   }
   for (const model of models) {
     lines.push(
-      `  real model ${model.modelId}: load + warm-up ${model.loadMs} ms, process RSS growth ${model.rssGrowthMb} MB (the model runs in a worker thread)`,
+      `  real model ${model.label}: load + warm-up ${model.loadMs} ms, process RSS growth ${model.rssGrowthMb} MB (the model runs in a worker thread)`,
     );
   }
   if (degraded.size > 0) lines.push(`degraded answers seen: ${[...degraded].join("; ")}`);

@@ -3,9 +3,8 @@ import type { SentenceEncoder } from "./use-lite-encoder.js";
 
 /**
  * The protocol of an encoder worker: it loads a sentence encoder, posts `{type: "ready", runtime?,
- * fallbackReason?}` (or
- * `{type: "failed", error}`), then answers each `{id, texts}` with `{type: "result", id, vectors |
- * error}`, one model run at a time, in arrival order.
+ * fallbackReason?}` (or `{type: "failed", error}`), then answers each `{id, texts}` with
+ * `{type: "result", id, vectors | error}`, one model run at a time, in arrival order.
  */
 type WorkerMessage =
   | { type: "ready"; runtime?: string; fallbackReason?: string }
