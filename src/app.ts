@@ -169,10 +169,11 @@ export async function startSkillEngine(
     maxFileBytes: config.skillSources.maxFileBytes,
   });
   const learningMetrics = new LearningMetrics(metrics.registry);
+  const duplicates = new NearDuplicateScreen(new NearDuplicateDetector(routing.embedder, config.learning.duplicates), (verdict) =>
+    learningMetrics.nearDuplicate(verdict),
+  );
   const service = new SkillService({
-    duplicates: new NearDuplicateScreen(new NearDuplicateDetector(routing.embedder, config.learning.duplicates), (verdict) =>
-      learningMetrics.nearDuplicate(verdict),
-    ),
+    duplicates,
     composition,
     registry,
     store,
@@ -335,6 +336,16 @@ export async function startSkillEngine(
     void skillSources.rescan().catch((error: unknown) => logger.error({ err: error }, "first scan of the skill directories failed"));
     sourceWatcher.start();
   }
+
+  // Every registration is screened against the skills its caller sees: embed their descriptions now,
+  // off any caller's wait (docs/performance.md#the-screen-is-prepared-at-start).
+  const preparing = performance.now();
+  const described = registry.describedSkills();
+  void duplicates.prepare(described.map((skill) => skill.description)).then(
+    (embedded) =>
+      logger.info({ skills: described.length, embedded, ms: Math.round(performance.now() - preparing) }, "near-duplicate screen prepared"),
+    (error: unknown) => logger.warn({ err: error }, "could not prepare the near-duplicate screen; registrations embed what they need"),
+  );
 
   const tls = config.tls !== undefined;
   logger.info(

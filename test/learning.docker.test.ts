@@ -3,7 +3,7 @@ import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import Database from "better-sqlite3";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { rebuildRegistry } from "../src/control/index.js";
 import { CandidateStatus, OnDuplicate, type ToolCall } from "../src/gen/skillengine/v1/learning.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
@@ -246,7 +246,7 @@ describe("learning from behaviour through a real server, engine and SQLite file"
     expect(other.similarSkills.filter((s) => s.nearDuplicate)).toEqual([]);
   }, 120_000);
 
-  it("candidates, evolution and outcomes are mirrored in learning.json and come back after a registry rebuild", async () => {
+  it("candidates, evolution and outcomes are mirrored in learning.json and come back after a registry rebuild; the near-duplicate screen is prepared at start", async () => {
     const before = await candidates(alice);
     const evolution = (await alice.call(alice.raw.listSkillEvolution, { name: before.find((c) => c.skillName !== "")?.skillName ?? "" }))
       .events;
@@ -262,7 +262,12 @@ describe("learning from behaviour through a real server, engine and SQLite file"
     for (const suffix of ["", "-wal", "-shm"]) await rm(path.join(engine.home, `registry.db${suffix}`), { force: true });
     await rebuildRegistry({ home: engine.home, policy: engine.config.healthPolicy, logger: pino({ level: "silent" }), force: false });
     const dirs = { root: path.dirname(engine.home), home: engine.home, sandboxDir: engine.sandboxDir };
-    engine = await startTestEngine({ dirs, env: { SKILL_ENGINE_TOKENS: `alice=${TOKENS.alice},bob=${TOKENS.bob}` } });
+    const logs: Array<{ msg?: string; skills?: number; embedded?: number }> = [];
+    engine = await startTestEngine({
+      dirs,
+      env: { SKILL_ENGINE_TOKENS: `alice=${TOKENS.alice},bob=${TOKENS.bob}` },
+      logs: { write: (line) => logs.push(JSON.parse(line) as (typeof logs)[number]) },
+    });
     alice = connect(engine.app.port, TOKENS.alice);
     bob = connect(engine.app.port, TOKENS.bob);
     expect((await candidates(alice)).map((c) => [c.id, c.status, c.occurrences, c.skillName])).toEqual(
@@ -273,5 +278,25 @@ describe("learning from behaviour through a real server, engine and SQLite file"
     const stats = await alice.call(alice.raw.getSkillStats, { name: "scored" });
     expect(stats.successRate).toBeCloseTo(0.25);
     expect(stats.skill?.status).toBe(SkillStatus.SKILL_STATUS_DEPRECATED);
+
+    // Every skill's description was embedded after the start, off any caller's wait; the first
+    // registration's screen uses those vectors and still finds its near-duplicate.
+    const prepared = await vi.waitFor(
+      () => {
+        const entry = logs.find((e) => e.msg === "near-duplicate screen prepared");
+        if (entry === undefined) throw new Error("the screen is not prepared yet");
+        return entry;
+      },
+      { timeout: 30_000 },
+    );
+    expect(prepared.skills).toBeGreaterThan(3);
+    expect(prepared.embedded).toBeGreaterThan(3);
+    const again = await alice.register({
+      name: "count_words_again",
+      description: "Count the number of words in a text and return how many there are.",
+      code: WORDS.replace(/words/g, "tokens").replace('"count"', '"n"'),
+      testPayload: '{"text": "a b"}',
+    });
+    expect(again.similarSkills.find((s) => s.name === "word_count")).toMatchObject({ nearDuplicate: true });
   }, 120_000);
 });

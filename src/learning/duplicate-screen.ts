@@ -12,6 +12,11 @@ export class NearDuplicateScreen implements DuplicateScreen {
     return this.detector.compare(skill, others, codeOf);
   }
 
+  /** Embeds the descriptions of the skills it will compare with (a service's start); see {@link NearDuplicateDetector.prepare}. */
+  prepare(descriptions: readonly string[]): Promise<number> {
+    return this.detector.prepare(descriptions);
+  }
+
   anticipate(description: string): void {
     this.detector.anticipate(description);
   }

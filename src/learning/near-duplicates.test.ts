@@ -99,4 +99,33 @@ describe("NearDuplicateDetector", () => {
     expect(similar.map((s) => s.name)).toEqual(["word_count"]);
     expect(calls.flat().filter((text) => text === "count the words in a text")).toHaveLength(1);
   });
+
+  it("prepares the library's descriptions in chunks, each once, so that a comparison during or after it embeds only the new one", async () => {
+    const words = new WordEmbedder();
+    const calls: string[][] = [];
+    const detector = new NearDuplicateDetector({
+      modelId: words.modelId,
+      dimensions: words.dimensions,
+      embed: (texts) => {
+        calls.push([...texts]);
+        return words.embed(texts);
+      },
+    });
+    const library = Array.from({ length: 10 }, (_, i) => ({ name: `skill_${i}`, description: `tool number ${i} counts words` }));
+    const preparing = detector.prepare(
+      library.map((s) => s.description),
+      3,
+    );
+    // A registration while the preparation runs: it waits for the texts in flight, starts the rest itself.
+    const during = detector.compare({ name: "during", description: "a brand new tool", code: counter }, library, async () => "");
+    expect(await preparing).toBe(10);
+    await during;
+    expect(calls.flat().sort()).toEqual([...library.map((s) => s.description), "a brand new tool"].sort());
+    expect(calls[0]).toHaveLength(3);
+
+    calls.length = 0;
+    await detector.compare({ name: "after", description: "another new tool", code: counter }, library, async () => "");
+    expect(calls).toEqual([["another new tool"]]);
+    expect(await detector.prepare(library.map((s) => s.description))).toBe(0);
+  });
 });
