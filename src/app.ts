@@ -327,7 +327,7 @@ export async function startSkillEngine(
   // The first scan runs beside serving (executable folders wait for their test runs); hot reload after it.
   const sourceWatcher = new SourceWatcher({
     roots: config.skillSources.watch ? config.skillSources.dirs : [],
-    rescan: () => skillSources.rescan(),
+    rescan: async () => ({ folders: (await skillSources.rescan()).entries.map((entry) => entry.folder) }),
     logger: logger.child({ component: "skill-sources" }),
     debounceMs: config.skillSources.debounceMs,
     intervalMs: config.skillSources.rescanMs,
