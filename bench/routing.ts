@@ -23,7 +23,7 @@
  * Prints one table and writes the figures to bench/results/routing-latest.json.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -302,6 +302,18 @@ const collectGarbage = vm.runInNewContext("gc") as () => void;
 function rssMb(): number {
   collectGarbage();
   return Math.round((process.memoryUsage().rss / 1024 / 1024) * 10) / 10;
+}
+
+/** Resident MB of this process's children (the native MiniLM runs in one), from /proc. */
+function childrenRssMb(): number {
+  let kb = 0;
+  for (const task of readdirSync(`/proc/${process.pid}/task`)) {
+    for (const pid of readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").split(/\s+/).filter(Boolean)) {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    }
+  }
+  return kb / 1024;
 }
 
 async function fileMb(...files: string[]): Promise<number> {
@@ -739,7 +751,7 @@ interface ModelCost {
   label: string;
   loadMs: number;
   perQuery: Latency;
-  /** Process RSS growth from before the load to after the queries (the model runs in a worker thread of this process). */
+  /** RSS growth from before the load to after the queries, this process and its children (the model runs in a worker thread or a child process). */
   rssGrowthMb: number;
 }
 
@@ -749,7 +761,7 @@ async function realEmbedderCost(
   queries: readonly string[],
   runtime?: string,
 ): Promise<ModelCost> {
-  const rssBefore = rssMb();
+  const rssBefore = rssMb() + childrenRssMb();
   try {
     const t0 = performance.now();
     await embedder.embed(["load and warm up"]);
@@ -761,7 +773,7 @@ async function realEmbedderCost(
       samples.push(performance.now() - started);
     }
     const label = runtime === undefined ? embedder.modelId : `${embedder.modelId} (${runtime})`;
-    return { label, loadMs, perQuery: latency(samples), rssGrowthMb: Math.round((rssMb() - rssBefore) * 10) / 10 };
+    return { label, loadMs, perQuery: latency(samples), rssGrowthMb: Math.round((rssMb() + childrenRssMb() - rssBefore) * 10) / 10 };
   } finally {
     await embedder.close();
   }
@@ -1063,7 +1075,7 @@ async function main(): Promise<void> {
   }
   for (const model of models) {
     lines.push(
-      `  real model ${model.label}: load + warm-up ${model.loadMs} ms, process RSS growth ${model.rssGrowthMb} MB (the model runs in a worker thread)`,
+      `  real model ${model.label}: load + warm-up ${model.loadMs} ms, RSS growth ${model.rssGrowthMb} MB (this process and its children: the model runs in a worker thread or a child process)`,
     );
   }
   if (degraded.size > 0) lines.push(`degraded answers seen: ${[...degraded].join("; ")}`);

@@ -72,9 +72,13 @@ export class LocalSentenceEmbedder implements Embedder {
     return this.current?.threadId;
   }
 
-  /** What computes the loaded model and, when it is not the configured runtime, why; undefined before the first load. */
-  get encoderRuntime(): { runtime: string | undefined; fallbackReason: string | undefined } | undefined {
-    return this.current && { runtime: this.current.runtime, fallbackReason: this.current.fallbackReason };
+  /**
+   * What computes the loaded model, where, and (when it is not the configured runtime) why;
+   * undefined before the first load.
+   */
+  get encoderRuntime(): Pick<SentenceEncoder, "runtime" | "fallbackReason" | "isolation"> | undefined {
+    const current = this.current;
+    return current && { runtime: current.runtime, fallbackReason: current.fallbackReason, isolation: current.isolation };
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
@@ -132,6 +136,7 @@ export class LocalSentenceEmbedder implements Embedder {
         loadMs: Math.round(performance.now() - started),
         threadId: encoder.threadId,
         ...(encoder.runtime === undefined ? {} : { runtime: encoder.runtime }),
+        ...(encoder.isolation === undefined ? {} : { isolation: encoder.isolation }),
       };
       if (encoder.fallbackReason === undefined) this.logger?.info(loaded, "sentence encoder loaded");
       else this.logger?.warn({ ...loaded, reason: encoder.fallbackReason }, "sentence encoder loaded on its fallback runtime");

@@ -1,6 +1,6 @@
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createEmbedder } from "@lat.md/embed";
 import { MiniLmEmbedder } from "./minilm-embedder.js";
 import { MINILM_DIMENSIONS, MINILM_MODEL_PACKAGE } from "./minilm-model.js";
@@ -53,12 +53,16 @@ describe.each(["native", "wasm"] as const)("MiniLmEmbedder (all-MiniLM-L6-v2, of
     });
   });
 
-  it("runs the model in a worker thread, on the runtime asked for, and gives one unit vector per text, whatever the batch", async () => {
+  it("runs the model apart from the event loop, on the runtime asked for, and gives one unit vector per text, whatever the batch", async () => {
     const [alone] = await embedder.embed(["get the weather forecast for a city"]);
     const batch = await embedder.embed(["x", "get the weather forecast for a city", SENTENCES[7] as string]);
     expect(embedder.encoderThreadId).toBeGreaterThan(0);
-    // No silent fallback on this platform: the native runtime is the one that answered.
-    expect(embedder.encoderRuntime).toEqual({ runtime, fallbackReason: undefined });
+    // No silent fallback on this platform: the native runtime is the one that answered, in a process of its own.
+    expect(embedder.encoderRuntime).toEqual({
+      runtime,
+      fallbackReason: undefined,
+      isolation: runtime === "native" ? "child-process" : "worker-thread",
+    });
     expect(dot(alone as Float32Array, batch[1] as Float32Array)).toBeGreaterThan(0.9999);
     for (const vector of batch) expect(Math.sqrt(dot(vector, vector))).toBeCloseTo(1, 5);
     expect(embedder.modelId).toMatch(/^minilm-l6-v2@\d+\.\d+\.\d+/);
@@ -105,6 +109,50 @@ describe.each(["native", "wasm"] as const)("MiniLmEmbedder (all-MiniLM-L6-v2, of
 });
 
 describe("the two MiniLM runtimes", () => {
+  it("survives its native model's process being killed: the next call loads a new one", async () => {
+    const embedder = new MiniLmEmbedder({ runtime: "native" });
+    try {
+      const [before] = await embedder.embed(["get the weather forecast for a city"]);
+      const pid = embedder.encoderThreadId as number;
+      process.kill(pid, "SIGKILL");
+      // The call in flight when the host dies fails (EmbedderError); the next one loads a new host.
+      await vi.waitFor(async () => {
+        await expect(embedder.embed(["get the weather forecast for a city"])).resolves.toHaveLength(1);
+      });
+      const [after] = await embedder.embed(["get the weather forecast for a city"]);
+      expect(embedder.encoderThreadId).not.toBe(pid);
+      expect(dot(before as Float32Array, after as Float32Array)).toBeGreaterThan(0.99999);
+    } finally {
+      await embedder.close();
+    }
+  });
+
+  it.each([
+    ["exits", "process.exit(7)", 7],
+    ["closes the embedder, then exits", "embedder.close().then(() => process.exit(8))", 8],
+  ])(
+    "lets the service end as it chose while a native model run is in flight: it %s",
+    (_, end, code) => {
+      // A process that keeps the model busy and ends in the middle of a run. With ONNX Runtime in a
+      // worker thread this was SIGABRT ("terminate called after throwing an instance of
+      // 'Napi::Error'"), whatever exit code the service asked for.
+      const script = `
+      const { MiniLmEmbedder } = await import(${JSON.stringify(fileURLToPath(new URL("./minilm-embedder.ts", import.meta.url)))});
+      const embedder = new MiniLmEmbedder({ runtime: "native" });
+      await embedder.embed(["load"]);
+      const busy = Array.from({ length: 64 }, (_, i) => "a sentence to keep the model busy, number " + i);
+      for (let i = 0; i < 3; i++) void embedder.embed(busy).catch(() => undefined);
+      setTimeout(() => ${end}, 30);`;
+      const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+        encoding: "utf8",
+        cwd: fileURLToPath(new URL("../../..", import.meta.url)),
+        timeout: 120_000,
+      });
+      expect({ status: result.status, signal: result.signal, stderr: result.stderr }).toEqual({ status: code, signal: null, stderr: "" });
+    },
+    130_000,
+  );
+
   it("give the same vectors to float rounding, so they share one model id and one embedding cache", async () => {
     const native = new MiniLmEmbedder({ runtime: "native" });
     const wasm = new MiniLmEmbedder({ runtime: "wasm" });

@@ -1,13 +1,13 @@
 import { LocalSentenceEmbedder, type LocalEmbedderOptions } from "./local-sentence-embedder.js";
 import { MINILM_DIMENSIONS, miniLmPackageVersion } from "./minilm-model.js";
 import type { MiniLmRuntime } from "./minilm-runtime.js";
-import { miniLmWorkerLoader } from "./minilm-worker.js";
+import { miniLmLoader } from "./minilm-worker.js";
 
 /** Options of {@link MiniLmEmbedder}. */
 export interface MiniLmEmbedderOptions extends LocalEmbedderOptions {
   /**
-   * What computes the model in its worker thread: ONNX Runtime's native kernels, or TensorFlow.js
-   * on WebAssembly. "native" falls back to "wasm" (with a warning) where its addon cannot load.
+   * What computes the model: ONNX Runtime's native kernels (in a child process), or TensorFlow.js
+   * on WebAssembly (in a worker thread). "native" falls back to "wasm" (with a warning) where its addon cannot load.
    * Ignored when `loader` is given. @default "native"
    */
   readonly runtime?: MiniLmRuntime;
@@ -26,7 +26,7 @@ export class MiniLmEmbedder extends LocalSentenceEmbedder {
         // not: both give the same vectors to float rounding.
         modelId: `minilm-l6-v2@${miniLmPackageVersion()}`,
         dimensions: MINILM_DIMENSIONS,
-        defaultLoader: miniLmWorkerLoader(options.runtime ?? "native"),
+        defaultLoader: miniLmLoader(options.runtime ?? "native"),
       },
       options,
     );

@@ -12,8 +12,9 @@ import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
  * weights and tokenizer as the WebAssembly encoder: the graph is written in memory from the
  * safetensors at load, nothing is downloaded or converted ahead of time. Its vectors
  * equal the WebAssembly encoder's to float rounding; a run takes a third of the time. `run` is
- * synchronous on the calling thread, so a service runs this in a worker
- * (`miniLmWorkerLoader("native")`). docs/routing.md#embedders.
+ * synchronous on the calling thread, and terminating a thread in the middle of one aborts the whole
+ * process, so a service runs this in a child process (`miniLmLoader("native")`).
+ * docs/routing.md#embedders.
  */
 export const loadMiniLmNativeEncoder: SentenceEncoderLoader = async () => {
   // Imported here: a service on the WebAssembly runtime or another embedder never loads the addon.

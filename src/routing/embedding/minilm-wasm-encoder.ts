@@ -16,7 +16,7 @@ const LAYER_NORM_EPSILON = 1e-12;
 /**
  * Loads the model into this thread (~0.5 s). Each model call then runs on the event loop (7 ms for
  * one word, ~17 ms for a skill description, on this project's 2-core machines), so a service runs
- * it in a worker (`miniLmWorkerLoader("wasm")`).
+ * it in a worker thread (`miniLmLoader("wasm")`).
  */
 export const loadMiniLmWasmEncoder: SentenceEncoderLoader = async () => {
   // Imported here, not at the top: a service configured for another embedder never pays for

@@ -1,17 +1,19 @@
+import { fork } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { startEncoderWorker } from "./encoder-worker.js";
+import { processChannel, workerChannel } from "./encoder-channel.js";
+import { startEncoder } from "./encoder-worker.js";
 import type { MiniLmRuntime } from "./minilm-runtime.js";
 import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
 
 /**
- * Where the worker's program is: compiled JavaScript beside this file when it runs from `dist/`;
+ * Where the host's program is: compiled JavaScript beside this file when it runs from `dist/`;
  * when it runs from `src/` (vitest, tsx scripts) the same program compiled in `dist/`, which
- * `npm test` and the bench scripts build first (scripts/ensure-ready.sh). A worker thread cannot
- * run TypeScript without a loader that production has no use for.
+ * `npm test` and the bench scripts build first (scripts/ensure-ready.sh). A worker thread or a child
+ * cannot run TypeScript without a loader that production has no use for.
  */
-function workerProgram(): URL {
+function hostProgram(): URL {
   const candidates = [
     new URL("./minilm-worker-main.js", import.meta.url),
     new URL("../../../dist/routing/embedding/minilm-worker-main.js", import.meta.url),
@@ -19,17 +21,28 @@ function workerProgram(): URL {
   const found = candidates.find((candidate) => existsSync(fileURLToPath(candidate)));
   if (found === undefined) {
     throw new Error(
-      `the MiniLM worker program is not compiled (looked for ${candidates.map((c) => fileURLToPath(c)).join(", ")}); run npm run build`,
+      `the MiniLM encoder program is not compiled (looked for ${candidates.map((c) => fileURLToPath(c)).join(", ")}); run npm run build`,
     );
   }
   return found;
 }
 
 /**
- * Loads MiniLM with `runtime` into a worker thread, so that model runs never block the gRPC event
- * loop. The loader resolves once the model is ready.
+ * Loads MiniLM with `runtime` away from the gRPC event loop, resolving once the model is ready:
+ * the native runtime in a child process of its own (ONNX Runtime's addon aborts the whole process
+ * when a thread running it is terminated mid-run, as any exit does), the WebAssembly one in a worker
+ * thread. docs/routing.md#embedders.
  */
-export const miniLmWorkerLoader =
+export const miniLmLoader =
   (runtime: MiniLmRuntime): SentenceEncoderLoader =>
-  async () =>
-    startEncoderWorker(new Worker(workerProgram(), { name: "minilm-encoder", workerData: { runtime } }));
+  async () => {
+    const program = hostProgram();
+    if (runtime === "wasm") return startEncoder(workerChannel(new Worker(program, { name: "minilm-encoder", workerData: { runtime } })));
+    const child = fork(fileURLToPath(program), [runtime], {
+      // Not this process's flags (a test runner's loaders, an inspector port): a plain Node program.
+      execArgv: [],
+      stdio: ["ignore", "ignore", "inherit", "ipc"],
+      serialization: "advanced",
+    });
+    return startEncoder(processChannel(child));
+  };

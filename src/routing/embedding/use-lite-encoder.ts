@@ -21,8 +21,10 @@ export interface SentenceEncoder {
   dispose(): void | Promise<void>;
   /** True once the encoder can never answer again (its worker died); a new one must be loaded. */
   readonly dead?: boolean;
-  /** The thread the model runs on: 0 for the main thread, a worker's id otherwise. */
+  /** Where the model runs: 0 for this thread, else the worker's thread id or the child's process id. */
   readonly threadId: number;
+  /** Where the model runs, when apart from this thread. */
+  readonly isolation?: "worker-thread" | "child-process";
   /** What computes the model (e.g. "native", "wasm"), when the loader tells. */
   readonly runtime?: string;
   /** Why `runtime` is not the one configured, when it is not (logged as a warning at load). */
