@@ -19,4 +19,4 @@ export type { MiniLmEmbedderOptions } from "./minilm-embedder.js";
 export { MINILM_DIMENSIONS } from "./minilm-model.js";
 export { loadMiniLmRuntime, MINILM_RUNTIME_LOADERS } from "./minilm-runtime.js";
 export type { LoadedRuntime, MiniLmRuntime } from "./minilm-runtime.js";
-export { miniLmLoader } from "./minilm-worker.js";
+export { miniLmLoader } from "./minilm-host.js";

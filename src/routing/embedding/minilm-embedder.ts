@@ -1,7 +1,7 @@
 import { LocalSentenceEmbedder, type LocalEmbedderOptions } from "./local-sentence-embedder.js";
 import { MINILM_DIMENSIONS, miniLmPackageVersion } from "./minilm-model.js";
 import type { MiniLmRuntime } from "./minilm-runtime.js";
-import { miniLmLoader } from "./minilm-worker.js";
+import { miniLmLoader } from "./minilm-host.js";
 
 /** Options of {@link MiniLmEmbedder}. */
 export interface MiniLmEmbedderOptions extends LocalEmbedderOptions {

@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { startEncoderWorker } from "./encoder-worker.js";
+import { startEncoderWorker } from "./encoder-host.js";
 import { USE_LITE_EMBEDDINGS_PACKAGE, USE_LITE_MODEL_PACKAGE, type SentenceEncoderLoader } from "./use-lite-encoder.js";
 
 /**

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { processChannel, workerChannel } from "./encoder-channel.js";
-import { startEncoder } from "./encoder-worker.js";
+import { startEncoder } from "./encoder-host.js";
 import type { MiniLmRuntime } from "./minilm-runtime.js";
 import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
 
@@ -15,8 +15,8 @@ import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
  */
 function hostProgram(): URL {
   const candidates = [
-    new URL("./minilm-worker-main.js", import.meta.url),
-    new URL("../../../dist/routing/embedding/minilm-worker-main.js", import.meta.url),
+    new URL("./minilm-host-main.js", import.meta.url),
+    new URL("../../../dist/routing/embedding/minilm-host-main.js", import.meta.url),
   ];
   const found = candidates.find((candidate) => existsSync(fileURLToPath(candidate)));
   if (found === undefined) {

@@ -21,7 +21,7 @@ function parent(): Port {
     return { post: (message) => port.postMessage(message), onRequest: (listener) => port.on("message", listener) };
   }
   const send = process.send?.bind(process);
-  if (send === undefined) throw new Error("minilm-worker-main runs only as a worker thread or a forked child process");
+  if (send === undefined) throw new Error("minilm-host-main runs only as a worker thread or a forked child process");
   process.on("disconnect", () => process.exit(0));
   // A terminal's Ctrl-C reaches the whole process group: the service drains (and may still embed)
   // while this host lives on; it ends when the service stops it or goes away (the channel closes).
