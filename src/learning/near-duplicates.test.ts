@@ -39,6 +39,21 @@ describe("code similarity", () => {
   });
 });
 
+/** A detector over bag-of-words vectors that records every batch of texts it embeds. */
+function countingDetector(): { detector: NearDuplicateDetector; calls: string[][] } {
+  const words = new WordEmbedder();
+  const calls: string[][] = [];
+  const detector = new NearDuplicateDetector({
+    modelId: words.modelId,
+    dimensions: words.dimensions,
+    embed: (texts) => {
+      calls.push([...texts]);
+      return words.embed(texts);
+    },
+  });
+  return { detector, calls };
+}
+
 describe("NearDuplicateDetector", () => {
   const counter =
     "import json, sys\nargs = json.loads(sys.argv[1])\nwords = args['text'].split()\nprint(json.dumps({'count': len(words)}))\n";
@@ -80,16 +95,7 @@ describe("NearDuplicateDetector", () => {
   });
 
   it("embeds a description anticipated before the comparison once, and the comparison waits for it", async () => {
-    const words = new WordEmbedder();
-    const calls: string[][] = [];
-    const detector = new NearDuplicateDetector({
-      modelId: words.modelId,
-      dimensions: words.dimensions,
-      embed: (texts) => {
-        calls.push([...texts]);
-        return words.embed(texts);
-      },
-    });
+    const { detector, calls } = countingDetector();
     detector.anticipate("count the words in a text");
     const similar = await detector.compare(
       { name: "counter", description: "count the words in a text", code: counter },
@@ -101,16 +107,7 @@ describe("NearDuplicateDetector", () => {
   });
 
   it("prepares the library's descriptions in chunks, each once, so that a comparison during or after it embeds only the new one", async () => {
-    const words = new WordEmbedder();
-    const calls: string[][] = [];
-    const detector = new NearDuplicateDetector({
-      modelId: words.modelId,
-      dimensions: words.dimensions,
-      embed: (texts) => {
-        calls.push([...texts]);
-        return words.embed(texts);
-      },
-    });
+    const { detector, calls } = countingDetector();
     const library = Array.from({ length: 10 }, (_, i) => ({ name: `skill_${i}`, description: `tool number ${i} counts words` }));
     const preparing = detector.prepare(
       library.map((s) => s.description),
