@@ -344,7 +344,10 @@ export async function startSkillEngine(
   void duplicates.prepare(described.map((skill) => skill.description)).then(
     (embedded) =>
       logger.info({ skills: described.length, embedded, ms: Math.round(performance.now() - preparing) }, "near-duplicate screen prepared"),
-    (error: unknown) => logger.warn({ err: error }, "could not prepare the near-duplicate screen; registrations embed what they need"),
+    (error: unknown) => {
+      // A stop while it runs closes the embedder under it: nothing to report then.
+      if (!closing) logger.warn({ err: error }, "could not prepare the near-duplicate screen; registrations embed what they need");
+    },
   );
 
   const tls = config.tls !== undefined;
