@@ -120,6 +120,13 @@ describe("bundles: ImportSkillBundle refuses hostile archives, ExportSkill → I
       [await zipOf({ "tips/SKILL.md": TIPS, "tips/../../escape.py": "print(1)" }), /a path with "\.\."|cannot be read as a \.zip/],
       [await zipOf({ "tips/SKILL.md": TIPS }, { "tips/passwd": "/etc/passwd" }), /member "tips\/passwd": a symbolic link/],
       [Buffer.from("not an archive"), /neither a \.tar\.gz nor a \.zip/],
+      [
+        await tarGz([
+          { name: "tips/SKILL.md", content: TIPS },
+          { name: "tips/SKILL.md", content: TIPS },
+        ]),
+        /member "tips\/SKILL\.md": appears twice/,
+      ],
     ];
     for (const [archive, message] of cases) {
       const refused = await rpcError(importBundle(target, archive));

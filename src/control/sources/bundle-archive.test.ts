@@ -39,6 +39,20 @@ describe("bundle archives", () => {
     );
   });
 
+  it("refuses a member path that appears twice, and a file where another member needs a folder", async () => {
+    const twice = await tarGz([
+      { name: "tips/SKILL.md", content: "a" },
+      { name: "tips/SKILL.md", content: "b" },
+    ]);
+    await expect(unpackBundle(twice)).rejects.toThrow(/member "tips\/SKILL\.md": appears twice/);
+    const fileAndFolder = await tarGz([
+      { name: "tips/SKILL.md", content: "a" },
+      { name: "tips/lib", content: "file" },
+      { name: "tips/lib/x.py", content: "print(1)" },
+    ]);
+    await expect(unpackBundle(fileAndFolder)).rejects.toThrow(/member "tips\/lib\/x\.py": needs a folder "tips\/lib"/);
+  });
+
   it("keeps folder paths inside the folder", () => {
     expect(checkedSegments("references/guide.md")).toEqual(["references", "guide.md"]);
     for (const bad of ["../x", "a/../../x", "/etc/passwd", "a//b", "./a", "C:/x", "a\\b", ""]) {

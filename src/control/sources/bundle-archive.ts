@@ -37,7 +37,27 @@ export async function unpackBundle(archive: Buffer, limits: BundleLimits = DEFAU
   if (archive[0] === 0x1f && archive[1] === 0x8b) files = await unpackTarGz(archive, counter, limits);
   else if (archive.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04]))) files = await unpackZip(archive, counter, limits);
   else throw refuse("", "is neither a .tar.gz nor a .zip");
+  refuseCollisions(files);
   return stripTopFolder(files);
+}
+
+/**
+ * Two members at one path, or a file where another member needs a folder (`a` and `a/b`), cannot
+ * both be written: refused by name rather than left to fail in the staging folder.
+ */
+function refuseCollisions(files: readonly FolderContent[]): void {
+  const filePaths = new Set<string>();
+  for (const file of files) {
+    if (filePaths.has(file.path)) throw refuse(file.path, "appears twice in the archive (member paths must be unique)");
+    filePaths.add(file.path);
+  }
+  for (const file of files) {
+    const segments = file.path.split("/");
+    for (let depth = 1; depth < segments.length; depth++) {
+      const folder = segments.slice(0, depth).join("/");
+      if (filePaths.has(folder)) throw refuse(file.path, `needs a folder "${folder}" where the archive has a file`);
+    }
+  }
 }
 
 class Budget {
