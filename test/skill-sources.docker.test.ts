@@ -147,8 +147,9 @@ describe("skill folders through the server: discovery, statuses, identity, runni
     expect(content.name).toBe("writing_tips");
     expect(content.body).not.toContain("---");
     expect(content.body).not.toContain("{baseDir}");
-    expect(content.body).toContain(`Read ${content.baseDir}/references/guide.md before writing.`);
-    expect(content.baseDir.startsWith(engine.home)).toBe(true);
+    // Paths relative to the skill's folder, as GetSkillFile takes them: no host path (docs/skill-sources.md#progressive-disclosure).
+    expect(content.body).toContain("Read references/guide.md before writing.");
+    expect(content.baseDir).toBe(".");
     // The canonical copy holds the folder's files; its id is kept in the registry, not copied.
     expect(content.files).toEqual([
       { path: "SKILL.md", bytes: Buffer.byteLength(TIPS_SKILL_MD) },

@@ -4,6 +4,7 @@ import type { SkillService, SkillSources } from "../control/index.js";
 import { UnauthenticatedError } from "../errors/index.js";
 import { type Authenticator, type Caller, LOCAL_CALLER } from "../identity/index.js";
 import type { LearningService } from "../learning/index.js";
+import type { HostAllowList } from "../observability/index.js";
 import type { PlaybookService } from "../playbook/index.js";
 import { loadAssets, type StaticAsset } from "./assets.js";
 import { httpErrorOf, isLoopback } from "./http-status.js";
@@ -27,6 +28,12 @@ export interface ConsoleOptions {
   readonly sources: SkillSources;
   /** The bearer tokens of the gRPC API; with none configured the console is the local agent's, on loopback only. */
   readonly authenticator: Authenticator;
+  /**
+   * The host names the port answers to (SKILL_ENGINE_HTTP_ALLOWED_HOSTS). The port refuses any other
+   * `Host` before the console sees the request; the console refuses a form whose `Origin` names another
+   * (docs/console.md#csrf-and-confirmation).
+   */
+  readonly allowedHosts: HostAllowList;
   readonly logger: Logger;
   /** A session unused this long is signed out. @default 8 hours */
   readonly sessionIdleMs?: number;
@@ -258,14 +265,22 @@ class ConsoleHandler {
     send(response, status, loginPage(token, problem));
   }
 
-  /** Every POST: the session's synchronizer token, and, when the browser says where the form came from, this origin. */
+  /**
+   * Every POST: the session's synchronizer token, and, when the browser says where the form came from,
+   * one of the configured hosts. Never the request's own `Host`: under DNS rebinding the attacker's
+   * page names its own host in both. "null" is what a browser sends for the console's own forms
+   * (its pages are served with `Referrer-Policy: no-referrer`), so it stands on the token alone.
+   */
   private checkForm(request: IncomingMessage, session: ConsoleSession, form: URLSearchParams): void {
     if (!tokensMatch(session.csrf, form.get("csrf") ?? undefined)) {
       throw new HttpError(403, "the form's CSRF token is missing or wrong: reload the page and try again");
     }
     const origin = request.headers.origin;
-    if (origin !== undefined && origin !== "null" && request.headers.host !== undefined && origin !== `http://${request.headers.host}`) {
-      throw new HttpError(403, `a form from ${origin} may not act here`);
+    if (origin !== undefined && origin !== "null" && !this.options.allowedHosts.allowsOrigin(origin)) {
+      throw new HttpError(
+        403,
+        `a form from ${origin} may not act here: the console takes forms from ${this.options.allowedHosts.describe()}`,
+      );
     }
   }
 }

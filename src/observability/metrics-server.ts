@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HostAllowList } from "./allowed-hosts.js";
 import type { ServiceMetrics } from "./metrics.js";
 
 /** Another handler sharing the port (the operator console); it says whether a request was its own. */
@@ -8,22 +9,41 @@ export interface HttpMount {
   handle(request: IncomingMessage, response: ServerResponse): boolean;
 }
 
+export interface MetricsServerOptions {
+  /** The interface to bind (SKILL_ENGINE_HOST). */
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** The `Host` names /metrics and the console answer to (docs/security.md#dns-rebinding); anything else gets 421. */
+  readonly allowedHosts: HostAllowList;
+  /** `detail`, when it says something, follows "ready: " or "not ready: " (the runners' capacity, docs/execution-hosts.md#health). @default always ready */
+  readonly probes?: { ready(): boolean; detail?(): string | undefined };
+  /** The operator console, when it is on. */
+  readonly mount?: HttpMount;
+}
+
 /**
  * The Prometheus scrape endpoint, GET /metrics, on its own HTTP port; beside it the probes that
  * container orchestrators speak: GET /healthz (the process answers) and GET /readyz (200 while
- * the sandbox engine is reachable, 503 otherwise: the same judgement as grpc.health.v1).
+ * the sandbox engine is reachable, 503 otherwise: the same judgement as grpc.health.v1). Every
+ * other request must name an allowed host, before any handler sees it (421 otherwise).
  */
 export async function startMetricsServer(
   metrics: ServiceMetrics,
-  host: string,
-  port: number,
-  /** `detail`, when it says something, follows "ready: " or "not ready: " (the runners' capacity, docs/execution-hosts.md#health). */
-  probes: { ready(): boolean; detail?(): string | undefined } = { ready: () => true },
-  mount?: HttpMount,
+  options: MetricsServerOptions,
 ): Promise<{ port: number; close(): Promise<void> }> {
+  const { host, port, allowedHosts, probes = { ready: () => true }, mount } = options;
   const server: Server = createServer((request, response) => {
-    if (mount?.handle(request, response)) return;
     const route = (request.url ?? "").split("?")[0];
+    // The probes answer whatever name they are asked by (orchestrators probe by address, some
+    // without a Host header) and tell nothing; the metrics and the console only their own names.
+    if (route !== "/healthz" && route !== "/readyz" && !allowedHosts.allowsHost(request.headers.host)) {
+      response
+        .writeHead(421, { "content-type": "text/plain; charset=utf-8", "x-content-type-options": "nosniff", "cache-control": "no-store" })
+        .end(`misdirected request: this port answers to ${allowedHosts.describe()}; to reach it by another name, list that name there\n`);
+      return;
+    }
+    if (mount?.handle(request, response)) return;
     if (request.method === "GET" && route === "/healthz") {
       response.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
       return;

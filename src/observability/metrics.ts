@@ -147,17 +147,18 @@ export class ServiceMetrics {
   }
 
   /**
-   * A call a delegating agent made for an end user (docs/security.md#users-and-delegation): the
-   * user id beside the agent id. Bounded by the users the operator's delegating agents serve.
+   * A call a delegating agent made for an end user (docs/security.md#users-and-delegation), by method
+   * only. Label values stay bounded: a delegate names any user id it likes, so who the call was for
+   * goes to the call's log line (`agent`, `user`), never into a label.
    */
-  recordDelegatedCall(method: string, agent: string, user: string): void {
-    this.delegatedCalls.inc({ method, agent, user });
+  recordDelegatedCall(method: string): void {
+    this.delegatedCalls.inc({ method });
   }
 
   private readonly delegatedCalls = new Counter({
     name: "skill_engine_delegated_calls_total",
-    help: "Calls made by delegating agents on behalf of end users (x-user-id), by method, agent and user.",
-    labelNames: ["method", "agent", "user"],
+    help: "Calls made by delegating agents on behalf of end users (x-user-id), by method; the rpc log line names the agent and the user.",
+    labelNames: ["method"],
     registers: [this.registry],
   });
 

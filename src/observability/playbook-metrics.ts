@@ -8,9 +8,10 @@ export interface LessonCount {
 }
 
 /**
- * The playbook's metrics, in the service's registry: lessons by agent and state (read at scrape
- * time), and counters of retrievals, helpful credits and pruned lessons. Its three methods are the
- * playbook's event hooks.
+ * The playbook's metrics, in the service's registry: lessons by state (read at scrape time), and
+ * counters of retrievals, helpful credits and pruned lessons. Its three methods are the playbook's
+ * event hooks. No agent label: identities belong in logs and in ListLessons, and label values stay
+ * bounded (docs/operations.md#metrics).
  */
 export class PlaybookMetrics {
   private readonly retrievals: Counter;
@@ -22,12 +23,14 @@ export class PlaybookMetrics {
     const counts = () => this.counts?.() ?? [];
     new Gauge({
       name: "skill_engine_lessons",
-      help: "Playbook lessons by agent and state (active, archived, deleted).",
-      labelNames: ["agent", "state"],
+      help: "Playbook lessons by state (active, archived, deleted), every agent's together.",
+      labelNames: ["state"],
       registers: [registry],
       collect() {
         this.reset();
-        for (const { owner, state, n } of counts()) this.set({ agent: owner, state }, n);
+        const byState = new Map<string, number>();
+        for (const { state, n } of counts()) byState.set(state, (byState.get(state) ?? 0) + n);
+        for (const [state, n] of byState) this.set({ state }, n);
       },
     });
     this.retrievals = new Counter({

@@ -4,7 +4,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { SkillEngineConfig } from "../config/index.js";
 import { connectToBus, RunServer, subjectsUnder } from "../dispatch/index.js";
-import { ServiceMetrics, startMetricsServer } from "../observability/index.js";
+import { HostAllowList, ServiceMetrics, startMetricsServer } from "../observability/index.js";
 import { localExecutionPlane } from "./local-plane.js";
 
 export interface RunnerApp {
@@ -48,7 +48,12 @@ export async function startRunner(config: SkillEngineConfig, logger: Logger): Pr
   const metricsServer =
     config.metricsPort === undefined
       ? undefined
-      : await startMetricsServer(metrics, config.host, config.metricsPort, { ready: () => engineReady && !connection.isClosed() });
+      : await startMetricsServer(metrics, {
+          host: config.host,
+          port: config.metricsPort,
+          allowedHosts: new HostAllowList(config.httpAllowedHosts),
+          probes: { ready: () => engineReady && !connection.isClosed() },
+        });
 
   let started = false;
   let lastSweep = 0;

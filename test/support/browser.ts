@@ -9,14 +9,15 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 /** Where the browser tests write their screenshots: git-ignored, kept after the run for a reviewer. */
 export const SCREENSHOTS = path.resolve("test-output", "console");
 
-export async function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more Chromium switches, e.g. `--host-resolver-rules=MAP attacker.test 127.0.0.1` to play a DNS rebinding. */
+export async function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   await mkdir(SCREENSHOTS, { recursive: true });
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     // The test runs as root in a container: Chromium's own sandbox needs user namespaces it may not have.
-    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"],
+    args: ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", ...extraArgs],
   });
 }
 

@@ -48,7 +48,8 @@ export const content: Command = async (ctx) => {
   }
   ctx.io.out(`# ${response.name} (${response.kind}, v${response.version}, ${response.skillId})\n${response.body}`);
   if (!response.body.endsWith("\n")) ctx.io.out("\n");
-  ctx.io.out(`\nbundled files in ${response.baseDir}:\n`);
+  // Paths relative to the skill's folder, as GetSkillFile takes them: the service names no host path.
+  ctx.io.out("\nbundled files:\n");
   ctx.io.out(table([["PATH", "BYTES"], ...response.files.map((f) => [f.path, String(f.bytes)])]));
   return 0;
 };

@@ -62,9 +62,12 @@ export interface GetSkillContentResponse {
   skillId: string;
   /** "directory" (executable) or "instructions". */
   kind: string;
-  /** SKILL.md without its frontmatter, {baseDir} replaced by base_dir. */
+  /**
+   * SKILL.md without its frontmatter. "{baseDir}/references/x.md" reads "references/x.md", the path
+   * GetSkillFile takes; any other {baseDir} reads ".". Never a path on the service's host.
+   */
   body: string;
-  /** The folder's canonical copy on the service's host. */
+  /** Always ".": the skill's own folder, which bundled files' paths are relative to. */
   baseDir: string;
   files: BundledFile[];
   version: number;
