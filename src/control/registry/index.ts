@@ -29,5 +29,6 @@ export {
   windowRate,
 } from "./skill-health.js";
 export { OUTCOME_SOURCES, type OutcomeRecord, type OutcomeSource, type SourceWindow } from "./outcome-signals.js";
+export { leavesOwnRoutes, ONE_VOTE, type OutcomeReporter } from "./outcome-trust.js";
 export { type DeprecationRisk, deprecationRisk, type RiskInput, type RiskThreshold } from "./deprecation-risk.js";
 export { REGISTRY_FILE, SkillRegistry } from "./skill-registry.js";

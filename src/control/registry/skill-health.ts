@@ -38,6 +38,17 @@ export interface HealthPolicy {
   readonly retireAtFailuresWithLowUsage: number;
   /** … AND usage_count < this. @default 10 */
   readonly lowUsageBelow: number;
+  /**
+   * Whose reports count (docs/learning.md#whose-reports-count): distinct agents other than the owner
+   * (and admins) whose same verdict must be among the window's samples before those agents' verdicts
+   * count toward the shared window. @default 3
+   */
+  readonly reportQuorum: number;
+  /**
+   * An agent's own reports on the active version needed before their rate can take the skill out of
+   * that agent's own routes (docs/learning.md#your-own-routes). @default 3
+   */
+  readonly ownRouteMinReports: number;
 }
 
 export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
@@ -49,6 +60,8 @@ export const DEFAULT_HEALTH_POLICY: HealthPolicy = {
   retireAtFailures: 3,
   retireAtFailuresWithLowUsage: 5,
   lowUsageBelow: 10,
+  reportQuorum: 3,
+  ownRouteMinReports: 3,
 };
 
 /** Outcomes of the most recent invocations of the active version. */

@@ -18,14 +18,15 @@ import type {
 } from "./records.js";
 import { VERSION_ORIGINS } from "./records.js";
 import {
-  ensureOutcomeTable,
   type OutcomeRecord,
   type OutcomeSource,
   readOutcomes,
+  readOwnReports,
   readWindow,
   restoreOutcomes,
   type SourceWindow,
 } from "./outcome-signals.js";
+import type { OutcomeReporter } from "./outcome-trust.js";
 import { evaluateHealth, type HealthPolicy, SKILL_STATUSES, type SkillStatus, type WindowStats } from "./skill-health.js";
 
 interface SkillRow {
@@ -141,6 +142,29 @@ const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (name, grantee_kind, grantee)
    ) STRICT;
    CREATE INDEX skill_grants_by_grantee ON skill_grants (grantee_kind, grantee, name);`,
+  // Whose reports count (docs/learning.md#whose-reports-count). invocation_outcomes joins this list
+  // (registries from before it created the table on open, hence IF NOT EXISTS), and each report
+  // keeps whether its reporter was the skill's owner or an admin. An earlier report is trusted when
+  // its reporter owns the skill now: whether it came from an admin was not kept.
+  `CREATE TABLE IF NOT EXISTS invocation_outcomes (
+     id INTEGER PRIMARY KEY,
+     skill_name TEXT NOT NULL,
+     version INTEGER NOT NULL,
+     invocation_id INTEGER,
+     source TEXT NOT NULL CHECK (source IN ('explicit', 'implicit')),
+     success INTEGER NOT NULL,
+     weight REAL NOT NULL,
+     note TEXT NOT NULL DEFAULT '',
+     caller TEXT NOT NULL,
+     at INTEGER NOT NULL
+   ) STRICT;
+   CREATE UNIQUE INDEX IF NOT EXISTS invocation_outcomes_explicit ON invocation_outcomes (invocation_id) WHERE source = 'explicit';
+   DROP INDEX IF EXISTS invocation_outcomes_standalone;
+   ALTER TABLE invocation_outcomes ADD COLUMN trusted INTEGER NOT NULL DEFAULT 0 CHECK (trusted IN (0, 1));
+   UPDATE invocation_outcomes SET trusted = 1 WHERE caller = (SELECT s.owner FROM skills s WHERE s.name = invocation_outcomes.skill_name);
+   -- The window reads the newest reports of no invocation by kind (trusted; untrusted by verdict).
+   CREATE INDEX invocation_outcomes_by_trust ON invocation_outcomes (skill_name, version, trusted, success, at) WHERE invocation_id IS NULL;
+   CREATE INDEX invocation_outcomes_by_caller ON invocation_outcomes (caller, skill_name, version);`,
 ];
 
 /** The registry's file name under `$SKILL_ENGINE_HOME`. */
@@ -186,7 +210,6 @@ export class SkillRegistry {
     return withSqlite("registry", `open the registry at ${file}`, () => {
       const db = openRegistryDatabase(file, { durable: true });
       migrate(db);
-      ensureOutcomeTable(db);
       return new SkillRegistry(db, policy, file, options.telemetrySyncMs ?? 0);
     });
   }
@@ -453,7 +476,15 @@ export class SkillRegistry {
    * replacing the exit code's verdict, with the implicit signals (docs/learning.md#outcomes).
    */
   window(name: string, version: number): WindowStats & { readonly bySource: SourceWindow[] } {
-    return withSqlite("registry", "read the rolling window", () => readWindow(this.db, name, version, this.policy.windowSize));
+    return withSqlite("registry", "read the rolling window", () => readWindow(this.db, name, version, this.policy));
+  }
+
+  /**
+   * `reporter`'s own reports on the active version of each skill it reported on (its newest window's
+   * worth a skill): what its own routes follow (docs/learning.md#your-own-routes).
+   */
+  ownReports(reporter: string): Map<string, WindowStats> {
+    return withSqlite("registry", "read an agent's own reports", () => readOwnReports(this.db, reporter, this.policy.windowSize));
   }
 
   /** One invocation row, or undefined. */
@@ -463,46 +494,57 @@ export class SkillRegistry {
 
   /**
    * An agent's verdict on one invocation (docs/learning.md#outcomes): replaces an earlier explicit
-   * verdict on it; the skill's health is re-judged at once.
+   * verdict on it; the skill's health is re-judged at once. Whether it counts toward the shared
+   * window depends on who reports it (docs/learning.md#whose-reports-count).
    */
-  recordExplicitOutcome(invocationId: number, success: boolean, note: string, caller: string, at: Date): SkillRecord {
+  recordExplicitOutcome(invocationId: number, success: boolean, note: string, reporter: OutcomeReporter, at: Date): SkillRecord {
     return withSqlite("registry", "record an outcome", () =>
       this.db.transaction(() => {
         const invocation = this.invocation(invocationId);
         if (!invocation) throw new InternalError(`invocation ${invocationId} vanished`);
+        const trusted = this.trusts(invocation.name, reporter);
         this.db
           .prepare(
-            `INSERT INTO invocation_outcomes (skill_name, version, invocation_id, source, success, weight, note, caller, at)
-             VALUES (?, ?, ?, 'explicit', ?, 1.0, ?, ?, ?)
+            `INSERT INTO invocation_outcomes (skill_name, version, invocation_id, source, success, weight, note, caller, at, trusted)
+             VALUES (?, ?, ?, 'explicit', ?, 1.0, ?, ?, ?, ?)
              ON CONFLICT (invocation_id) WHERE source = 'explicit' DO UPDATE SET
-               success = excluded.success, note = excluded.note, caller = excluded.caller, at = excluded.at`,
+               success = excluded.success, note = excluded.note, caller = excluded.caller, at = excluded.at, trusted = excluded.trusted`,
           )
-          .run(invocation.name, invocation.version, invocationId, success ? 1 : 0, note, caller, at.getTime());
+          .run(invocation.name, invocation.version, invocationId, success ? 1 : 0, note, reporter.agentId, at.getTime(), trusted ? 1 : 0);
         return this.reevaluate(invocation.name, at);
       })(),
     );
   }
 
-  /** A sample that is no invocation's (an implicit signal from a recorded session), with its weight. */
+  /** The skill's owner and admins are trusted reporters (docs/learning.md#whose-reports-count); call inside a transaction. */
+  private trusts(name: string, reporter: OutcomeReporter): boolean {
+    if (reporter.admin) return true;
+    const skill = this.get(name);
+    if (!skill) throw new SkillNotFoundError(name);
+    return skill.owner === reporter.agentId;
+  }
+
+  /** A sample that is no invocation's (an implicit signal from a recorded session), with its weight; trusted as an explicit one is. */
   recordSignal(
     name: string,
     source: Exclude<OutcomeSource, "exit_code" | "explicit">,
     success: boolean,
     weight: number,
     note: string,
-    caller: string,
+    reporter: OutcomeReporter,
     at: Date,
   ): SkillRecord {
     return withSqlite("registry", "record an outcome signal", () =>
       this.db.transaction(() => {
         const current = this.get(name);
         if (!current) throw new SkillNotFoundError(name);
+        const trusted = reporter.admin || current.owner === reporter.agentId;
         this.db
           .prepare(
-            `INSERT INTO invocation_outcomes (skill_name, version, invocation_id, source, success, weight, note, caller, at)
-             VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+            `INSERT INTO invocation_outcomes (skill_name, version, invocation_id, source, success, weight, note, caller, at, trusted)
+             VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?, ?)`,
           )
-          .run(name, current.version, source, success ? 1 : 0, weight, note, caller, at.getTime());
+          .run(name, current.version, source, success ? 1 : 0, weight, note, reporter.agentId, at.getTime(), trusted ? 1 : 0);
         return this.reevaluate(name, at);
       })(),
     );
