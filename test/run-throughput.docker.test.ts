@@ -108,6 +108,7 @@ describe("background container removal", () => {
       limits: loadConfig({}).limits,
       maxConcurrentRuns: 4,
       maxQueuedRuns: 16,
+      maxQueuedRunsPerAgent: 16,
       warmPoolSize: 2,
       warmIdleMs: 60_000,
       poolPauseAtRuns: 0,
@@ -117,7 +118,9 @@ describe("background container removal", () => {
     });
     runner.startPool();
     const results = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => runner.run({ code: ECHO, payload: JSON.stringify({ i }), purpose: "invoke", skillName: "echo" })),
+      Array.from({ length: 6 }, (_, i) =>
+        runner.run({ code: ECHO, payload: JSON.stringify({ i }), purpose: "invoke", skillName: "echo", agentId: "bench" }),
+      ),
     );
     for (const [i, result] of results.entries()) expect(JSON.parse(result.stdout)).toEqual({ echo: { i } });
     // Whatever still waits for removal is this process's own: the sweep must leave it alone.

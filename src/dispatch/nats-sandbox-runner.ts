@@ -14,7 +14,7 @@ import {
 import { isNoResponders, ReplyInbox } from "./reply-inbox.js";
 import { MISSED_BEATS, RunnerDirectory } from "./runner-directory.js";
 import type { Subjects } from "./subjects.js";
-import { decodeReply, decodeStatus, encodeRun, type ReplyMessage, type RunnerStatus } from "./wire.js";
+import { decodeReply, decodeStatus, encodeRun, type ReplyMessage, type RunnerStatus, runHeaders } from "./wire.js";
 
 /** Attempts of a run that may be repeated (a test run, or an invocation with an idempotency key) whose runner vanished. */
 const RETRYABLE_ATTEMPTS = 3;
@@ -169,6 +169,7 @@ export class NatsSandboxRunner implements ExecutionPlane {
     const { connection, subjects, inboxPrefix, logger } = this.options;
     const id = randomUUID();
     const body = encodeRun(id, request);
+    const headers = runHeaders(request);
     const maxPayload = connection.info?.max_payload ?? Number.POSITIVE_INFINITY;
     if (body.byteLength > maxPayload) {
       throw new SandboxUnavailableError(
@@ -189,7 +190,7 @@ export class NatsSandboxRunner implements ExecutionPlane {
           throw new SandboxUnavailableError("the message bus connection is closed; the run is not the skill's", "bus-unreachable");
         inbox?.close();
         inbox = new ReplyInbox(connection, inboxPrefix);
-        connection.publish(subjects.runs, body, { reply: inbox.subject });
+        connection.publish(subjects.runs, body, { reply: inbox.subject, headers });
         const first = await inbox.next(beatLimitMs, signal);
         if ("aborted" in first) throw cancellationOf(signal);
         if ("timeout" in first) {
@@ -217,7 +218,10 @@ export class NatsSandboxRunner implements ExecutionPlane {
     } finally {
       this.waiting--;
     }
-    logger.debug({ runId: id, runner: accepted.runner, skill: request.skillName, purpose: request.purpose }, "run taken by a runner");
+    logger.debug(
+      { runId: id, runner: accepted.runner, skill: request.skillName, purpose: request.purpose, agent: request.agentId },
+      "run taken by a runner",
+    );
     this.dispatched++;
     try {
       return await this.answer(id, inbox as ReplyInbox, accepted, request, signal);

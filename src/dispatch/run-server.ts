@@ -153,7 +153,7 @@ export class RunServer {
     const reply = (message: ReplyMessage): void => {
       if (msg.reply) this.options.connection.publish(msg.reply, encodeJson(message));
     };
-    const decoded = decodeRun(msg.data);
+    const decoded = decodeRun(msg.data, msg.headers);
     if ("problem" in decoded) {
       logger.warn({ problem: decoded.problem }, "refusing a malformed run request");
       reply({ type: "failed", kind: "refused", message: `malformed run request: ${decoded.problem}` });

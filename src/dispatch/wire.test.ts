@@ -1,19 +1,31 @@
 import { describe, expect, it } from "vitest";
-import { decodeReply, decodeRun, decodeStatus, encodeJson, encodeRun, WIRE_VERSION } from "./wire.js";
+import { headers } from "@nats-io/transport-node";
+import {
+  AGENT_HEADER,
+  decodeReply,
+  decodeRun,
+  decodeStatus,
+  encodeJson,
+  encodeRun,
+  runHeaders,
+  UNNAMED_AGENT,
+  WIRE_VERSION,
+} from "./wire.js";
 
 describe("run messages", () => {
   it("carry code, payload, dependency files and folder bytes across the bus unchanged", () => {
     const folder = [{ path: "scripts/run.py", content: Buffer.from([0, 1, 2, 255]) }];
-    const encoded = encodeRun("run-1", {
+    const request = {
       code: "print(1)",
       payload: '{"x": 1}',
       purpose: "invoke",
       skillName: "adder",
+      agentId: "alice@example",
       files: [{ name: "helper.py", content: "X = 1" }],
       folder,
       idempotencyKey: "not sent: the control plane decides retries",
-    });
-    const decoded = decodeRun(encoded);
+    } as const;
+    const decoded = decodeRun(encodeRun("run-1", request), runHeaders(request));
     if ("problem" in decoded) throw new Error(decoded.problem);
     expect(decoded.run.id).toBe("run-1");
     expect(decoded.request).toEqual({
@@ -21,14 +33,32 @@ describe("run messages", () => {
       payload: '{"x": 1}',
       purpose: "invoke",
       skillName: "adder",
+      agentId: "alice@example",
       files: [{ name: "helper.py", content: "X = 1" }],
       folder,
     });
   });
 
+  it("name their agent in a header, so the body stays what runners of an earlier release accept", () => {
+    const request = { code: "", payload: "{}", purpose: "test", skillName: "s", agentId: "alice" } as const;
+    const body = JSON.parse(Buffer.from(encodeRun("r", request)).toString()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(["code", "files", "folder", "id", "payload", "purpose", "skillName", "v"]);
+    expect(runHeaders(request).get(AGENT_HEADER)).toBe("alice");
+    // A control plane of an earlier release names no agent; a malformed name is not taken as one.
+    const agentOf = (sent?: string): unknown => {
+      const sentHeaders = headers();
+      if (sent !== undefined) sentHeaders.set(AGENT_HEADER, sent);
+      const decoded = decodeRun(encodeRun("r", request), sent === undefined ? undefined : sentHeaders);
+      return "problem" in decoded ? decoded.problem : decoded.request.agentId;
+    };
+    expect(agentOf()).toBe(UNNAMED_AGENT);
+    expect(agentOf("-not an agent-")).toBe(UNNAMED_AGENT);
+    expect(agentOf("bob")).toBe("bob");
+  });
+
   it("are refused with a reason when malformed, of another version or not JSON", () => {
     const valid = JSON.parse(
-      Buffer.from(encodeRun("r", { code: "", payload: "{}", purpose: "test", skillName: "s" })).toString(),
+      Buffer.from(encodeRun("r", { code: "", payload: "{}", purpose: "test", skillName: "s", agentId: "a" })).toString(),
     ) as Record<string, unknown>;
     expect(decodeRun(Buffer.from("{nope"))).toEqual({ problem: "not JSON" });
     expect(decodeRun(encodeJson({ ...valid, v: WIRE_VERSION + 1 }))).toHaveProperty("problem", expect.stringMatching(/\/v/));

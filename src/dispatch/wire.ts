@@ -1,6 +1,8 @@
+import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import { Ajv, type JSONSchemaType } from "ajv";
 import type { InfrastructureFault } from "../errors/index.js";
 import type { ExecutionResult, SandboxRunRequest } from "../execution/index.js";
+import { AGENT_ID_PATTERN } from "../identity/index.js";
 
 /**
  * What crosses the bus (docs/execution-hosts.md#messages), as JSON. A run carries everything the
@@ -53,6 +55,23 @@ export interface RunnerStatus {
   readonly heartbeatMs: number;
   /** Its last word: it has stopped and leaves the bus (the control plane forgets it at once). */
   readonly gone?: boolean;
+}
+
+/**
+ * The header naming the agent a run is for (docs/execution-hosts.md#messages), so that a runner's queue
+ * shares its slots among agents as the control plane's does. A header, not a field of the run: a runner
+ * of an earlier release refuses a run with a field it does not know, and ignores a header.
+ */
+export const AGENT_HEADER = "Skill-Engine-Agent";
+
+/** The agent of a run whose message names none (sent by a control plane of an earlier release). */
+export const UNNAMED_AGENT = "(unnamed)";
+
+/** The headers of a run's message. */
+export function runHeaders(request: SandboxRunRequest): MsgHdrs {
+  const runHeaders = headers();
+  runHeaders.set(AGENT_HEADER, request.agentId);
+  return runHeaders;
 }
 
 export function encodeRun(id: string, request: SandboxRunRequest): Uint8Array {
@@ -108,10 +127,14 @@ const runSchema: JSONSchemaType<RunMessage> = {
 const validateRun = new Ajv({ allErrors: false }).compile(runSchema);
 
 /**
- * The run request in `data`, or the reason it is not one. The runner's own checks (file names,
- * folder paths, sizes) still apply when the run directory is written: this only checks the shape.
+ * The run request in `data` (its agent from `headers`), or the reason it is not one. The runner's own
+ * checks (file names, folder paths, sizes) still apply when the run directory is written: this only
+ * checks the shape.
  */
-export function decodeRun(data: Uint8Array): { run: RunMessage; request: Omit<SandboxRunRequest, "signal"> } | { problem: string } {
+export function decodeRun(
+  data: Uint8Array,
+  headers?: MsgHdrs,
+): { run: RunMessage; request: Omit<SandboxRunRequest, "signal"> } | { problem: string } {
   const parsed = parseJson(data);
   if (parsed === undefined) return { problem: "not JSON" };
   if (!validateRun(parsed)) {
@@ -125,12 +148,19 @@ export function decodeRun(data: Uint8Array): { run: RunMessage; request: Omit<Sa
       payload: parsed.payload,
       purpose: parsed.purpose,
       skillName: parsed.skillName,
+      agentId: agentOf(headers),
       ...(parsed.files.length > 0 ? { files: parsed.files } : {}),
       ...(parsed.folder.length > 0
         ? { folder: parsed.folder.map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") })) }
         : {}),
     },
   };
+}
+
+/** The agent a run's headers name; a missing or malformed name counts as one agent of its own, {@link UNNAMED_AGENT}. */
+function agentOf(headers: MsgHdrs | undefined): string {
+  const agentId = headers?.get(AGENT_HEADER) ?? "";
+  return AGENT_ID_PATTERN.test(agentId) ? agentId : UNNAMED_AGENT;
 }
 
 /** A reply from a runner, or undefined when it is not one (a runner of another version, a stray message). */

@@ -166,8 +166,35 @@ export class QueueFullError extends ResourceExhaustedError {
   constructor(
     readonly running: number,
     readonly queued: number,
+    message = `sandbox run queue is full (${running} running, ${queued} waiting); retry later`,
   ) {
-    super(`sandbox run queue is full (${running} running, ${queued} waiting); retry later`);
+    super(message);
+  }
+}
+
+/**
+ * One agent's share of the run queue is used up (docs/security.md#fair-share-of-the-run-queue): it has
+ * as many runs waiting as it may (`limit`), or its newest waiting run gave way to a run of an agent with
+ * fewer waiting (`displaced`). Only that agent hears it; the others' runs are not affected.
+ */
+export class AgentQueueFullError extends QueueFullError {
+  constructor(
+    readonly agentId: string,
+    /** The agent's own runs waiting when it was refused. */
+    readonly agentQueued: number,
+    readonly reason: "limit" | "displaced",
+    running: number,
+    queued: number,
+  ) {
+    super(
+      running,
+      queued,
+      reason === "limit"
+        ? `sandbox run queue is full for agent ${agentId}: it has ${agentQueued} run${agentQueued === 1 ? "" : "s"} waiting, its limit ` +
+            `(${running} running, ${queued} waiting in all); retry later`
+        : `sandbox run queue is full: agent ${agentId} has the most runs waiting (${agentQueued}), so its newest ` +
+            `gave way to another agent's run (${running} running, ${queued} waiting in all); retry later`,
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 /** The domain's error kinds (no transport knows them here; src/grpc maps them to statuses). The only way in. */
 export {
+  AgentQueueFullError,
   AlreadyExistsError,
   type CancellationReason,
   ConflictError,

@@ -41,6 +41,10 @@ export interface DockerSandboxRunnerOptions {
   readonly limits: SandboxLimits;
   readonly maxConcurrentRuns: number;
   readonly maxQueuedRuns: number;
+  /** Runs one agent may have waiting (docs/security.md#fair-share-of-the-run-queue). */
+  readonly maxQueuedRunsPerAgent: number;
+  /** Agents given their own number of waiting runs in place of `maxQueuedRunsPerAgent`. */
+  readonly maxQueuedRunsByAgent?: ReadonlyMap<string, number>;
   /** Containers kept started and waiting for one job each; 0 turns the warm pool off. */
   readonly warmPoolSize: number;
   /** An idle warm container older than this is replaced. */
@@ -100,7 +104,12 @@ export class DockerSandboxRunner implements ExecutionPlane {
     this.engine = new DockerEngineClient(options.docker, options.image, logger);
     this.runDirectories = new RunDirectories(options.sandboxDir);
     this.watch = new EngineWatch(this.engine, this.instanceLabels(), logger.child({ component: "engine-watch" }));
-    this.queue = new RunQueue(options.maxConcurrentRuns, options.maxQueuedRuns);
+    this.queue = new RunQueue({
+      concurrency: options.maxConcurrentRuns,
+      maxQueued: options.maxQueuedRuns,
+      maxQueuedPerAgent: options.maxQueuedRunsPerAgent,
+      ...(options.maxQueuedRunsByAgent ? { maxQueuedByAgent: options.maxQueuedRunsByAgent } : {}),
+    });
     this.containers = {
       engine: this.engine,
       runDirectories: this.runDirectories,
@@ -175,7 +184,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
     const signal = anySignal([request.signal, this.shutdown.signal]);
     try {
       if (this.engineAway) await this.engineBack();
-      return await this.queue.submit(() => this.track(this.execute(request, signal)), signal);
+      return await this.queue.submit(request.agentId, () => this.track(this.execute(request, signal)), signal);
     } catch (error) {
       if (error instanceof SandboxUnavailableError && error.fault === "engine-unreachable") this.engineAway = true;
       if (error instanceof SandboxUnavailableError) this.options.onInfrastructureFault?.(error.fault, request.purpose);

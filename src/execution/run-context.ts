@@ -19,7 +19,7 @@ export interface RunStrategyContext extends FinishContext {
 
 /** The run's log lines carry its ids. */
 export function runLogger(logger: Logger, runId: string, request: SandboxRunRequest, path: "warm" | "cold"): Logger {
-  return logger.child({ runId, skill: request.skillName, purpose: request.purpose, warm: path === "warm" });
+  return logger.child({ runId, skill: request.skillName, purpose: request.purpose, agent: request.agentId, warm: path === "warm" });
 }
 
 /** Domain errors pass through; anything else that went wrong around the run is the engine's. */

@@ -31,6 +31,12 @@ export interface SandboxRunRequest {
   readonly purpose: "test" | "invoke";
   /** Skill name, for labels and logs. */
   readonly skillName: string;
+  /**
+   * The agent the run is for: the caller of the call that needs it (an invocation, a registration's or
+   * patch's test run, the re-tests of dependents it causes, a composed skill's steps). The run queue
+   * shares its slots and its room fairly among agents (docs/security.md#fair-share-of-the-run-queue).
+   */
+  readonly agentId: string;
   /** Aborting stops the run and removes its container. */
   readonly signal?: AbortSignal;
   /**
@@ -90,7 +96,8 @@ export interface EngineHealth {
  *
  * Implementations throw `SandboxUnavailableError` (naming the fault) when the engine cannot be
  * reached or the infrastructure cut the run short (docs/skill-lifecycle.md#what-counts-against-a-skill),
- * `QueueFullError` when too many runs are waiting, and `RunCancelledError` when the request's
+ * `QueueFullError` when too many runs are waiting (`AgentQueueFullError` when the request's agent has
+ * used its share: docs/security.md#fair-share-of-the-run-queue), and `RunCancelledError` when the request's
  * signal aborts the run; a skill that fails is a normal `ExecutionResult`, never an exception.
  */
 export interface SandboxRunner {

@@ -24,6 +24,8 @@ export function localExecutionPlane(
     limits: config.limits,
     maxConcurrentRuns: config.maxConcurrentRuns,
     maxQueuedRuns: config.maxQueuedRuns,
+    maxQueuedRunsPerAgent: config.maxQueuedRunsPerAgent,
+    maxQueuedRunsByAgent: config.maxQueuedRunsByAgent,
     warmPoolSize: config.warmPoolSize,
     warmIdleMs: config.warmIdleMs,
     poolPauseAtRuns: config.poolPauseAtRuns,
