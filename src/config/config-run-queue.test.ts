@@ -3,12 +3,18 @@ import { loadConfig } from "./config.js";
 
 describe("loadConfig: the run queue's share per agent", () => {
   it("gives each agent a quarter of the queue, at least one run, unless told otherwise", () => {
-    const config = loadConfig({ HOME: "/home/agent" });
+    const tokens = { SKILL_ENGINE_TOKENS: "alice=a-token-of-alice,bob=a-token-of-bob" };
+    const config = loadConfig({ HOME: "/home/agent", ...tokens });
     expect(config.maxQueuedRunsPerAgent).toBe(16);
     expect(config.maxQueuedRunsByAgent).toEqual(new Map());
-    expect(loadConfig({ SKILL_ENGINE_MAX_QUEUED_RUNS: "6" }).maxQueuedRunsPerAgent).toBe(1);
-    expect(loadConfig({ SKILL_ENGINE_MAX_QUEUED_RUNS: "0" }).maxQueuedRunsPerAgent).toBe(1);
+    expect(loadConfig({ ...tokens, SKILL_ENGINE_MAX_QUEUED_RUNS: "6" }).maxQueuedRunsPerAgent).toBe(1);
+    expect(loadConfig({ ...tokens, SKILL_ENGINE_MAX_QUEUED_RUNS: "0" }).maxQueuedRunsPerAgent).toBe(1);
     expect(loadConfig({ SKILL_ENGINE_MAX_QUEUED_RUNS_PER_AGENT: "40" }).maxQueuedRunsPerAgent).toBe(40);
+  });
+
+  it("gives the one local agent the whole queue when no tokens are configured", () => {
+    expect(loadConfig({ HOME: "/home/agent" }).maxQueuedRunsPerAgent).toBe(64);
+    expect(loadConfig({ SKILL_ENGINE_MAX_QUEUED_RUNS: "6" }).maxQueuedRunsPerAgent).toBe(6);
   });
 
   it("reads an operator's own number for some agents", () => {
