@@ -143,9 +143,31 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
   it("rejects bad requests with the field and the reason", async () => {
     expect((await rpcError(route("   "))).details).toMatch(/^query: is required/);
     expect((await rpcError(route("x", { limit: 51 }))).code).toBe(status.INVALID_ARGUMENT);
-    expect((await rpcError(route("x".repeat(2001)))).details).toMatch(/^query: is 2001 characters/);
+    const tooLong = await rpcError(route("x ".repeat(16_001)));
+    expect(tooLong.code).toBe(status.INVALID_ARGUMENT);
+    expect(tooLong.details).toBe("query: is 32001 characters; the limit is 32000");
     // Hostile FTS syntax is just text: the words in it still route.
     expect((await route('NEAR("cast" movie) OR * -x AND (')).skills[0]?.name).toBe("movie_credits");
+  });
+
+  it("routes a user message longer than 2,000 characters on its beginning and end, and says so (docs/routing.md#long-queries)", async () => {
+    // An agent passes the user's whole message: the ask, then a pasted build log, then a sign-off.
+    const ask = "Will it rain in Lisbon this weekend? I pasted our build output below.\n";
+    const signOff = "\nThanks, talk soon!";
+    const log = Array.from({ length: 400 }, (_, i) => `[build ${i}] compiling module_${i}.o ok\n`).join("");
+    const message = ask + log.slice(0, 10_000 - ask.length - signOff.length) + signOff;
+    expect(message.length).toBe(10_000);
+    const routed = await route(message);
+    expect(routed.skills[0]?.name).toBe("weather_forecast");
+    expect(routed.warnings).toHaveLength(1);
+    expect(routed.warnings[0]).toMatch(
+      /^query is 10000 characters, more than the 2000 searched whole: searched on its first \d+ and last \d+ characters \(docs\/routing.md#long-queries\)$/,
+    );
+    // The ask at the end of the message, after the paste, decides just as well.
+    const askLast = "Here is our build output.\n" + log.slice(0, 9_000) + "\nBy the way, who was in the cast of the movie Heat?";
+    expect((await route(askLast)).skills[0]?.name).toBe("movie_credits");
+    // A query within 2,000 characters is searched whole, without a warning.
+    expect((await route("will it rain in Lisbon this weekend?")).warnings).toEqual([]);
   });
 
   const register = (name: string, description: string) =>

@@ -16,6 +16,7 @@ import { PlaybookService as PlaybookServiceDefinition } from "../gen/skillengine
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
 import { CallTracker } from "./call-tracker.js";
 import { PLAYBOOK_SERVICE_NAME, playbookHandlers } from "./playbook-handlers.js";
+import { loadApiTypes, withTotalDecoding } from "./request-decoding.js";
 import { skillEngineHandlers } from "./skill-engine-handlers.js";
 import { errorMessage } from "../errors/index.js";
 
@@ -73,8 +74,10 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     "grpc.max_send_message_length": 8 * 1024 * 1024,
     interceptors: [calls.interceptor],
   });
+  // Every request deserializer answers, never throws: grpc-js would say INTERNAL (request-decoding.ts).
+  const api = loadApiTypes(PROTO_ROOT, [SKILL_ENGINE_PROTO, PLAYBOOK_PROTO]);
   server.addService(
-    SkillEngineService,
+    withTotalDecoding(SkillEngineService, api),
     skillEngineHandlers(
       options.service,
       options.routing,
@@ -88,7 +91,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
 
   if (options.playbook) {
     const deps = { authenticator: options.authenticator, logger: options.logger, ...(options.metrics ? { metrics: options.metrics } : {}) };
-    server.addService(PlaybookServiceDefinition, playbookHandlers(options.playbook, deps));
+    server.addService(withTotalDecoding(PlaybookServiceDefinition, api), playbookHandlers(options.playbook, deps));
   }
 
   const health = new HealthImplementation({

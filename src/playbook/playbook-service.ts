@@ -9,9 +9,12 @@ import {
   MAX_SEARCH_LIMIT,
   PUBLIC_AUDIENCE,
   reciprocalRankFusion,
+  SEARCH_QUERY_LIMITS,
+  searchedQuery,
   SKILL_PAYLOAD_TYPE,
   type VectorIndex,
   type VectorSearchFilter,
+  type VectorSearchHit,
 } from "../routing/index/index.js";
 import { duplicateKey, isNearDuplicate } from "./duplicates.js";
 import { type Clock, type LessonRecord, type LessonState, PLAYBOOK_HEADER, type PlaybookPolicy, systemClock } from "./lesson.js";
@@ -61,11 +64,14 @@ export interface PlaybookContext {
   readonly lessons: LessonView[];
   /** Names this retrieval in logs; empty when nothing was shown. */
   readonly retrievalId: string;
+  /** Says when only part of a long query was searched (docs/routing.md#long-queries). */
+  readonly warnings: string[];
 }
 
 /** Limits of the read surface. */
 export const PLAYBOOK_LIMITS = {
-  queryChars: 10_000,
+  /** The longest query accepted; only its first and last 1,000 are searched (docs/routing.md#long-queries). */
+  queryChars: SEARCH_QUERY_LIMITS.acceptedChars,
   maxContextLimit: 50,
   defaultListLimit: 50,
   maxListLimit: 1_000,
@@ -227,21 +233,23 @@ export class PlaybookService {
    * `limit`. Every lesson returned counts a retrieval.
    */
   async context(query: string, requestedLimit: number, caller: Caller): Promise<PlaybookContext> {
-    const text = query.trim();
-    if (text === "") throw new InvalidArgumentError("query", "is empty: pass the task or user message the lessons are for");
-    if (text.length > PLAYBOOK_LIMITS.queryChars) {
-      throw new InvalidArgumentError("query", `is ${text.length} characters long; at most ${PLAYBOOK_LIMITS.queryChars}`);
-    }
+    const trimmed = query.trim();
+    if (trimmed === "") throw new InvalidArgumentError("query", "is empty: pass the task or user message the lessons are for");
+    const { text, pieces, warning } = searchedQuery(trimmed);
+    const warnings = warning === undefined ? [] : [warning];
     const limit = requestedLimit === 0 ? this.policy.contextLimit : requestedLimit;
     if (!Number.isInteger(limit) || limit < 1 || limit > PLAYBOOK_LIMITS.maxContextLimit) {
       throw new InvalidArgumentError("limit", `must be in [1, ${PLAYBOOK_LIMITS.maxContextLimit}] (0 means ${this.policy.contextLimit})`);
     }
     const filter = playbookFilter(caller.agentId);
-    const [vector] = await this.embedder.embed([text]);
-    if (!vector) return { context: "", lessons: [], retrievalId: "" };
-    const hits = await this.vectors.search(vector, { limit: Math.min(MAX_SEARCH_LIMIT, Math.max(VECTOR_FETCH, limit * 4)), filter });
+    // A long query's pieces (its beginning and end) are searched apart; a lesson keeps its closest
+    // piece (docs/routing.md#long-queries).
+    const vectors = await this.embedder.embed(pieces);
+    if (vectors.length === 0) return { context: "", lessons: [], retrievalId: "", warnings };
+    const searchLimit = Math.min(MAX_SEARCH_LIMIT, Math.max(VECTOR_FETCH, limit * 4));
+    const hits = closestPerId(await Promise.all(vectors.map((vector) => this.vectors.search(vector, { limit: searchLimit, filter }))));
     const near = hits.filter((hit) => 1 - hit.score < this.policy.maxDistance);
-    if (near.length === 0) return { context: "", lessons: [], retrievalId: "" };
+    if (near.length === 0) return { context: "", lessons: [], retrievalId: "", warnings };
     // Defence in depth: the registry's view of each candidate decides, not the index payload.
     const byId = new Map(
       this.store
@@ -258,7 +266,7 @@ export class PlaybookService {
       ],
       { limit },
     ).filter((item) => item.ranks.vector !== undefined);
-    if (chosen.length === 0) return { context: "", lessons: [], retrievalId: "" };
+    if (chosen.length === 0) return { context: "", lessons: [], retrievalId: "", warnings };
     const retrievalId = randomUUID();
     const now = this.clock();
     const ids = chosen.map((c) => c.id);
@@ -283,7 +291,7 @@ export class PlaybookService {
         "lesson retrieved",
       );
     }
-    return { context: formatContext(lessons), lessons, retrievalId };
+    return { context: formatContext(lessons), lessons, retrievalId, warnings };
   }
 
   /**
@@ -548,6 +556,16 @@ export class PlaybookService {
 /** The caller's own private lessons and every public one, active only. */
 function playbookFilter(agentId: string): VectorSearchFilter {
   return { statuses: ["active"], audiences: [PUBLIC_AUDIENCE, audienceOf(agentId, "private")] };
+}
+
+/** Hits of several searches as one list, best first: each id with its best score (its closest query). */
+function closestPerId(lists: ReadonlyArray<readonly VectorSearchHit[]>): VectorSearchHit[] {
+  const best = new Map<string, VectorSearchHit>();
+  for (const hit of lists.flat()) {
+    const kept = best.get(hit.id);
+    if (kept === undefined || hit.score > kept.score) best.set(hit.id, hit);
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score);
 }
 
 /** What BM25 ranks a lesson by: every text it holds. */

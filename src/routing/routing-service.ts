@@ -3,6 +3,7 @@ import { untilReplied } from "../reply-scope/index.js";
 import {
   canSee,
   type HealthPolicy,
+  leavesOwnRoutes,
   pinnedVersionFor,
   type SkillIndexer,
   type SkillRecord,
@@ -12,7 +13,7 @@ import {
 import { InvalidArgumentError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
 import { hardenedDescription, toolDefinition } from "./hardened-description.js";
-import { agentAudience, userAudience } from "./index/index.js";
+import { agentAudience, SEARCH_QUERY_LIMITS, searchedQuery, userAudience } from "./index/index.js";
 import { failsFallbackFilter, type QualityCounters, type SkillQuality } from "./quality-counters.js";
 import { failsQualityFilter, type RoutableSkill, ROUTABLE_STATUSES, type RouteMode, type SkillRouter } from "./skill-router.js";
 
@@ -51,7 +52,8 @@ export interface RouteRequest {
   readonly minRelevance?: number | undefined;
 }
 
-export const ROUTE_LIMITS = { defaultLimit: 5, maxLimit: 50, queryChars: 2000 } as const;
+/** `queryChars`: the longest query accepted; only its first and last 1,000 are searched (docs/routing.md#long-queries). */
+export const ROUTE_LIMITS = { defaultLimit: 5, maxLimit: 50, queryChars: SEARCH_QUERY_LIMITS.acceptedChars } as const;
 
 /**
  * The RouteSkills use case, and the control plane's indexer: keeps the router in step with the
@@ -159,13 +161,17 @@ export class RoutingService implements SkillIndexer {
     return this.router.evidenceCount(name);
   }
 
-  /** The skills for a query among those `caller` may see: its own and public ones (admins: all). */
-  async route(request: RouteRequest, caller: Caller): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[] }> {
-    const query = request.query.trim();
-    if (query === "") throw new InvalidArgumentError("query", "is required: what the user wants done");
-    if (query.length > ROUTE_LIMITS.queryChars) {
-      throw new InvalidArgumentError("query", `is ${query.length} characters; the limit is ${ROUTE_LIMITS.queryChars}`);
-    }
+  /**
+   * The skills for a query among those `caller` may see: its own and public ones (admins: all).
+   * `warnings` says when only part of a long query was searched.
+   */
+  async route(
+    request: RouteRequest,
+    caller: Caller,
+  ): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[]; warnings: string[] }> {
+    const trimmed = request.query.trim();
+    if (trimmed === "") throw new InvalidArgumentError("query", "is required: what the user wants done");
+    const { text: query, pieces, warning } = searchedQuery(trimmed);
     const limit = request.limit === 0 ? ROUTE_LIMITS.defaultLimit : request.limit;
     if (!Number.isInteger(limit) || limit < 1 || limit > ROUTE_LIMITS.maxLimit) {
       throw new InvalidArgumentError("limit", `must be between 1 and ${ROUTE_LIMITS.maxLimit}`);
@@ -175,13 +181,20 @@ export class RoutingService implements SkillIndexer {
       throw new InvalidArgumentError("min_relevance", `must be between 0 and 1 (0 keeps every skill), got ${minRelevance}`);
     }
     await this.settled();
+    // The caller's own verdicts steer its own routes at once, whoever owns the skill; the shared
+    // status follows them only as docs/learning.md#whose-reports-count says.
+    const leftOutForCaller = new Set<string>();
+    for (const [name, own] of this.registry.ownReports(caller.agentId)) if (leavesOwnRoutes(own, this.policy)) leftOutForCaller.add(name);
     const result = await this.router.route(query, {
+      pieces,
       limit,
       mode: request.mode,
       minRelevance,
       scope: { agentId: caller.agentId, everything: caller.admin, ...(caller.userId === undefined ? {} : { userId: caller.userId }) },
       exclude: (name) =>
-        failsQualityFilter(this.router.quality(name)) || (this.counters !== undefined && failsFallbackFilter(this.counters.get(name))),
+        leftOutForCaller.has(name) ||
+        failsQualityFilter(this.router.quality(name)) ||
+        (this.counters !== undefined && failsFallbackFilter(this.counters.get(name))),
     });
     const skills: RoutedSkill[] = [];
     for (const hit of result.hits) {
@@ -219,7 +232,7 @@ export class RoutingService implements SkillIndexer {
         this.logger.error({ err: error }, "could not count routing selections");
       }
     }
-    return { routeId: result.routeId, skills, degraded: result.degraded };
+    return { routeId: result.routeId, skills, degraded: result.degraded, warnings: warning === undefined ? [] : [warning] };
   }
 }
 

@@ -283,17 +283,25 @@ export class SkillRouter {
       exclude?: (name: string) => boolean;
       /** Hits whose relevance is below this are left out (only when relevance is known). @default 0 */
       minRelevance?: number;
+      /**
+       * A long query's pieces (of its beginning and its end, docs/routing.md#long-queries), each
+       * ranked on its own, without clause splitting; `query` is then what the route records.
+       * @default [query]
+       */
+      pieces?: readonly string[];
     },
   ): Promise<RouteResult> {
     const depth = Math.min(200, Math.max(SOURCE_DEPTH, options.limit * 4 + 10));
     const filter = scopeFilter(options.scope);
     const degraded = new Set<string>();
-    let ranking = await this.rank(query, options.mode, depth, filter, degraded);
-    const clauses = this.splitClauses && (options.mode === "fused" || options.mode === "rrf") ? splitClauses(query) : [];
-    if (clauses.length > 0) {
-      const clauseRankings: Ranking[] = [];
-      for (const clause of clauses) clauseRankings.push(await this.rank(clause, options.mode, depth, filter, degraded));
-      ranking = mergeClauses(ranking, clauseRankings);
+    const pieces = options.pieces ?? [query];
+    let ranking: Ranking;
+    if (pieces.length < 2) {
+      ranking = await this.rankQuery(query, options.mode, depth, filter, degraded);
+    } else {
+      const rankings: Ranking[] = [];
+      for (const piece of pieces) rankings.push(await this.rank(piece, options.mode, depth, filter, degraded));
+      ranking = mergePieces(rankings);
     }
     const minRelevance = options.minRelevance ?? 0;
     const hits = ranking.items
@@ -314,6 +322,22 @@ export class SkillRouter {
       .prepare("INSERT INTO routes (route_id, query, names, created_at, agent) VALUES (?, ?, ?, ?, ?)")
       .run(routeId, query, JSON.stringify(hits.map((h) => h.name)), Date.now(), options.scope.agentId);
     return { routeId, hits, degraded: [...degraded] };
+  }
+
+  /** One query's ranking, its clauses ranked apart and merged in (docs/routing.md#multi-intent-queries). */
+  private async rankQuery(
+    query: string,
+    mode: RouteMode,
+    depth: number,
+    filter: VectorSearchFilter,
+    degraded: Set<string>,
+  ): Promise<Ranking> {
+    const ranking = await this.rank(query, mode, depth, filter, degraded);
+    const clauses = this.splitClauses && (mode === "fused" || mode === "rrf") ? splitClauses(query) : [];
+    if (clauses.length === 0) return ranking;
+    const clauseRankings: Ranking[] = [];
+    for (const clause of clauses) clauseRankings.push(await this.rank(clause, mode, depth, filter, degraded));
+    return mergeClauses(ranking, clauseRankings);
   }
 
   /** One query's sources, fused as `mode` says, each item with its relevance. */
@@ -482,6 +506,32 @@ function mergeClauses(whole: Ranking, clauses: readonly Ranking[]): Ranking {
   const seen = new Set<string>();
   const items = ordered.filter((item) => !seen.has(item.id) && seen.add(item.id));
   return { items: items.map((item) => ({ ...item, relevance: bestRelevance.get(item.id) ?? item.relevance })) };
+}
+
+/**
+ * A long query's pieces (docs/routing.md#long-queries): each skill keeps the best relevance any piece
+ * gave it, and the pieces' rankings are interleaved (first items, then second items, …) and ordered
+ * by that relevance, so the piece that states the task decides; without relevance (no vector source)
+ * the interleaved order stands.
+ */
+function mergePieces(rankings: readonly Ranking[]): Ranking {
+  const byId = new Map<string, Ranking["items"][number]>();
+  const longest = Math.max(0, ...rankings.map((r) => r.items.length));
+  for (let i = 0; i < longest; i++) {
+    for (const ranking of rankings) {
+      const item = ranking.items[i];
+      if (item === undefined) continue;
+      const kept = byId.get(item.id);
+      if (kept === undefined) byId.set(item.id, item);
+      else if (item.relevance !== undefined && (kept.relevance === undefined || item.relevance > kept.relevance)) {
+        // The piece that fits better speaks for the skill: its scores and ranks along with its relevance.
+        byId.set(item.id, item);
+      }
+    }
+  }
+  const items = [...byId.values()];
+  if (items.every((item) => item.relevance !== undefined)) items.sort((a, b) => (b.relevance ?? 0) - (a.relevance ?? 0));
+  return { items };
 }
 
 /** A skill's evidence vectors compete with its main vector; keep its best hit only. */

@@ -267,6 +267,7 @@ export const route: Command = async (ctx) => {
     return 0;
   }
   for (const degraded of response.degraded) ctx.io.err(`skillctl: routing degraded: ${degraded}\n`);
+  for (const warning of response.warnings) ctx.io.err(`skillctl: ${warning}\n`);
   if (response.skills.length === 0) {
     ctx.io.out("no skill matches\n");
   } else {

@@ -69,6 +69,7 @@ export const playbook: Command = async (ctx) => {
     ctx.io.out(toJson({ ...response, lessons: response.lessons.map(lessonJson) }));
     return 0;
   }
+  for (const warning of response.warnings) ctx.io.err(`skillctl: ${warning}\n`);
   if (response.context === "") ctx.io.err("skillctl: no lesson qualifies for this query\n");
   else ctx.io.out(response.context);
   return 0;

@@ -32,4 +32,5 @@ export { normalizedScoreFusion, type ScoreFusionOptions } from "./score-fusion.j
 export { VectorDimensionError, VectorIndexUnavailableError, type UnavailableReason } from "./index-errors.js";
 export { skillPointId } from "./point-id.js";
 export { nameWords, queryWords } from "./name-tokens.js";
+export { SEARCH_QUERY_LIMITS, searchedQuery, type SearchedQuery } from "./long-query.js";
 export { FallbackVectorIndex, type FallbackVectorIndexOptions } from "./fallback-vector-index.js";

@@ -210,6 +210,7 @@ export interface VerifyLessonResponse {
 }
 
 export interface GetPlaybookContextRequest {
+  /** At most 32,000 characters (docs/routing.md#long-queries). */
   query: string;
   /** Default 5, at most 50. */
   limit: number;
@@ -220,6 +221,11 @@ export interface GetPlaybookContextResponse {
   context: string;
   lessons: Lesson[];
   retrievalId: string;
+  /**
+   * Notes on the request itself, e.g. that only the first and last 1,000 characters of a query
+   * longer than 2,000 were searched (docs/routing.md#long-queries).
+   */
+  warnings: string[];
 }
 
 export interface CreditRecentRetrievalsRequest {
@@ -1489,7 +1495,7 @@ export const GetPlaybookContextRequest: MessageFns<GetPlaybookContextRequest> = 
 };
 
 function createBaseGetPlaybookContextResponse(): GetPlaybookContextResponse {
-  return { context: "", lessons: [], retrievalId: "" };
+  return { context: "", lessons: [], retrievalId: "", warnings: [] };
 }
 
 export const GetPlaybookContextResponse: MessageFns<GetPlaybookContextResponse> = {
@@ -1502,6 +1508,9 @@ export const GetPlaybookContextResponse: MessageFns<GetPlaybookContextResponse> 
     }
     if (message.retrievalId !== "") {
       writer.uint32(26).string(message.retrievalId);
+    }
+    for (const v of message.warnings) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -1543,6 +1552,14 @@ export const GetPlaybookContextResponse: MessageFns<GetPlaybookContextResponse> 
             message.retrievalId = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.warnings.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1564,6 +1581,7 @@ export const GetPlaybookContextResponse: MessageFns<GetPlaybookContextResponse> 
         : isSet(object.retrieval_id)
         ? globalThis.String(object.retrieval_id)
         : "",
+      warnings: globalThis.Array.isArray(object?.warnings) ? object.warnings.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -1578,6 +1596,9 @@ export const GetPlaybookContextResponse: MessageFns<GetPlaybookContextResponse> 
     if (message.retrievalId !== "") {
       obj.retrievalId = message.retrievalId;
     }
+    if (message.warnings?.length) {
+      obj.warnings = message.warnings;
+    }
     return obj;
   },
 
@@ -1589,6 +1610,7 @@ export const GetPlaybookContextResponse: MessageFns<GetPlaybookContextResponse> 
     message.context = object.context ?? "";
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
     message.retrievalId = object.retrievalId ?? "";
+    message.warnings = object.warnings?.map((e) => e) || [];
     return message;
   },
 };

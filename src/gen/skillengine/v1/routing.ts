@@ -108,6 +108,10 @@ export function routeModeToJSON(object: RouteMode): string {
 }
 
 export interface RouteSkillsRequest {
+  /**
+   * At most 32,000 characters; a longer one than 2,000 is searched on its first and last 1,000
+   * (docs/routing.md#long-queries).
+   */
   query: string;
   /** Default 5, at most 50. */
   limit: number;
@@ -169,6 +173,11 @@ export interface RouteSkillsResponse {
   skills: RoutedSkill[];
   /** Sources that could not answer (e.g. Qdrant unreachable) and what was used instead. */
   degraded: string[];
+  /**
+   * Notes on the request itself, e.g. that only the first and last 1,000 characters of a query
+   * longer than 2,000 were searched (docs/routing.md#long-queries).
+   */
+  warnings: string[];
 }
 
 export interface RecordRouteFeedbackRequest {
@@ -775,7 +784,7 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
 };
 
 function createBaseRouteSkillsResponse(): RouteSkillsResponse {
-  return { routeId: "", skills: [], degraded: [] };
+  return { routeId: "", skills: [], degraded: [], warnings: [] };
 }
 
 export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
@@ -788,6 +797,9 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
     }
     for (const v of message.degraded) {
       writer.uint32(26).string(v!);
+    }
+    for (const v of message.warnings) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -829,6 +841,14 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
             message.degraded.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.warnings.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -850,6 +870,7 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
         : "",
       skills: globalThis.Array.isArray(object?.skills) ? object.skills.map((e: any) => RoutedSkill.fromJSON(e)) : [],
       degraded: globalThis.Array.isArray(object?.degraded) ? object.degraded.map((e: any) => globalThis.String(e)) : [],
+      warnings: globalThis.Array.isArray(object?.warnings) ? object.warnings.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -864,6 +885,9 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
     if (message.degraded?.length) {
       obj.degraded = message.degraded;
     }
+    if (message.warnings?.length) {
+      obj.warnings = message.warnings;
+    }
     return obj;
   },
 
@@ -875,6 +899,7 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
     message.routeId = object.routeId ?? "";
     message.skills = object.skills?.map((e) => RoutedSkill.fromPartial(e)) || [];
     message.degraded = object.degraded?.map((e) => e) || [];
+    message.warnings = object.warnings?.map((e) => e) || [];
     return message;
   },
 };
