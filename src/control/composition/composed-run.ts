@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import type { ExecutionResult } from "../../execution/index.js";
-import { compileCondition, ConditionError } from "./condition.js";
-import type { CompositionDefinition, ComposedStep, SkillRef } from "./definition.js";
+import { InvalidArgumentError } from "../../errors/index.js";
+import { ConditionError, type ConditionEvaluator } from "./condition.js";
+import { COMPOSITION_LIMITS, jsonDepth, tooDeep, type CompositionDefinition, type ComposedStep, type SkillRef } from "./definition.js";
 import { parseOutput, renderTemplate, TemplateError, type TemplateScope, type StepValues } from "./template.js";
 
 /** One step of a composed run, as InvokeSkillResponse.steps reports it. */
@@ -37,21 +38,36 @@ export interface ComposedRunResult {
 }
 
 /**
+ * A composed skill's payload (already checked against its schema) as the value its templates and
+ * conditions read: INVALID_ARGUMENT on `field` when it nests deeper than compositions handle
+ * (docs/composition.md#definition).
+ */
+export function parseCompositionPayload(payload: string, field: string): unknown {
+  const params = JSON.parse(payload) as unknown;
+  if (jsonDepth(params) > COMPOSITION_LIMITS.jsonDepth) throw new InvalidArgumentError(field, tooDeep());
+  return params;
+}
+
+/**
  * Runs a composition (docs/composition.md#running): steps in order, each through `invoke` (its own
  * fresh container, the same limits and pool as any invocation); a false `when` skips a step; a
  * failed step stops the run unless its `on_failure` is continue. Cancellation and the deadline
  * travel inside `invoke` (the call's signal), so the whole composition shares one deadline.
+ * Conditions are evaluated by `conditions`, away from the service's event loop.
  */
-export async function runComposition(definition: CompositionDefinition, params: unknown, invoke: StepInvoker): Promise<ComposedRunResult> {
+export async function runComposition(
+  definition: CompositionDefinition,
+  params: unknown,
+  invoke: StepInvoker,
+  conditions: ConditionEvaluator,
+): Promise<ComposedRunResult> {
   const started = performance.now();
   const steps: Record<string, StepValues> = {};
   const outcomes: StepOutcome[] = [];
   const scope = (): TemplateScope => ({ params, steps });
-  const earlier = new Set<string>();
   let last: ExecutionResult | undefined;
   for (const step of definition.steps) {
-    const outcome = await runStep(step, earlier, scope(), invoke);
-    earlier.add(step.id);
+    const outcome = await runStep(step, scope(), invoke, conditions);
     outcomes.push(outcome);
     if (outcome.skipped) continue;
     if (outcome.result) {
@@ -72,15 +88,21 @@ export async function runComposition(definition: CompositionDefinition, params: 
   return { result: composedResult(definition, scope(), last, elapsed(started)), steps: outcomes };
 }
 
-async function runStep(step: ComposedStep, earlier: ReadonlySet<string>, scope: TemplateScope, invoke: StepInvoker): Promise<StepOutcome> {
+async function runStep(
+  step: ComposedStep,
+  scope: TemplateScope,
+  invoke: StepInvoker,
+  conditions: ConditionEvaluator,
+): Promise<StepOutcome> {
   const base = { id: step.id, skill: step.skill.name, version: 0, skipped: false, result: undefined, error: "" };
   let payload: string;
   try {
-    if (step.when !== "") {
-      const run = await compileCondition(step.when, earlier, `steps.${step.id}.when`).evaluate(scope);
-      if (!run) return { ...base, skipped: true };
-    }
-    payload = JSON.stringify(renderTemplate(step.args, scope));
+    // Checked by the pre-flight when the composition was registered; evaluated in the condition host.
+    if (step.when !== "" && !(await conditions.evaluate(step.when, scope))) return { ...base, skipped: true };
+    const rendered = renderTemplate(step.args, scope);
+    // A template and the values put into it each nest within the limit; together they may not.
+    if (jsonDepth(rendered) > COMPOSITION_LIMITS.jsonDepth) return { ...base, error: `its rendered payload ${tooDeep()}` };
+    payload = JSON.stringify(rendered);
   } catch (error) {
     if (error instanceof TemplateError || error instanceof ConditionError) return { ...base, error: error.message };
     throw error;

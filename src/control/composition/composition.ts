@@ -6,7 +6,8 @@ import { isLive, type SkillRecord, type SkillRegistry } from "../registry/index.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { type CanonicalStore, contentHash, locationOf, writeFileAtomic } from "../store/index.js";
-import { compileCondition } from "./condition.js";
+import { compileCondition, type ConditionEvaluator } from "./condition.js";
+import { ConditionHost } from "./condition-host.js";
 import {
   type CompositionDefinition,
   formatSkillRef,
@@ -98,8 +99,15 @@ export class Composition {
     private readonly store: CanonicalStore,
     db: Database.Database,
     readonly settings: CompositionSettings,
+    /** Where steps' conditions are evaluated (docs/composition.md#where-conditions-run); its process starts on first use. */
+    readonly conditions: ConditionEvaluator = new ConditionHost(),
   ) {
     this.dependencies = new DependencyStore(db);
+  }
+
+  /** Stops the condition evaluator's process; conditions asked for afterwards fail as the service's shutdown. */
+  async close(): Promise<void> {
+    await this.conditions.close();
   }
 
   /**

@@ -2,33 +2,42 @@
  * Step conditions (docs/composition.md#conditions) in JSONata, a maintained expression language
  * with no access to the host: it is interpreted (no eval, no Function), sees only the data it is
  * given ({params, steps}), has no I/O, and is time-boxed, depth-limited and denied regular
- * expressions here (a single regex match cannot be interrupted).
+ * expressions. This module checks a condition when a composition is registered; evaluation happens
+ * in a child process of its own (`condition-host.ts`, docs/composition.md#where-conditions-run).
  */
 import jsonata from "jsonata";
 import { InvalidArgumentError } from "../../errors/index.js";
+import { conditionOptions, jsonataMessage } from "./condition-evaluation.js";
 import { parseReference, type TemplateScope } from "./template.js";
 
-/** docs/composition.md#conditions: the box every evaluation runs in. */
-export const CONDITION_LIMITS = { timeoutMs: 100, stackDepth: 200, sequenceLength: 10_000 } as const;
+export { CONDITION_LIMITS } from "./condition-evaluation.js";
 
-/** A regex engine that refuses: conditions get no regular expressions. */
-class NoRegex {
-  constructor() {
-    throw new Error("regular expressions are not available in conditions");
-  }
-}
-
+/** A condition that parsed and reads only what it may. */
 export interface CompiledCondition {
   readonly text: string;
-  /** True when the step should run. Throws ConditionError when the evaluation fails. */
-  evaluate(scope: TemplateScope): Promise<boolean>;
 }
 
+/** A condition failed when evaluated: an error of its step (in-band), never of the call. */
 export class ConditionError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(
+    readonly condition: string,
+    cause: string,
+  ) {
+    super(`condition ${JSON.stringify(condition)} failed: ${cause}`);
     this.name = "ConditionError";
   }
+}
+
+/** Port: evaluates conditions somewhere a runaway cannot hurt the service. */
+export interface ConditionEvaluator {
+  /**
+   * True when the step should run. Throws {@link ConditionError} when the evaluation fails or
+   * exceeds its box (docs/composition.md#conditions), RunCancelledError once closed, and
+   * UnavailableError when no evaluator can be started.
+   */
+  evaluate(text: string, scope: TemplateScope): Promise<boolean>;
+  /** Stops the evaluator; evaluations still queued reject. Idempotent. */
+  close(): Promise<void>;
 }
 
 interface AstNode {
@@ -51,34 +60,16 @@ interface AstNode {
  * `steps.<id>` of an earlier step (`earlier`). INVALID_ARGUMENT (on `field`) otherwise.
  */
 export function compileCondition(text: string, earlier: ReadonlySet<string>, field: string): CompiledCondition {
-  let expression: jsonata.Expression;
   try {
-    // The bare text first, so parse errors point at the caller's own characters.
-    checkPaths(jsonata(text, options()).ast() as AstNode, earlier, field);
-    expression = jsonata(`$boolean((${text}))`, options());
+    // The bare text first, so parse errors point at the caller's own characters; then as it is
+    // evaluated (inside `$boolean(( … ))`), so text that closes the wrapper early is refused too.
+    checkPaths(jsonata(text, conditionOptions()).ast() as AstNode, earlier, field);
+    jsonata(`$boolean((${text}))`, conditionOptions());
   } catch (error) {
     if (error instanceof InvalidArgumentError) throw error;
     throw new InvalidArgumentError(field, `does not parse: ${jsonataMessage(error)}`);
   }
-  return {
-    text,
-    async evaluate(scope) {
-      try {
-        return (await expression.evaluate(scope)) === true;
-      } catch (error) {
-        throw new ConditionError(`condition ${JSON.stringify(text)} failed: ${jsonataMessage(error)}`);
-      }
-    },
-  };
-}
-
-function options(): jsonata.JsonataOptions {
-  return {
-    timeout: CONDITION_LIMITS.timeoutMs,
-    stack: CONDITION_LIMITS.stackDepth,
-    sequence: CONDITION_LIMITS.sequenceLength,
-    RegexEngine: NoRegex as unknown as RegExpConstructor,
-  };
+  return { text };
 }
 
 /** Walks the expression (not into predicates or lambdas, whose names are relative) for top-level paths. */
@@ -125,14 +116,4 @@ function checkRoot(names: string[], earlier: ReadonlySet<string>, field: string)
       throw new InvalidArgumentError(field, (error as Error).message);
     }
   }
-}
-
-function jsonataMessage(error: unknown): string {
-  if (error && typeof error === "object") {
-    const { message, position, code } = error as { message?: unknown; position?: unknown; code?: unknown };
-    const where = typeof position === "number" ? ` (at character ${position})` : "";
-    if (typeof message === "string") return `${message}${where}`;
-    if (typeof code === "string") return `${code}${where}`;
-  }
-  return String(error);
 }

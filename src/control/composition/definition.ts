@@ -9,7 +9,37 @@ export const COMPOSITION_LIMITS = {
   conditionChars: 1_000,
   /** Characters of one step's args template, and of the output template (as JSON text). */
   templateChars: 64 * 1024,
+  /**
+   * Levels of arrays and objects inside each other in any JSON a composition handles: its templates,
+   * its payload, a step's rendered payload, a step's output as templates and conditions read it. The
+   * values are walked (rendered, serialized, copied to the condition evaluator) by code whose stack
+   * a deeper value would overflow.
+   */
+  jsonDepth: 128,
 } as const;
+
+/**
+ * How deeply arrays and objects nest in `value` (a scalar 0, `[]` or `{}` 1), counted without
+ * recursion; stops at the first level past `limit`, so the answer is at most `limit + 1`.
+ */
+export function jsonDepth(value: unknown, limit: number = COMPOSITION_LIMITS.jsonDepth): number {
+  let deepest = 0;
+  const pending: Array<{ readonly item: object; readonly depth: number }> = [];
+  if (typeof value === "object" && value !== null) pending.push({ item: value, depth: 1 });
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    deepest = Math.max(deepest, next.depth);
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(next.item) ? next.item : Object.values(next.item)) {
+      if (typeof child === "object" && child !== null) pending.push({ item: child as object, depth: next.depth + 1 });
+    }
+  }
+  return deepest;
+}
+
+/** The one-line rule a value too deep breaks (docs/composition.md#definition). */
+export function tooDeep(limit: number = COMPOSITION_LIMITS.jsonDepth): string {
+  return `nests arrays and objects more than ${limit} levels deep; JSON in a composition nests at most ${limit} levels`;
+}
 
 /** A step id: later steps read its results as `steps.<id>`. */
 export const STEP_ID_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -102,11 +132,14 @@ function templateJson(text: string, field: string): unknown {
   if (text.length > COMPOSITION_LIMITS.templateChars) {
     throw new InvalidArgumentError(field, `is longer than ${COMPOSITION_LIMITS.templateChars} characters`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new InvalidArgumentError(field, `is not JSON: ${(error as Error).message}`);
   }
+  if (jsonDepth(value) > COMPOSITION_LIMITS.jsonDepth) throw new InvalidArgumentError(field, tooDeep());
+  return value;
 }
 
 /**
@@ -153,8 +186,12 @@ export function parseStoredDefinition(code: string): CompositionDefinition | und
   const value = storedDocument(code);
   if (!value) return undefined;
   if (!Array.isArray(value.steps)) throw new InvalidArgumentError("steps", "a stored composition has no steps list");
+  // Serialized again below: a hand-edited file nested too deep must fail here, not overflow the stack.
+  if (value.output !== undefined && jsonDepth(value.output) > COMPOSITION_LIMITS.jsonDepth)
+    throw new InvalidArgumentError("output", tooDeep());
   const steps = value.steps.map((raw: unknown, index: number): StepInput => {
     const step = isRecord(raw) ? raw : {};
+    if (jsonDepth(step.args) > COMPOSITION_LIMITS.jsonDepth) throw new InvalidArgumentError(`steps[${index}].args`, tooDeep());
     return {
       id: typeof step.id === "string" ? step.id : `#${index}`,
       skill: typeof step.skill === "string" ? step.skill : "",

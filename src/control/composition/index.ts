@@ -1,5 +1,7 @@
 /** Skills built from skills: composed skills and dependencies (docs/composition.md). The only way in. */
-export { runComposition, type StepInvoker, type StepOutcome, StepPayloadError } from "./composed-run.js";
+export { parseCompositionPayload, runComposition, type StepInvoker, type StepOutcome, StepPayloadError } from "./composed-run.js";
+export { ConditionError, type ConditionEvaluator } from "./condition.js";
+export { ConditionHost, type ConditionHostOptions } from "./condition-host.js";
 export {
   type CatalogEntry,
   type CatalogStatus,

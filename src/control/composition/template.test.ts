@@ -59,4 +59,16 @@ describe("templates", () => {
     expect(parseOutput("hello\n")).toBeUndefined();
     expect(parseOutput("")).toBeUndefined();
   });
+
+  it("reads no output nested deeper than compositions handle, and says why when a template asks for it", () => {
+    const deep = `${"[".repeat(30_000)}${"]".repeat(30_000)}`;
+    expect(parseOutput(deep)).toBeUndefined();
+    const values = { output: parseOutput(deep), stdout: deep, stderr: "", exit_code: 0, success: true };
+    expect(() => renderTemplate("{{steps.s.output}}", { params: {}, steps: { s: values } })).toThrow(
+      /the stdout of step "s" nests arrays and objects more than 128 levels deep/,
+    );
+    expect(() => renderTemplate("{{steps.s.output}}", { params: {}, steps: { s: { ...values, stdout: "hi" } } })).toThrow(
+      /the stdout of step "s" is not JSON/,
+    );
+  });
 });

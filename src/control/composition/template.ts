@@ -9,7 +9,7 @@
  *            | "steps." step-id "." ("output" accessor* | "stdout" | "stderr" | "exit_code" | "success")
  * accessor  := "." key | "[" index "]"        key := [A-Za-z_][A-Za-z0-9_-]*   index := [0-9]+
  */
-import { isRecord } from "./definition.js";
+import { COMPOSITION_LIMITS, isRecord, jsonDepth, tooDeep } from "./definition.js";
 
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const WHOLE_PLACEHOLDER = /^\{\{([^{}]*)\}\}$/;
@@ -125,7 +125,8 @@ export function lookup(reference: Reference, scope: TemplateScope): unknown {
     value = step[reference.field];
     where = `steps.${reference.step}.${reference.field}`;
     if (reference.field === "output" && value === undefined) {
-      throw new TemplateError(reference.text, `the stdout of step "${reference.step}" is not JSON`);
+      const why = parseJson(step.stdout) === undefined ? "is not JSON" : tooDeep();
+      throw new TemplateError(reference.text, `the stdout of step "${reference.step}" ${why}`);
     }
   }
   for (const key of reference.path) {
@@ -141,8 +142,16 @@ export function lookup(reference: Reference, scope: TemplateScope): unknown {
   return value;
 }
 
-/** stdout as JSON when it is JSON (after trimming), else undefined. */
+/**
+ * stdout as JSON when it is JSON (after trimming) that nests within COMPOSITION_LIMITS.jsonDepth,
+ * else undefined: templates and conditions read nothing deeper (docs/composition.md#templates).
+ */
 export function parseOutput(stdout: string): unknown {
+  const value = parseJson(stdout);
+  return jsonDepth(value) > COMPOSITION_LIMITS.jsonDepth ? undefined : value;
+}
+
+function parseJson(stdout: string): unknown {
   const text = stdout.trim();
   if (text === "") return undefined;
   try {
