@@ -7,6 +7,7 @@ import type { SkillEngineConfig } from "./config/index.js";
 import {
   CanonicalStore,
   Composition,
+  ConditionHost,
   CPythonSyntaxChecker,
   type LegacyMigrationReport,
   migrateLegacySkills,
@@ -28,7 +29,14 @@ import { connectToBus, NatsSandboxRunner, subjectsUnder } from "./dispatch/index
 import { localExecutionPlane } from "./runner/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
-import { LearningMetrics, PlaybookMetrics, ServiceMetrics, SourceMetrics, startMetricsServer } from "./observability/index.js";
+import {
+  HostAllowList,
+  LearningMetrics,
+  PlaybookMetrics,
+  ServiceMetrics,
+  SourceMetrics,
+  startMetricsServer,
+} from "./observability/index.js";
 import { openRegistryDatabase } from "./sqlite/index.js";
 import {
   CachedEmbedder,
@@ -122,7 +130,9 @@ export async function startSkillEngine(
   await mirror.flush();
   // Its own connection to registry.db (WAL), durable like the registry: declarations are acknowledged state.
   const compositionDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
-  const composition = new Composition(registry, store, compositionDb, config.composition);
+  // Steps' conditions run in a child process of their own (docs/composition.md#where-conditions-run), started on first use.
+  const conditions = new ConditionHost({ logger: logger.child({ component: "conditions" }) });
+  const composition = new Composition(registry, store, compositionDb, config.composition, conditions);
   try {
     const recovered = await composition.backfill();
     if (recovered > 0) logger.warn({ recovered }, "composed skills recognised from their canonical definitions");
@@ -132,6 +142,7 @@ export async function startSkillEngine(
     await bus?.close();
     await mirror.close();
     await intake.close();
+    await composition.close();
     compositionDb.close();
     registry.close();
     throw error;
@@ -243,27 +254,31 @@ export async function startSkillEngine(
   // What the last engine probe found; /readyz on the metrics port serves it as grpc.health.v1 does.
   let engineReady = false;
   let engineDetail = "not probed yet";
+  const allowedHosts = new HostAllowList(config.httpAllowedHosts);
   const metricsServer =
     config.metricsPort === undefined
       ? undefined
-      : await startMetricsServer(
-          metrics,
-          config.host,
-          config.metricsPort,
+      : await startMetricsServer(metrics, {
+          host: config.host,
+          port: config.metricsPort,
+          allowedHosts,
           // Over the bus, the runners' capacity (docs/execution-hosts.md#health).
-          { ready: () => engineReady, detail: () => (bus ? (closing ? "shutting down" : engineDetail) : undefined) },
+          probes: { ready: () => engineReady, detail: () => (bus ? (closing ? "shutting down" : engineDetail) : undefined) },
           // The operator console shares the port (docs/console.md); off unless SKILL_ENGINE_CONSOLE=on.
-          config.console
-            ? await createConsole({
-                service,
-                playbook: playbook.service,
-                learning,
-                sources: skillSources,
-                authenticator,
-                logger: logger.child({ component: "console" }),
-              })
-            : undefined,
-        );
+          ...(config.console
+            ? {
+                mount: await createConsole({
+                  service,
+                  playbook: playbook.service,
+                  learning,
+                  sources: skillSources,
+                  authenticator,
+                  allowedHosts,
+                  logger: logger.child({ component: "console" }),
+                }),
+              }
+            : {}),
+        });
 
   let started = false;
   let lastSweep = 0;
@@ -428,6 +443,7 @@ export async function startSkillEngine(
         await learningMirror.close();
         if (learningDb.open) learningDb.close();
         await routing.close();
+        await composition.close();
         if (compositionDb.open) compositionDb.close();
         registry.close();
         logger.info("skill engine stopped");

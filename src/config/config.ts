@@ -28,6 +28,18 @@ export interface SkillEngineConfig {
   /** Runs allowed to wait; past that, RESOURCE_EXHAUSTED. @default 64 (SKILL_ENGINE_MAX_QUEUED_RUNS) */
   readonly maxQueuedRuns: number;
   /**
+   * Runs one agent may have waiting; past that, RESOURCE_EXHAUSTED to that agent only
+   * (docs/security.md#fair-share-of-the-run-queue). @default a quarter of maxQueuedRuns, at least 1: 16
+   * with its default; all of maxQueuedRuns when no tokens are configured (one local agent)
+   * (SKILL_ENGINE_MAX_QUEUED_RUNS_PER_AGENT)
+   */
+  readonly maxQueuedRunsPerAgent: number;
+  /**
+   * Agents given their own number in place of maxQueuedRunsPerAgent (0: never waits).
+   * @default none (SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT="batch-bot=2,ci=64")
+   */
+  readonly maxQueuedRunsByAgent: ReadonlyMap<string, number>;
+  /**
    * Containers kept started, each waiting for exactly one job; 0 when the pool is off.
    * @default 2 (SKILL_ENGINE_POOL_SIZE), on unless SKILL_ENGINE_POOL=off
    */
@@ -59,7 +71,9 @@ export interface SkillEngineConfig {
    * @default 3 failures → degraded (SKILL_ENGINE_DEGRADE_AFTER_FAILURES); window 20 (SKILL_ENGINE_WINDOW_SIZE),
    * judged once it holds 20 samples (SKILL_ENGINE_WINDOW_MIN_SAMPLES); warning below 0.4 (SKILL_ENGINE_WARN_BELOW);
    * deprecated below 0.3 (SKILL_ENGINE_DEPRECATE_BELOW); retire at failure_count ≥ 3 (SKILL_ENGINE_RETIRE_AT_FAILURES)
-   * or ≥ 5 (SKILL_ENGINE_RETIRE_AT_FAILURES_LOW_USAGE) with usage_count < 10 (SKILL_ENGINE_LOW_USAGE_BELOW)
+   * or ≥ 5 (SKILL_ENGINE_RETIRE_AT_FAILURES_LOW_USAGE) with usage_count < 10 (SKILL_ENGINE_LOW_USAGE_BELOW);
+   * other agents' verdicts count toward the shared window once 3 of them agree (SKILL_ENGINE_REPORT_QUORUM),
+   * and an agent's own routes drop a skill after 3 of its own reports (SKILL_ENGINE_OWN_ROUTE_MIN_REPORTS)
    */
   readonly healthPolicy: HealthPolicy;
   /**
@@ -106,6 +120,14 @@ export interface SkillEngineConfig {
    * @default false (SKILL_ENGINE_CONSOLE = on | off; "on" needs the metrics port)
    */
   readonly console: boolean;
+  /**
+   * Host names the metrics port answers to (for /metrics and the console; the probes answer any) beside
+   * `localhost` and IP addresses, which are always accepted: a request naming another host gets 421, and a
+   * console form whose `Origin` names another host 403 (DNS rebinding: docs/security.md#dns-rebinding).
+   * List the names the port is reached by, e.g. a proxy's public name or a compose service's name.
+   * @default none (SKILL_ENGINE_HTTP_ALLOWED_HOSTS: comma-separated host names, without ports)
+   */
+  readonly httpAllowedHosts: readonly string[];
   /**
    * Where bearer tokens come from. With neither set, every call runs as the one local agent (with
    * the admin role). @default none (SKILL_ENGINE_TOKENS_FILE: a JSON file, re-read on SIGHUP;
@@ -171,7 +193,10 @@ export interface SkillEngineConfig {
    * (SKILL_ENGINE_OPEN_CANDIDATES_PER_AGENT); auto-promotion off (SKILL_ENGINE_AUTO_PROMOTE = on |
    * off); evolution at 0.7 overlap (SKILL_ENGINE_EVOLUTION_OVERLAP); implicit signals weigh 0.5
    * (SKILL_ENGINE_IMPLICIT_WEIGHT); near-duplicates at description similarity ≥ 0.5875 (SKILL_ENGINE_DUPLICATE_DESCRIPTION)
-   * and code similarity ≥ 0 (SKILL_ENGINE_DUPLICATE_CODE; both chosen by `npm run bench:duplicates`).
+   * and code similarity ≥ 0 (SKILL_ENGINE_DUPLICATE_CODE; both chosen by `npm run bench:duplicates`); a recorded session
+   * holds at most 10,000 tool calls (SKILL_ENGINE_SESSION_MAX_CALLS) and 2 MiB of tool names and arguments
+   * (SKILL_ENGINE_SESSION_MAX_BYTES); an agent keeps at most 50,000 patterns (SKILL_ENGINE_PATTERNS_PER_AGENT,
+   * docs/learning.md#limits).
    * @default as listed
    */
   readonly learning: LearningPolicy & { readonly duplicates: DuplicateThresholds };
@@ -225,6 +250,10 @@ export class ConfigError extends Error {
 
 const MiB = 1024 * 1024;
 
+/** A host name: dot-separated labels of letters, digits, inner hyphens and underscores (compose service names), an optional final dot. */
+const HOST_NAME =
+  /^(?=.{1,253}\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+
 const integer = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const schema = z.object({
@@ -253,6 +282,14 @@ const schema = z.object({
   SKILL_ENGINE_MAX_FILE_MB: integer(1, 4096).default(16),
   SKILL_ENGINE_MAX_CONCURRENT_RUNS: integer(1, 256).default(4),
   SKILL_ENGINE_MAX_QUEUED_RUNS: integer(0, 100_000).default(64),
+  SKILL_ENGINE_MAX_QUEUED_RUNS_PER_AGENT: integer(1, 100_000).optional(),
+  SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT: z
+    .string()
+    .regex(
+      /^\s*[A-Za-z0-9][A-Za-z0-9._@-]{0,63}\s*=\s*\d{1,6}\s*(,\s*[A-Za-z0-9][A-Za-z0-9._@-]{0,63}\s*=\s*\d{1,6}\s*)*,?\s*$/,
+      'must be comma-separated "agent=runs" pairs, e.g. "batch-bot=2,ci=64"',
+    )
+    .optional(),
   SKILL_ENGINE_POOL_PAUSE_AT_RUNS: integer(0, 256).default(0),
   SKILL_ENGINE_REMOVAL_WORKERS: integer(1, 64).default(2),
   SKILL_ENGINE_MAX_AWAITING_REMOVAL: integer(1, 10_000).default(32),
@@ -266,6 +303,8 @@ const schema = z.object({
   SKILL_ENGINE_RETIRE_AT_FAILURES: integer(1, 1000).default(3),
   SKILL_ENGINE_RETIRE_AT_FAILURES_LOW_USAGE: integer(1, 1000).default(5),
   SKILL_ENGINE_LOW_USAGE_BELOW: integer(0, 1_000_000).default(10),
+  SKILL_ENGINE_REPORT_QUORUM: integer(1, 1000).default(3),
+  SKILL_ENGINE_OWN_ROUTE_MIN_REPORTS: integer(1, 10_000).default(3),
   SKILL_ENGINE_CONTENT_GUARD: z.enum(["enforce", "warn"]).default("enforce"),
   SKILL_ENGINE_RETIRE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(0),
   SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
@@ -285,6 +324,7 @@ const schema = z.object({
   SKILL_ENGINE_METRICS: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_METRICS_PORT: integer(0, 65535).default(9464),
   SKILL_ENGINE_CONSOLE: z.enum(["on", "off"]).default("off"),
+  SKILL_ENGINE_HTTP_ALLOWED_HOSTS: z.string().optional(),
   SKILL_ENGINE_TOKENS_FILE: z.string().min(1).optional(),
   SKILL_ENGINE_TOKENS: z.string().min(1).optional(),
   SKILL_ENGINE_TLS_CERT: z.string().min(1).optional(),
@@ -324,6 +364,9 @@ const schema = z.object({
   SKILL_ENGINE_AUTO_PROMOTE: z.enum(["on", "off"]).default("off"),
   SKILL_ENGINE_EVOLUTION_OVERLAP: z.coerce.number().gt(0).max(1).default(0.7),
   SKILL_ENGINE_IMPLICIT_WEIGHT: z.coerce.number().min(0).max(1).default(0.5),
+  SKILL_ENGINE_SESSION_MAX_CALLS: integer(1, 100_000).default(10_000),
+  SKILL_ENGINE_SESSION_MAX_BYTES: integer(1024, 64 * 1024 * 1024).default(2 * 1024 * 1024),
+  SKILL_ENGINE_PATTERNS_PER_AGENT: integer(1, 100_000_000).default(50_000),
   SKILL_ENGINE_DUPLICATE_DESCRIPTION: z.coerce.number().min(-1).max(1.01).default(0.5875),
   SKILL_ENGINE_DUPLICATE_CODE: z.coerce.number().min(0).max(1.01).default(0),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -406,6 +449,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
   if (v.SKILL_ENGINE_CONSOLE === "on" && v.SKILL_ENGINE_METRICS === "off") {
     problems.push("SKILL_ENGINE_CONSOLE=on needs the HTTP port it is served on: leave SKILL_ENGINE_METRICS on (SKILL_ENGINE_METRICS_PORT)");
   }
+  const httpAllowedHosts = (v.SKILL_ENGINE_HTTP_ALLOWED_HOSTS ?? "")
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+  for (const name of httpAllowedHosts.filter((name) => !HOST_NAME.test(name))) {
+    problems.push(
+      `SKILL_ENGINE_HTTP_ALLOWED_HOSTS: "${name}" is not a host name: list names without a scheme or port (e.g. "console.example.com,skill-engine")`,
+    );
+  }
   if ((v.SKILL_ENGINE_NATS_USER === undefined) !== (v.SKILL_ENGINE_NATS_PASSWORD === undefined)) {
     problems.push("SKILL_ENGINE_NATS_USER and SKILL_ENGINE_NATS_PASSWORD go together: set both or neither");
   }
@@ -414,6 +466,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       "SKILL_ENGINE_NATS_TLS_CERT and SKILL_ENGINE_NATS_TLS_KEY go together (a client certificate and its key): set both or neither",
     );
   }
+  const maxQueuedRunsByAgent = agentNumbers("SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT", v.SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const natsTls = v.SKILL_ENGINE_NATS_TLS_CA ?? v.SKILL_ENGINE_NATS_TLS_CERT;
   return {
@@ -474,6 +527,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     },
     maxConcurrentRuns: v.SKILL_ENGINE_MAX_CONCURRENT_RUNS,
     maxQueuedRuns: v.SKILL_ENGINE_MAX_QUEUED_RUNS,
+    maxQueuedRunsPerAgent:
+      v.SKILL_ENGINE_MAX_QUEUED_RUNS_PER_AGENT ??
+      // With no tokens every call is the one local agent: it has the whole queue to itself.
+      (v.SKILL_ENGINE_TOKENS_FILE === undefined && v.SKILL_ENGINE_TOKENS === undefined
+        ? v.SKILL_ENGINE_MAX_QUEUED_RUNS
+        : Math.max(1, Math.floor(v.SKILL_ENGINE_MAX_QUEUED_RUNS / 4))),
+    maxQueuedRunsByAgent,
     warmPoolSize: v.SKILL_ENGINE_POOL === "on" ? v.SKILL_ENGINE_POOL_SIZE : 0,
     warmIdleMs: v.SKILL_ENGINE_POOL_IDLE_SECONDS * 1000,
     poolPauseAtRuns: v.SKILL_ENGINE_POOL_PAUSE_AT_RUNS,
@@ -490,6 +550,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       retireAtFailures: v.SKILL_ENGINE_RETIRE_AT_FAILURES,
       retireAtFailuresWithLowUsage: v.SKILL_ENGINE_RETIRE_AT_FAILURES_LOW_USAGE,
       lowUsageBelow: v.SKILL_ENGINE_LOW_USAGE_BELOW,
+      reportQuorum: v.SKILL_ENGINE_REPORT_QUORUM,
+      ownRouteMinReports: v.SKILL_ENGINE_OWN_ROUTE_MIN_REPORTS,
     },
     contentGuard: v.SKILL_ENGINE_CONTENT_GUARD,
     retireSweepMinutes: v.SKILL_ENGINE_RETIRE_SWEEP_MINUTES,
@@ -500,6 +562,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     },
     metricsPort: v.SKILL_ENGINE_METRICS === "on" ? v.SKILL_ENGINE_METRICS_PORT : undefined,
     console: v.SKILL_ENGINE_CONSOLE === "on",
+    httpAllowedHosts: [...new Set(httpAllowedHosts.map((name) => name.toLowerCase()))],
     auth: {
       tokensFile: v.SKILL_ENGINE_TOKENS_FILE === undefined ? undefined : path.resolve(v.SKILL_ENGINE_TOKENS_FILE),
       inlineTokens: v.SKILL_ENGINE_TOKENS,
@@ -547,6 +610,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       autoPromote: v.SKILL_ENGINE_AUTO_PROMOTE === "on",
       evolutionOverlap: v.SKILL_ENGINE_EVOLUTION_OVERLAP,
       implicitWeight: v.SKILL_ENGINE_IMPLICIT_WEIGHT,
+      maxSessionCalls: v.SKILL_ENGINE_SESSION_MAX_CALLS,
+      maxSessionBytes: v.SKILL_ENGINE_SESSION_MAX_BYTES,
+      maxPatternsPerAgent: v.SKILL_ENGINE_PATTERNS_PER_AGENT,
       duplicates: { description: v.SKILL_ENGINE_DUPLICATE_DESCRIPTION, code: v.SKILL_ENGINE_DUPLICATE_CODE },
     },
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
@@ -558,6 +624,17 @@ export function dockerConnection(dockerHost: string): { socketPath: string } | {
   if (dockerHost.startsWith("unix://")) return { socketPath: dockerHost.slice("unix://".length) };
   const url = new URL(dockerHost.replace(/^tcp:/, "http:"));
   return { host: url.hostname, port: Number(url.port) };
+}
+
+/** "agent=n,agent=n" (its shape checked by the schema) as a map; an agent named twice is a problem. */
+function agentNumbers(variable: string, text: string | undefined, problems: string[]): ReadonlyMap<string, number> {
+  const numbers = new Map<string, number>();
+  for (const pair of (text ?? "").split(",").filter((part) => part.trim() !== "")) {
+    const [agent = "", value = ""] = pair.split("=").map((part) => part.trim());
+    if (numbers.has(agent)) problems.push(`${variable}: agent "${agent}" is named twice`);
+    numbers.set(agent, Number(value));
+  }
+  return numbers;
 }
 
 function isSameOrInside(child: string, parent: string): boolean {

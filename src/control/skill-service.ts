@@ -15,7 +15,18 @@ import {
 } from "../errors/index.js";
 import type { ExecutionResult, SandboxFile, SandboxFolderFile, SandboxRunner, SandboxRunRequest } from "../execution/index.js";
 import { agentIdProblem, type Caller } from "../identity/index.js";
-import { canManage, canSee, disabledError, notYoursError, pinnedVersionFor, requireAdmin, SkillSharing } from "./access/index.js";
+import {
+  canManage,
+  canSee,
+  dependentCount,
+  dependentsInView,
+  describeDependents,
+  disabledError,
+  notYoursError,
+  pinnedVersionFor,
+  requireAdmin,
+  SkillSharing,
+} from "./access/index.js";
 import {
   type CatalogEntry,
   type Composition,
@@ -24,6 +35,7 @@ import {
   definitionFromInput,
   type DependencyReport,
   isDefinitionText,
+  parseCompositionPayload,
   parseStoredDefinition,
   type ResolvedSkill,
   runComposition,
@@ -92,8 +104,10 @@ export interface RegistrationResult {
   readonly test: ExecutionResult;
   readonly normalizations: string[];
   readonly warnings: IntakeWarning[];
-  /** Unpinned dependents re-tested against the new version (docs/composition.md#re-tests). */
+  /** Unpinned dependents the caller may see, re-tested against the new version (docs/composition.md#re-tests). */
   readonly dependentsRetested?: DependentRetest[];
+  /** The re-tested dependents the caller may not see: counted, never named (docs/security.md#dependents-you-cannot-see). */
+  readonly hiddenDependentsRetested?: HiddenRetests;
   /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
   readonly similarSkills?: SimilarSkillReport[];
 }
@@ -102,6 +116,12 @@ export interface DependentRetest {
   readonly name: string;
   readonly passed: boolean;
   readonly error: string;
+}
+
+/** How many re-tests of dependents the caller may not see passed and failed. */
+export interface HiddenRetests {
+  readonly passed: number;
+  readonly failed: number;
 }
 
 export interface InvocationResult {
@@ -425,7 +445,7 @@ export class SkillService {
     });
     if (system) await this.mirror.flushOrLater();
     await this.reindex(skill, exampleQueries);
-    const dependentsRetested = await this.retestDependents(skill, context);
+    const { dependentsRetested, hiddenDependentsRetested } = await this.retestDependents(skill, context);
     this.logger.info(
       {
         skill: skill.name,
@@ -443,6 +463,7 @@ export class SkillService {
       normalizations: [...valid.normalizations, ...prepared.normalizations],
       warnings: prepared.warnings,
       dependentsRetested,
+      hiddenDependentsRetested,
       similarSkills,
     };
   }
@@ -615,15 +636,28 @@ export class SkillService {
 
   /**
    * Re-runs the stored tests of the live skills that depend on `dependency` unpinned, against its
-   * new active version (docs/composition.md#re-tests). A failure marks the dependent with a warning.
+   * new active version (docs/composition.md#re-tests). A failure marks the dependent with a warning
+   * its viewers see. The caller hears of the dependents it may see; the others are only counted,
+   * since a cause carries whatever the new code printed in the dependent's run: it goes to the
+   * dependent's owner and the debug log only (docs/security.md#dependents-you-cannot-see).
    */
-  private async retestDependents(dependency: SkillRecord, context: CallContext): Promise<DependentRetest[]> {
+  private async retestDependents(
+    dependency: SkillRecord,
+    context: CallContext,
+  ): Promise<{ dependentsRetested: DependentRetest[]; hiddenDependentsRetested: HiddenRetests }> {
     const retests: DependentRetest[] = [];
+    const hidden = { passed: 0, failed: 0 };
     for (const dependent of this.composition.unpinnedDependents(dependency.name)) {
       let outcome: DependentRetest;
       try {
         const resolved = this.composition.resolve({ name: dependent.name }, undefined, "re-test");
-        const ran = await this.execute(resolved, dependent.testPayload, context, 1, false);
+        // The dependent's stored test runs as its owner would run it: a composition's steps are
+        // resolved with the owner's view, not with that of whoever changed the dependency.
+        const asOwner: CallContext =
+          dependent.owner === context.caller.agentId
+            ? context
+            : { ...context, caller: { agentId: dependent.owner, admin: false, authenticated: context.caller.authenticated } };
+        const ran = await this.execute(resolved, dependent.testPayload, asOwner, 1, false);
         outcome = { name: dependent.name, passed: ran.result.success, error: ran.result.errorSummary };
         this.composition.dependencies.recordRetest(
           dependent.name,
@@ -640,13 +674,21 @@ export class SkillService {
           this.composition.dependencies.recordRetest(dependent.name, dependency.name, dependency.version, false, outcome.error, this.now());
         }
       }
-      retests.push(outcome);
-      this.logger[outcome.passed ? "info" : "warn"](
-        { skill: dependent.name, dependency: dependency.name, version: dependency.version, passed: outcome.passed, error: outcome.error },
-        "dependent re-tested against a new version of its dependency",
-      );
+      if (canSee(dependent, context.caller)) retests.push(outcome);
+      else if (outcome.passed) hidden.passed++;
+      else hidden.failed++;
+      const fields = {
+        skill: dependent.name,
+        dependency: dependency.name,
+        version: dependency.version,
+        passed: outcome.passed,
+        requestId: context.requestId,
+      };
+      this.logger[outcome.passed ? "info" : "warn"](fields, "dependent re-tested against a new version of its dependency");
+      // The cause is run output, like a payload: never above debug (docs/operations.md#logs).
+      if (!outcome.passed) this.logger.debug({ ...fields, error: outcome.error }, "dependent's re-test failed");
     }
-    return retests;
+    return { dependentsRetested: retests, hiddenDependentsRetested: hidden };
   }
 
   async patch(input: PatchInput, context: CallContext): Promise<RegistrationResult> {
@@ -691,12 +733,19 @@ export class SkillService {
       );
     });
     await this.reindex(committed);
-    const dependentsRetested = await this.retestDependents(committed, context);
+    const { dependentsRetested, hiddenDependentsRetested } = await this.retestDependents(committed, context);
     this.logger.info(
       { skill: committed.name, version: committed.version, agent: context.caller.agentId, requestId: context.requestId },
       "skill patched",
     );
-    return { skill: committed, test, normalizations: prepared.normalizations, warnings: prepared.warnings, dependentsRetested };
+    return {
+      skill: committed,
+      test,
+      normalizations: prepared.normalizations,
+      warnings: prepared.warnings,
+      dependentsRetested,
+      hiddenDependentsRetested,
+    };
   }
 
   async rollback(name: string, version: number, context: CallContext): Promise<SkillRecord> {
@@ -849,10 +898,15 @@ export class SkillService {
         if (!skill) return undefined;
         const reasons = retirementReasons(skill, this.policy);
         if (reasons.length === 0) return undefined;
-        const dependents = this.composition.dependents(skill.name).map((d) => d.name);
+        const dependents = this.composition.dependents(skill.name);
         if (dependents.length > 0 && !force) {
-          const verb = dependents.length === 1 ? "depends" : "depend";
-          kept.push({ name: skill.name, reasons: [...reasons, `kept: ${dependents.join(", ")} ${verb} on it (force retires it anyway)`] });
+          // `kept` goes back to the caller: dependents it may not see are counted, not named.
+          const view = dependentsInView(dependents, context.caller);
+          const verb = dependentCount(view) === 1 ? "depends" : "depend";
+          kept.push({
+            name: skill.name,
+            reasons: [...reasons, `kept: ${describeDependents(view)} ${verb} on it (force retires it anyway)`],
+          });
           return undefined;
         }
         if (!dryRun) {
@@ -985,34 +1039,41 @@ export class SkillService {
     }
     // A step skill that failed its re-test against a new dependency version runs only with the caller told so.
     const warnings: string[] = [];
-    const run = await runComposition(definition, JSON.parse(payload) as unknown, async (ref: SkillRef, stepPayload: string) => {
-      const step = this.composition.resolve(ref, context.caller, `cannot run "${name}": its step skill`);
-      try {
-        // The active version's validator is cached; a pinned version's schema is compiled for the call.
-        const validate =
-          step.version === step.record.version
-            ? this.payloadValidatorFor(step.record)
-            : compileParametersSchema(this.registry.version(ref.name, step.version)?.parametersSchema ?? '{"type":"object"}');
-        validate("payload", stepPayload);
-      } catch (error) {
-        if (error instanceof InvalidArgumentError) throw new StepPayloadError(`its payload does not fit "${ref.name}": ${error.message}`);
-        throw error;
-      }
-      const ran = await this.execute(step, stepPayload, context, depth + 1, telemetry);
-      for (const warning of [...this.composition.retestWarnings(step.record), ...ran.warnings]) {
-        if (!warnings.includes(warning)) warnings.push(warning);
-      }
-      if (telemetry) {
-        const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context).skill;
-        if (updated && updated.status !== step.record.status) {
-          await this.mirror.flushOrLater();
-          await this.reindex(updated);
-        } else {
-          this.mirror.schedule();
+    // A test run's payload is the registration's test_payload (docs/composition.md#definition: nesting).
+    const params = parseCompositionPayload(payload, telemetry ? "payload" : "test_payload");
+    const run = await runComposition(
+      definition,
+      params,
+      async (ref: SkillRef, stepPayload: string) => {
+        const step = this.composition.resolve(ref, context.caller, `cannot run "${name}": its step skill`);
+        try {
+          // The active version's validator is cached; a pinned version's schema is compiled for the call.
+          const validate =
+            step.version === step.record.version
+              ? this.payloadValidatorFor(step.record)
+              : compileParametersSchema(this.registry.version(ref.name, step.version)?.parametersSchema ?? '{"type":"object"}');
+          validate("payload", stepPayload);
+        } catch (error) {
+          if (error instanceof InvalidArgumentError) throw new StepPayloadError(`its payload does not fit "${ref.name}": ${error.message}`);
+          throw error;
         }
-      }
-      return { skill: step.record.name, version: step.version, result: ran.result };
-    });
+        const ran = await this.execute(step, stepPayload, context, depth + 1, telemetry);
+        for (const warning of [...this.composition.retestWarnings(step.record), ...ran.warnings]) {
+          if (!warnings.includes(warning)) warnings.push(warning);
+        }
+        if (telemetry) {
+          const updated = this.recordTelemetry(step.record.name, step.version, ran.result, context).skill;
+          if (updated && updated.status !== step.record.status) {
+            await this.mirror.flushOrLater();
+            await this.reindex(updated);
+          } else {
+            this.mirror.schedule();
+          }
+        }
+        return { skill: step.record.name, version: step.version, result: ran.result };
+      },
+      this.composition.conditions,
+    );
     return { ...run, warnings };
   }
 
@@ -1158,14 +1219,20 @@ export class SkillService {
     return this.list(context, { includeInactive: true }).map((skill) => this.composition.catalogEntry(skill));
   }
 
-  /** FAILED_PRECONDITION listing the live dependents of `name`, unless `force` (then each is warned about). */
+  /**
+   * FAILED_PRECONDITION listing the live dependents of `name`, unless `force` (then each is warned
+   * about). Dependents the caller may not see are counted, not named (docs/security.md#dependents-you-cannot-see).
+   */
   private protectDependents(name: string, action: string, force: boolean, context: CallContext): void {
-    const dependents = this.composition.dependents(name).map((d) => d.name);
+    const records = this.composition.dependents(name);
+    const dependents = records.map((d) => d.name);
     if (dependents.length === 0) return;
     if (!force) {
+      const view = dependentsInView(records, context.caller);
+      const one = dependentCount(view) === 1;
       throw new FailedPreconditionError(
-        `cannot ${action} "${name}": ${dependents.join(", ")} depend${dependents.length === 1 ? "s" : ""} on it; ` +
-          `change or remove ${dependents.length === 1 ? "it" : "them"} first, or set force (their invocations then fail naming "${name}")`,
+        `cannot ${action} "${name}": ${describeDependents(view)} depend${one ? "s" : ""} on it; ` +
+          `change or remove ${one ? "it" : "them"} first, or set force (their invocations then fail naming "${name}")`,
       );
     }
     this.logger.warn(
@@ -1384,6 +1451,8 @@ export class SkillService {
       payload,
       purpose,
       skillName,
+      // Every run counts against its caller's share of the queue, test runs and steps included.
+      agentId: context.caller.agentId,
       ...(files.length > 0 ? { files } : {}),
       ...(folder.length > 0 ? { folder } : {}),
       ...(context.signal ? { signal: context.signal } : {}),

@@ -118,6 +118,8 @@ export function toGatedChangeMessage(result: RegistrationResult): RegisterSkillR
     normalizations: result.normalizations,
     warnings: result.warnings.map(toWarningMessage),
     dependentsRetested: (result.dependentsRetested ?? []).map((r) => ({ name: r.name, passed: r.passed, error: r.error })),
+    hiddenDependentsPassed: result.hiddenDependentsRetested?.passed ?? 0,
+    hiddenDependentsFailed: result.hiddenDependentsRetested?.failed ?? 0,
     similarSkills: (result.similarSkills ?? []).map(toSimilarSkillMessage),
   };
 }

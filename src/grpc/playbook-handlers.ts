@@ -49,7 +49,12 @@ export function playbookHandlers(playbook: PlaybookService, deps: UnaryDependenc
 
     getPlaybookContext: unaryHandler(deps, "GetPlaybookContext", async (request, { caller }) => {
       const found = await playbook.context(request.query, request.limit, caller);
-      return { context: found.context, lessons: found.lessons.map(toLessonMessage), retrievalId: found.retrievalId };
+      return {
+        context: found.context,
+        lessons: found.lessons.map(toLessonMessage),
+        retrievalId: found.retrievalId,
+        warnings: found.warnings,
+      };
     }),
 
     creditRecentRetrievals: unaryHandler(deps, "CreditRecentRetrievals", async (request, { caller }) => ({

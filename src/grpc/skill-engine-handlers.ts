@@ -208,7 +208,12 @@ export function skillEngineHandlers(
         { query: request.query, limit: request.limit, mode, format, minRelevance: request.minRelevance },
         context.caller,
       );
-      return { routeId: routed.routeId, skills: routed.skills.map(toRoutedSkillMessage), degraded: routed.degraded };
+      return {
+        routeId: routed.routeId,
+        skills: routed.skills.map(toRoutedSkillMessage),
+        degraded: routed.degraded,
+        warnings: routed.warnings,
+      };
     }),
 
     recordRouteFeedback: unary(logger, "RecordRouteFeedback", async (request, context) => ({

@@ -8,6 +8,7 @@ import type { Authenticator, Caller } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import { signalOf } from "./call-context.js";
 import { toCallerError } from "./error-status.js";
+import { UndecodableRequest } from "./request-decoding.js";
 
 const REQUEST_ID_HEADER = "x-request-id";
 /** The end user a delegating agent acts for (docs/security.md#users-and-delegation). */
@@ -21,8 +22,9 @@ export interface UnaryDependencies {
 
 /**
  * Wraps a handler of every service (SkillEngine, Playbook) so every outcome reaches the client
- * exactly once: the caller is authenticated first (UNAUTHENTICATED before any work); the call
- * context's signal fires on cancellation or deadline; a domain error becomes its status and message
+ * exactly once: the caller is authenticated first (UNAUTHENTICATED before any work); a request the
+ * decoder refused then answers INVALID_ARGUMENT (request-decoding.ts); the call context's signal
+ * fires on cancellation or deadline; a domain error becomes its status and message
  * (error-status.ts); anything else is logged and answered INTERNAL without details; one `rpc` log
  * line and one metric sample per call, with the x-request-id echoed back. `logFields` adds ids of
  * the service's own to the log line (a skill's name and version; never code, payloads or texts).
@@ -53,7 +55,7 @@ export function unaryHandler<Req, Res>(
         ms: Math.round(seconds * 1000),
         agent: caller?.agentId,
         ...(caller?.userId === undefined ? {} : { user: caller.userId }),
-        ...logFields?.(call.request, response),
+        ...(call.request instanceof UndecodableRequest ? {} : logFields?.(call.request, response)),
       };
       if (code === status.UNAUTHENTICATED) logger.warn({ ...line, peer: call.getPeer() }, "rpc refused: no valid token");
       else logger.info(line, "rpc");
@@ -64,7 +66,11 @@ export function unaryHandler<Req, Res>(
         caller = authenticator.authenticate(typeof value === "string" ? value : undefined);
         const user = call.metadata.get(USER_ID_HEADER)[0];
         caller = authenticator.actingFor(caller, typeof user === "string" ? user : undefined);
-        if (caller.userId !== undefined) metrics?.recordDelegatedCall(method, caller.agentId, caller.userId);
+        // Who it was for goes to the rpc line below, not into a label (docs/operations.md#metrics).
+        if (caller.userId !== undefined) metrics?.recordDelegatedCall(method);
+        // Bytes the decoder refused arrive here (request-decoding.ts), after authentication.
+        const request: unknown = call.request;
+        if (request instanceof UndecodableRequest) throw request.error;
         return handler(call.request, { caller, requestId, signal });
       })
       .then(

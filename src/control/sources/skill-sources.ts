@@ -50,8 +50,9 @@ export interface SkillContent {
   readonly skill: SkillRecord;
   readonly skillId: string;
   readonly kind: "directory" | "instructions";
-  /** SKILL.md without its frontmatter, `{baseDir}` resolved to `baseDir`. */
+  /** SKILL.md without its frontmatter, `{baseDir}` resolved against the skill's folder (never a host path). */
   readonly body: string;
+  /** Always ".": the skill's own folder, which GetSkillFile's relative paths start from. */
   readonly baseDir: string;
   readonly files: Array<{ path: string; bytes: number }>;
 }
@@ -359,19 +360,23 @@ export class SkillSources implements FolderSkillRuns {
     );
   }
 
-  /** GetSkillContent: the body of a folder skill the caller may see, `{baseDir}` resolved, and its bundled files. */
+  /**
+   * GetSkillContent: the body of a folder skill the caller may see, `{baseDir}` resolved, and its
+   * bundled files. The caller reads the files through GetSkillFile, never from the service's disk, so
+   * it gets paths relative to the skill's folder: where the canonical store lives on the host is none
+   * of its business (docs/skill-sources.md#progressive-disclosure).
+   */
   async content(ref: { name?: string; skillId?: string }, caller: Caller): Promise<SkillContent> {
     const { record, row } = this.resolve(ref, caller);
     const skillMd = (await this.options.folders.readFile(record.name, record.version, "SKILL.md", Number.MAX_SAFE_INTEGER)).toString(
       "utf8",
     );
-    const baseDir = this.options.folders.pathOf(record.name, record.version);
     return {
       skill: record,
       skillId: row.skillId,
       kind: row.kind === "executable" ? "directory" : "instructions",
-      body: parseSkillManifest(skillMd).body.replaceAll("{baseDir}", baseDir),
-      baseDir,
+      body: resolveBaseDir(parseSkillManifest(skillMd).body),
+      baseDir: ".",
       files: await this.options.folders.list(record.name, record.version),
     };
   }
@@ -473,4 +478,12 @@ export function folderHash(files: readonly FolderContent[]): string {
     hash.update(file.content);
   }
   return hash.digest("hex");
+}
+
+/**
+ * `{baseDir}/references/guide.md` becomes `references/guide.md`, the path GetSkillFile takes as it is;
+ * any other `{baseDir}` becomes `.` (the skill's folder).
+ */
+function resolveBaseDir(body: string): string {
+  return body.replace(/\{baseDir\}\/(?=[\w.-])/g, "").replaceAll("{baseDir}", ".");
 }

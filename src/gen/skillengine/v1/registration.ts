@@ -57,8 +57,15 @@ export interface RegisterSkillResponse {
   normalizations: string[];
   /** Content-guard findings of "caution" severity: accepted, but worth a look. */
   warnings: GuardFinding[];
-  /** A new version re-runs the stored tests of the skills that depend on this one unpinned. */
+  /**
+   * A new version re-runs the stored tests of the skills that depend on this one unpinned.
+   * Only dependents the caller may see (docs/security.md#dependents-you-cannot-see); the others are
+   * counted below, never named, and their causes go to their owners only.
+   */
   dependentsRetested: DependentRetest[];
+  /** Re-tested dependents the caller may not see that passed, and that failed. */
+  hiddenDependentsPassed: number;
+  hiddenDependentsFailed: number;
   /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
   similarSkills: SimilarSkill[];
 }
@@ -351,6 +358,8 @@ function createBaseRegisterSkillResponse(): RegisterSkillResponse {
     normalizations: [],
     warnings: [],
     dependentsRetested: [],
+    hiddenDependentsPassed: 0,
+    hiddenDependentsFailed: 0,
     similarSkills: [],
   };
 }
@@ -371,6 +380,12 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     }
     for (const v of message.dependentsRetested) {
       DependentRetest.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.hiddenDependentsPassed !== 0) {
+      writer.uint32(48).uint32(message.hiddenDependentsPassed);
+    }
+    if (message.hiddenDependentsFailed !== 0) {
+      writer.uint32(56).uint32(message.hiddenDependentsFailed);
     }
     for (const v of message.similarSkills) {
       SimilarSkill.encode(v!, writer.uint32(322).fork()).join();
@@ -431,6 +446,22 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
             message.dependentsRetested.push(DependentRetest.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.hiddenDependentsPassed = reader.uint32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.hiddenDependentsFailed = reader.uint32();
+            continue;
+          }
           case 40: {
             if (tag !== 322) {
               break;
@@ -466,6 +497,16 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
         : globalThis.Array.isArray(object?.dependents_retested)
         ? object.dependents_retested.map((e: any) => DependentRetest.fromJSON(e))
         : [],
+      hiddenDependentsPassed: isSet(object.hiddenDependentsPassed)
+        ? globalThis.Number(object.hiddenDependentsPassed)
+        : isSet(object.hidden_dependents_passed)
+        ? globalThis.Number(object.hidden_dependents_passed)
+        : 0,
+      hiddenDependentsFailed: isSet(object.hiddenDependentsFailed)
+        ? globalThis.Number(object.hiddenDependentsFailed)
+        : isSet(object.hidden_dependents_failed)
+        ? globalThis.Number(object.hidden_dependents_failed)
+        : 0,
       similarSkills: globalThis.Array.isArray(object?.similarSkills)
         ? object.similarSkills.map((e: any) => SimilarSkill.fromJSON(e))
         : globalThis.Array.isArray(object?.similar_skills)
@@ -491,6 +532,12 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     if (message.dependentsRetested?.length) {
       obj.dependentsRetested = message.dependentsRetested.map((e) => DependentRetest.toJSON(e));
     }
+    if (message.hiddenDependentsPassed !== 0) {
+      obj.hiddenDependentsPassed = Math.round(message.hiddenDependentsPassed);
+    }
+    if (message.hiddenDependentsFailed !== 0) {
+      obj.hiddenDependentsFailed = Math.round(message.hiddenDependentsFailed);
+    }
     if (message.similarSkills?.length) {
       obj.similarSkills = message.similarSkills.map((e) => SimilarSkill.toJSON(e));
     }
@@ -509,6 +556,8 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     message.normalizations = object.normalizations?.map((e) => e) || [];
     message.warnings = object.warnings?.map((e) => GuardFinding.fromPartial(e)) || [];
     message.dependentsRetested = object.dependentsRetested?.map((e) => DependentRetest.fromPartial(e)) || [];
+    message.hiddenDependentsPassed = object.hiddenDependentsPassed ?? 0;
+    message.hiddenDependentsFailed = object.hiddenDependentsFailed ?? 0;
     message.similarSkills = object.similarSkills?.map((e) => SimilarSkill.fromPartial(e)) || [];
     return message;
   },
