@@ -5,7 +5,10 @@
  * RPC and gRPC code, the service's resident memory and open file descriptors sampled every
  * SOAK_SAMPLE_SECONDS (30) with their slope after warm-up (the first third of the samples is
  * left out), and the containers of the service's instance left at the end (after a graceful
- * stop). Writes the figures to bench/results/.
+ * stop). SQLite's memory cannot be read from outside (better-sqlite3 builds it without memory
+ * statistics), so each sample carries what bounds it: the database's and the WAL's size and the
+ * page caches' ceiling, five connections × min(file size, SOAK_SQLITE_CACHE_KIB, the service's
+ * default when unset). Writes the figures to bench/results/, with an SVG plot of the samples.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -17,12 +20,17 @@ import { instanceTagOf } from "../src/app.js";
 import { LABEL_INSTANCE, LABEL_MANAGED } from "../src/execution/index.js";
 import type { PatchSkillRequest, PatchSkillResponse } from "../src/gen/skillengine/v1/registration.js";
 import type { RouteSkillsRequest, RouteSkillsResponse } from "../src/gen/skillengine/v1/routing.js";
+import { DEFAULT_SQLITE_CACHE_KIB } from "../src/sqlite/index.js";
 import { spawnService } from "../test/support/service-process.js";
 import { connect, type TestClient } from "../test/support/test-engine.js";
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const AGENTS = Number(process.env.SOAK_AGENTS ?? 4);
 const SAMPLE_SECONDS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 30);
+/** The service's page cache per SQLite connection (SKILL_ENGINE_SQLITE_CACHE_KIB); 16000 is the old default. */
+const SQLITE_CACHE_KIB = Number(process.env.SOAK_SQLITE_CACHE_KIB ?? DEFAULT_SQLITE_CACHE_KIB);
+/** The service's connections on registry.db (registry, composition, learning, routing, playbook). */
+const SQLITE_CONNECTIONS = 5;
 /** Skills each agent owns and cycles through: the registry grows in versions, not in names. */
 const SKILLS_PER_AGENT = 3;
 
@@ -52,9 +60,18 @@ interface Sample {
   readonly rssFileMb: number;
   /** Memory of C++ objects bound to JavaScript ones (buffers, native handles), from /metrics. */
   readonly externalMb: number;
+  /** registry.db and its WAL on disk. */
+  readonly databaseMb: number;
+  readonly walMb: number;
+  /** The most SQLite's page caches can hold now: connections × min(file size, cache size). */
+  readonly sqliteCacheCeilingMb: number;
 }
 
-async function sampleProcess(pid: number, startedAt: number, metricsPort: number | undefined): Promise<Sample> {
+async function fileMb(file: string): Promise<number> {
+  return (await stat(file).catch(() => ({ size: 0 }))).size / 2 ** 20;
+}
+
+async function sampleProcess(pid: number, startedAt: number, metricsPort: number | undefined, home: string): Promise<Sample> {
   const statusText = await readFile(`/proc/${pid}/status`, "utf8");
   const kilobytes = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(statusText)?.[1] ?? 0) / 1024;
   const openFds = (await readdir(`/proc/${pid}/fd`)).length;
@@ -66,7 +83,12 @@ async function sampleProcess(pid: number, startedAt: number, metricsPort: number
     heapUsedMb = bytes("nodejs_heap_size_used_bytes");
     externalMb = bytes("nodejs_external_memory_bytes");
   }
+  const databaseMb = await fileMb(path.join(home, "registry.db"));
+  const walMb = await fileMb(path.join(home, "registry.db-wal"));
   return {
+    databaseMb,
+    walMb,
+    sqliteCacheCeilingMb: SQLITE_CONNECTIONS * Math.min(databaseMb + walMb, SQLITE_CACHE_KIB / 1024),
     atSeconds: (performance.now() - startedAt) / 1000,
     rssMb: kilobytes("VmRSS"),
     rssAnonMb: kilobytes("RssAnon"),
@@ -174,6 +196,7 @@ async function main(): Promise<void> {
     SKILL_ENGINE_SANDBOX_DIR: path.join(root, "sandbox"),
     SKILL_ENGINE_LOG_LEVEL: "info",
     SKILL_ENGINE_POOL: "on",
+    SKILL_ENGINE_SQLITE_CACHE_KIB: String(SQLITE_CACHE_KIB),
   });
   const pid = service.child.pid ?? 0;
   const listening = service.logs.find((entry) => typeof entry.metricsPort === "number");
@@ -181,31 +204,32 @@ async function main(): Promise<void> {
   const clients = Array.from({ length: AGENTS }, () => connect(service.port));
   const recorder = new Recorder();
   const startedAt = performance.now();
-  const samples: Sample[] = [await sampleProcess(pid, startedAt, metricsPort)];
+  const samples: Sample[] = [await sampleProcess(pid, startedAt, metricsPort, home)];
   const sampler = setInterval(() => {
-    sampleProcess(pid, startedAt, metricsPort)
+    sampleProcess(pid, startedAt, metricsPort, home)
       .then((sample) => {
         samples.push(sample);
         console.log(
-          `  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB (anon ${sample.rssAnonMb.toFixed(1)}, file ${sample.rssFileMb.toFixed(1)})  heap ${sample.heapUsedMb.toFixed(1)} MB  external ${sample.externalMb.toFixed(1)} MB  fds ${sample.openFds}`,
+          `  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB (anon ${sample.rssAnonMb.toFixed(1)}, file ${sample.rssFileMb.toFixed(1)})  heap ${sample.heapUsedMb.toFixed(1)} MB  external ${sample.externalMb.toFixed(1)} MB  fds ${sample.openFds}  db ${sample.databaseMb.toFixed(1)} MB (wal ${sample.walMb.toFixed(1)}, cache ceiling ${sample.sqliteCacheCeilingMb.toFixed(1)})`,
         );
       })
       .catch(() => undefined);
   }, SAMPLE_SECONDS * 1000);
-  console.log(`soak: ${AGENTS} agents for ${SECONDS} s against pid ${pid}; sampling every ${SAMPLE_SECONDS} s`);
+  console.log(
+    `soak: ${AGENTS} agents for ${SECONDS} s against pid ${pid}; sampling every ${SAMPLE_SECONDS} s; SQLite cache ${SQLITE_CACHE_KIB} KiB a connection`,
+  );
   const until = startedAt + SECONDS * 1000;
   const outcomes = await Promise.all(clients.map((client, id) => agent(id, client, recorder, until)));
   const elapsed = (performance.now() - startedAt) / 1000;
   clearInterval(sampler);
-  samples.push(await sampleProcess(pid, startedAt, metricsPort));
+  samples.push(await sampleProcess(pid, startedAt, metricsPort, home));
   const instance = instanceTagOf(home);
   const filters = { label: [`${LABEL_MANAGED}=true`, `${LABEL_INSTANCE}=${instance}`] };
   const containersBeforeStop = (await docker.listContainers({ all: true, filters })).length;
   for (const client of clients) client.close();
   await service.kill("SIGTERM");
   const containersLeft = (await docker.listContainers({ all: true, filters })).length;
-  // SQLite's page cache (up to 16 MiB per connection) grows with the database: its size explains part of RSS.
-  const databaseMb = (await stat(path.join(home, "registry.db")).catch(() => ({ size: 0 }))).size / 2 ** 20;
+  const databaseMb = await fileMb(path.join(home, "registry.db"));
 
   const total = [...recorder.latencies.values()].reduce((n, list) => n + list.length, 0);
   const perRpc = [...recorder.latencies.entries()].map(([rpc, list]) => {
@@ -244,6 +268,7 @@ async function main(): Promise<void> {
     containersBeforeStop,
     containersLeft,
     registryDbMb: databaseMb,
+    sqliteCacheKib: SQLITE_CACHE_KIB,
   };
 
   console.log(
@@ -273,9 +298,56 @@ async function main(): Promise<void> {
   await mkdir(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `soak-${figures.date.replace(/[:.]/g, "-")}.json`);
   await writeFile(file, `${JSON.stringify(figures, null, 2)}\n`);
-  console.log(`figures written to ${path.relative(process.cwd(), file)}`);
+  await writeFile(file.replace(/\.json$/, ".svg"), plotSamples(samples, `soak ${figures.date}: ${AGENTS} agents, SQLite cache ${SQLITE_CACHE_KIB} KiB`));
+  console.log(`figures written to ${path.relative(process.cwd(), file)} (plot beside it, .svg)`);
   await rm(root, { recursive: true, force: true });
   if (containersLeft > 0) process.exitCode = 1;
+}
+
+/** RSS, anonymous RSS, V8 heap and SQLite's cache ceiling over time, as a small SVG line chart. */
+function plotSamples(samples: readonly Sample[], title: string): string {
+  const width = 800;
+  const height = 400;
+  const margin = { left: 60, right: 170, top: 30, bottom: 40 };
+  const series: Array<{ label: string; colour: string; value: (s: Sample) => number }> = [
+    { label: "RSS", colour: "#1f77b4", value: (s) => s.rssMb },
+    { label: "anonymous RSS", colour: "#ff7f0e", value: (s) => s.rssAnonMb },
+    { label: "V8 heap used", colour: "#2ca02c", value: (s) => s.heapUsedMb },
+    { label: "SQLite cache ceiling", colour: "#d62728", value: (s) => s.sqliteCacheCeilingMb },
+  ];
+  const maxX = Math.max(1, ...samples.map((s) => s.atSeconds));
+  const maxY = Math.max(1, ...samples.flatMap((s) => series.map((line) => line.value(s)))) * 1.1;
+  const x = (seconds: number) => margin.left + (seconds / maxX) * (width - margin.left - margin.right);
+  const y = (mb: number) => height - margin.bottom - (mb / maxY) * (height - margin.top - margin.bottom);
+  const lines = series.map((line, i) => {
+    const points = samples.map((s) => `${x(s.atSeconds).toFixed(1)},${y(line.value(s)).toFixed(1)}`).join(" ");
+    const legendY = margin.top + 20 * i;
+    return (
+      `<polyline fill="none" stroke="${line.colour}" stroke-width="2" points="${points}"/>` +
+      `<rect x="${width - margin.right + 15}" y="${legendY - 9}" width="12" height="12" fill="${line.colour}"/>` +
+      `<text x="${width - margin.right + 32}" y="${legendY + 1}" font-size="12">${line.label}</text>`
+    );
+  });
+  const ticksY = Array.from({ length: 6 }, (_, i) => (maxY / 5) * i).map(
+    (mb) => `<text x="${margin.left - 8}" y="${y(mb) + 4}" font-size="11" text-anchor="end">${mb.toFixed(0)}</text>`,
+  );
+  const ticksX = Array.from({ length: 7 }, (_, i) => (maxX / 6) * i).map(
+    (seconds) => `<text x="${x(seconds)}" y="${height - margin.bottom + 16}" font-size="11" text-anchor="middle">${(seconds / 60).toFixed(0)}</text>`,
+  );
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="${margin.left}" y="18" font-size="13">${title}</text>`,
+    `<line x1="${margin.left}" y1="${y(0)}" x2="${width - margin.right}" y2="${y(0)}" stroke="#444"/>`,
+    `<line x1="${margin.left}" y1="${y(0)}" x2="${margin.left}" y2="${margin.top}" stroke="#444"/>`,
+    ...ticksY,
+    ...ticksX,
+    `<text x="${(margin.left + width - margin.right) / 2}" y="${height - 6}" font-size="12" text-anchor="middle">minutes</text>`,
+    `<text x="14" y="${height / 2}" font-size="12" transform="rotate(-90 14 ${height / 2})" text-anchor="middle">MB</text>`,
+    ...lines,
+    "</svg>",
+    "",
+  ].join("\n");
 }
 
 main().catch((error: unknown) => {

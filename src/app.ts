@@ -115,6 +115,7 @@ export async function startSkillEngine(
 
   const registry = SkillRegistry.open(path.join(config.home, REGISTRY_FILE), config.healthPolicy, {
     telemetrySyncMs: config.telemetrySyncMs,
+    sqliteCacheKib: config.sqliteCacheKib,
   });
   const store = new CanonicalStore(config.home);
   await store.init();
@@ -129,7 +130,7 @@ export async function startSkillEngine(
   const mirror = new MirrorWriter(registry, store, logger);
   await mirror.flush();
   // Its own connection to registry.db (WAL), durable like the registry: declarations are acknowledged state.
-  const compositionDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const compositionDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true, cacheKib: config.sqliteCacheKib });
   // Steps' conditions run in a child process of their own (docs/composition.md#where-conditions-run), started on first use.
   const conditions = new ConditionHost({ logger: logger.child({ component: "conditions" }) });
   const composition = new Composition(registry, store, compositionDb, config.composition, conditions);
@@ -210,7 +211,7 @@ export async function startSkillEngine(
   });
   new SourceMetrics(metrics.registry).attach(() => skillSources.countsBySourceAndStatus());
   // Learning's own durable connection to registry.db (WAL), as the playbook's.
-  const learningDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const learningDb = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true, cacheKib: config.sqliteCacheKib });
   const learningStore = new LearningStore(learningDb);
   const learningMirror = new LearningMirror(store.directory, learningStore, registry, logger.child({ component: "learning" }));
   const learningRestored = await learningMirror.init();
@@ -463,7 +464,7 @@ export async function startRouting(
   registry: SkillRegistry,
   metrics?: ServiceMetrics,
 ): Promise<{ service: RoutingService; embedder: Embedder; close(): Promise<void> }> {
-  const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false });
+  const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false, cacheKib: config.sqliteCacheKib });
   const backend =
     config.embedder.kind === "openai"
       ? await OpenAiEmbedder.create({
@@ -537,7 +538,7 @@ export async function startPlaybook(
     readonly events?: PlaybookEvents;
   } = {},
 ): Promise<{ service: PlaybookService; close(): Promise<void> }> {
-  const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true });
+  const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: true, cacheKib: config.sqliteCacheKib });
   const embedded = new SqliteVecIndex(db, { table: "lesson_vectors", logger });
   const vectors = config.qdrant
     ? new FallbackVectorIndex(

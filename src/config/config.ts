@@ -64,6 +64,12 @@ export interface SkillEngineConfig {
    * @default 1000 (SKILL_ENGINE_TELEMETRY_SYNC_MS)
    */
   readonly telemetrySyncMs: number;
+  /**
+   * Page cache of each of the service's SQLite connections on registry.db, in KiB: what SQLite may
+   * hold in memory is five times this, whatever the file's size (docs/performance.md#memory-over-time).
+   * @default 2048 (SKILL_ENGINE_SQLITE_CACHE_KIB)
+   */
+  readonly sqliteCacheKib: number;
   /** Debian's CPython, whose parser gates intake (never runs skill code). @default "/usr/bin/python3" (SKILL_ENGINE_PYTHON) */
   readonly pythonPath: string;
   /**
@@ -294,6 +300,7 @@ const schema = z.object({
   SKILL_ENGINE_REMOVAL_WORKERS: integer(1, 64).default(2),
   SKILL_ENGINE_MAX_AWAITING_REMOVAL: integer(1, 10_000).default(32),
   SKILL_ENGINE_TELEMETRY_SYNC_MS: integer(0, 60_000).default(1000),
+  SKILL_ENGINE_SQLITE_CACHE_KIB: integer(64, 1_048_576).default(2048),
   SKILL_ENGINE_PYTHON: z.string().startsWith("/", "must be an absolute path to a python3 interpreter").default("/usr/bin/python3"),
   SKILL_ENGINE_DEGRADE_AFTER_FAILURES: integer(1, 1000).default(3),
   SKILL_ENGINE_WINDOW_SIZE: integer(1, 10_000).default(20),
@@ -540,6 +547,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     removalWorkers: v.SKILL_ENGINE_REMOVAL_WORKERS,
     maxAwaitingRemoval: v.SKILL_ENGINE_MAX_AWAITING_REMOVAL,
     telemetrySyncMs: v.SKILL_ENGINE_TELEMETRY_SYNC_MS,
+    sqliteCacheKib: v.SKILL_ENGINE_SQLITE_CACHE_KIB,
     pythonPath: v.SKILL_ENGINE_PYTHON,
     healthPolicy: {
       degradeAfterConsecutiveFailures: v.SKILL_ENGINE_DEGRADE_AFTER_FAILURES,

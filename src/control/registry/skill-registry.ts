@@ -206,9 +206,9 @@ export class SkillRegistry {
    * WAL is flushed to disk at most that long after it (docs/performance.md#telemetry-durability).
    * 0: every telemetry commit is fsynced before it returns, like every other write.
    */
-  static open(file: string, policy: HealthPolicy, options: { telemetrySyncMs?: number } = {}): SkillRegistry {
+  static open(file: string, policy: HealthPolicy, options: { telemetrySyncMs?: number; sqliteCacheKib?: number } = {}): SkillRegistry {
     return withSqlite("registry", `open the registry at ${file}`, () => {
-      const db = openRegistryDatabase(file, { durable: true });
+      const db = openRegistryDatabase(file, { durable: true, cacheKib: options.sqliteCacheKib });
       migrate(db);
       return new SkillRegistry(db, policy, file, options.telemetrySyncMs ?? 0);
     });
