@@ -18,6 +18,7 @@ import {
   startTestEngine,
   type TestEngine,
   warmIdle,
+  whileItsContainerRuns,
 } from "./support/test-engine.js";
 
 /** Looks a city up: {"city": "Oslo"} → {"lat": 59.9, "city": "Oslo"}; exits 1 for an unknown city. */
@@ -60,7 +61,9 @@ describe("composed skills and dependencies through a real server, engine and SQL
   const deps = (name: string) => engine.client.call(engine.client.raw.getSkillDependencies, { name });
 
   beforeAll(async () => {
-    engine = await startTestEngine();
+    // A sandbox limit far above any wait here: a step stopped by the call's deadline must be
+    // stopped by it, not by the limit (the 10 s default would stop a step that outlives the deadline anyway).
+    engine = await startTestEngine({ env: { SKILL_ENGINE_TIMEOUT_MS: "900000" } });
     await engine.client.register({ name: "geo", code: GEO, parametersSchema: CITY_SCHEMA, testPayload: '{"city": "Oslo"}' });
     await engine.client.register({ name: "hemisphere", code: HEMISPHERE, testPayload: '{"lat": 1}' });
     await engine.client.register({ name: "echo", code: ECHO });
@@ -130,14 +133,22 @@ print("slept")
       ],
       testPayload: '{"s": 0}',
     });
-    // Each step alone fits well within the sandbox's 10 s limit; together they outlast the call's 4 s deadline.
-    const late = await rpcError(engine.client.invoke("slow_chain", '{"s": 2}', 4_000));
+    // The first step sleeps 600 s, well within the sandbox limit: only the call's deadline can stop
+    // it. The deadline leaves a loaded machine ample time to start the step's container first.
+    const { call } = await whileItsContainerRuns(engine.instanceTag, () => engine.client.invoke("slow_chain", '{"s": 600}', 15_000));
+    const late = await rpcError(call);
     expect(late.code).toBe(status.DEADLINE_EXCEEDED);
-    // The stopped step's container is removed: nothing of the composition is left running.
-    await eventually("no container of the composition left", async () =>
-      (await containersOf(engine.instanceTag)).length === 0 ? true : undefined,
+    // The server stops the running step and removes its container, long before its sleep ends (a
+    // composition that ran its steps without the call's signal would keep it for 600 s), and
+    // starts no further step.
+    await eventually(
+      "the running step's container removed, and no other of the composition left",
+      async () => ((await containersOf(engine.instanceTag)).length === 0 ? true : undefined),
+      { timeoutMs: 90_000 },
     );
-  });
+    const stats = await engine.client.call(engine.client.raw.getSkillStats, { name: "sleepy" });
+    expect(stats.totalInvocations).toBe(0);
+  }, 180_000);
 
   it("takes a branch and skips another by their conditions; the output template shapes the result", async () => {
     await composed({
@@ -225,6 +236,19 @@ print("slept")
     const cycle = await rpcError(composed({ name: "ring_b", steps: [step("a", "ring_a", { city: "{{params.city}}" })] }));
     expect(cycle.code).toBe(status.INVALID_ARGUMENT);
     expect(cycle.details).toBe("steps: would close a dependency cycle: ring_b → ring_a → ring_b");
+  });
+
+  it("refuses a composed skill that nests composed skills deeper than SKILL_ENGINE_COMPOSITION_MAX_DEPTH (4), naming the depth", async () => {
+    // A composition of plain skills has depth 1; each composed skill over the one before adds one.
+    await composed({ name: "nest_1", steps: [step("e", "echo", { v: 1 })] });
+    for (const level of [2, 3, 4]) {
+      const registered = await composed({ name: `nest_${level}`, steps: [step("s", `nest_${level - 1}`, { city: "{{params.city}}" })] });
+      expect(registered.test?.stdout).toBe('{"echo": {"v": 1}}\n');
+    }
+    const tooDeep = await rpcError(composed({ name: "nest_5", steps: [step("s", "nest_4", { city: "{{params.city}}" })] }));
+    expect(tooDeep.code).toBe(status.INVALID_ARGUMENT);
+    expect(tooDeep.details).toBe("steps: nests composed skills 5 deep; the limit is 4 (SKILL_ENGINE_COMPOSITION_MAX_DEPTH)");
+    expect((await rpcError(engine.client.get("nest_5"))).code).toBe(status.NOT_FOUND);
   });
 
   it("places a plain skill's dependency read-only beside it: it imports the function and sees no other skill", async () => {

@@ -124,15 +124,25 @@ describe("operator console in a browser", () => {
 
     await page.goto(`${base}/console/skills/adder`);
     await page.waitForSelector('#timeline[data-drawn="true"] canvas');
-    // Drawn, not just present: the chart's canvas has painted pixels.
-    const painted = (await page.evaluate(`(() => {
+    // The data drawn, not just the axes and grid: only the overall series paints green (#2e7d32;
+    // the grid is grey, the version marks blue, the per-version series other hues). Today's one
+    // value, 80 %, is a point in the upper half of the chart.
+    const series = (await page.evaluate(`(() => {
       const canvas = document.querySelector("#timeline canvas");
       const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
-      let n = 0;
-      for (let i = 3; i < data.length; i += 4) if (data[i] > 0) n++;
-      return n;
-    })()`)) as number;
-    expect(painted).toBeGreaterThan(100);
+      let count = 0;
+      let ySum = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        if (data[i + 3] > 0 && data[i + 1] - Math.max(data[i], data[i + 2]) >= 30) {
+          count++;
+          ySum += Math.floor(i / 4 / canvas.width);
+        }
+      }
+      return { count, meanY: count ? ySum / count : -1, height: canvas.height };
+    })()`)) as { count: number; meanY: number; height: number };
+    expect(series.count).toBeGreaterThanOrEqual(20);
+    expect(series.meanY).toBeGreaterThan(0);
+    expect(series.meanY).toBeLessThan(series.height / 2);
     const timeline = JSON.parse(await page.$eval("#timeline-data", (e) => e.textContent ?? "")) as {
       invocations: number[];
       perVersion: Array<{ version: number }>;

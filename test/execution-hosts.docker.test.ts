@@ -13,7 +13,12 @@ import { type ServiceProcess, spawnRunner } from "./support/service-process.js";
 import { metricSamples, rpcError, samples, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 const IMAGE = "skill-engine-sandbox:latest";
-const HEARTBEAT_MS = 300;
+/**
+ * The runners' beat and the control plane's. A runner is counted gone after 3 beats of silence: 9 s
+ * is more than a loaded 2-core machine keeps a process from running, so only a killed or stopped
+ * runner is ever counted gone (a shorter beat made the exact counts below flaky).
+ */
+const HEARTBEAT_MS = 3_000;
 
 const SLEEPER = `import json, sys, time
 args = json.loads(sys.argv[1])
@@ -54,7 +59,8 @@ describe("execution hosts behind NATS", () => {
     SKILL_ENGINE_RUNNER_HEARTBEAT_MS: String(HEARTBEAT_MS),
     SKILL_ENGINE_ENGINE_PROBE_MS: "300",
     SKILL_ENGINE_SANDBOX_SWEEP_SECONDS: "1",
-    SKILL_ENGINE_TIMEOUT_MS: "60000",
+    // Far above any wait here: a run stopped by a deadline is stopped by it, not by the sandbox limit.
+    SKILL_ENGINE_TIMEOUT_MS: "900000",
     SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: "60",
   });
   const startHost = async (host: Host): Promise<void> => {
@@ -148,26 +154,44 @@ describe("execution hosts behind NATS", () => {
   }, 120_000);
 
   it("a deadline reaches the runner: the call answers DEADLINE_EXCEEDED and the runner stops and removes its container", async () => {
-    const error = await rpcError(
-      plane.client.call(plane.client.raw.invokeSkill, { name: "sleeper", payload: '{"s": 30, "tag": "too slow"}', routeId: "" }, 1_500),
+    const finishedBefore = await Promise.all(hosts.map((host) => runnerMetric(host, "skill_engine_sandbox_runs_total")));
+    // The run sleeps 600 s, far within the sandbox limit: only the cancellation the deadline sends
+    // can stop it. The deadline leaves a loaded machine ample time to hand the run to a runner first.
+    const call = rpcError(
+      plane.client.call(plane.client.raw.invokeSkill, { name: "sleeper", payload: '{"s": 600, "tag": "too slow"}', routeId: "" }, 15_000),
     );
+    await eventually(
+      "a runner to hold the run",
+      async () =>
+        (await Promise.all(hosts.map((host) => runnerMetric(host, "skill_engine_runs_in_flight")))).some((n) => n > 0) ? true : undefined,
+      { intervalMs: 25 },
+    );
+    const error = await call;
     expect(error.code).toBe(status.DEADLINE_EXCEEDED);
-    await eventually("both runners to be idle, with only their warm pools left", async () => {
-      for (const host of hosts) {
-        if ((await runnerMetric(host, "skill_engine_runs_in_flight")) !== 0) return undefined;
-        const containers = await containersOn(host);
-        if (containers.length > (await runnerMetric(host, "skill_engine_warm_pool_idle"))) return undefined;
-      }
-      return true;
-    });
+    // Long before the sleep would end (a control plane that did not tell the runner would leave it
+    // running for 600 s), the runner stops the run and removes its container.
+    await eventually(
+      "both runners to be idle, with only their warm pools left",
+      async () => {
+        for (const host of hosts) {
+          if ((await runnerMetric(host, "skill_engine_runs_in_flight")) !== 0) return undefined;
+          const containers = await containersOn(host);
+          if (containers.length > (await runnerMetric(host, "skill_engine_warm_pool_idle"))) return undefined;
+        }
+        return true;
+      },
+      { timeoutMs: 90_000 },
+    );
+    // Stopped, not finished: no runner counts it as a run of the skill, and neither does the control plane.
+    expect(await Promise.all(hosts.map((host) => runnerMetric(host, "skill_engine_sandbox_runs_total")))).toEqual(finishedBefore);
     expect((await plane.client.get("sleeper")).skill?.failureCount).toBe(0);
-  }, 60_000);
+  }, 180_000);
 
   it("a malformed run message is refused by the runner with a reason, and WipeSandbox reaches every runner", async () => {
     const { connect } = await import("@nats-io/transport-node");
     const raw = await connect({ servers: bus.url });
     try {
-      const reply = await raw.request("skillengine.runs", JSON.stringify({ v: 1, id: "x", code: 42 }), { timeout: 5_000 });
+      const reply = await raw.request("skillengine.runs", JSON.stringify({ v: 1, id: "x", code: 42 }), { timeout: 30_000 });
       expect(reply.json()).toMatchObject({ type: "failed", kind: "refused", message: expect.stringMatching(/malformed run request/) });
     } finally {
       await raw.close();

@@ -159,6 +159,21 @@ describe("Playbook through gRPC: gates, retrieval by meaning, verification", () 
       }
     });
 
+    it("searches a long user message on its beginning and end, says so, and refuses one over 32,000 characters", async () => {
+      // The question, then the pasted file: far beyond the 2,000 characters searched whole.
+      const question = "How should I read a CSV file where some quoted values contain commas? Here is the file:\n";
+      const rows = Array.from({ length: 800 }, (_, i) => `${i},"Lyon, France","crate ${i}, fragile",${i * 3}\n`).join("");
+      const message = (question + rows).slice(0, 20_000);
+      const found = await playbook.call(playbook.raw.getPlaybookContext, { query: message, limit: 0 });
+      expect(found.lessons[0]?.id).toBe(csv.id);
+      expect(found.warnings).toEqual([expect.stringMatching(/^query is 20000 characters, more than the 2000 searched whole: /)]);
+      const short = await playbook.call(playbook.raw.getPlaybookContext, { query: "reading a CSV file with quoted commas", limit: 0 });
+      expect(short.warnings).toEqual([]);
+      const tooLong = await rpcError(playbook.call(playbook.raw.getPlaybookContext, { query: "csv ".repeat(8_001), limit: 0 }));
+      expect(tooLong.code).toBe(status.INVALID_ARGUMENT);
+      expect(tooLong.details).toBe("query: is 32003 characters; the limit is 32000");
+    });
+
     it("validates the query and the limit", async () => {
       expect((await rpcError(playbook.call(playbook.raw.getPlaybookContext, { query: " ", limit: 0 }))).code).toBe(status.INVALID_ARGUMENT);
       const tooMany = await rpcError(playbook.call(playbook.raw.getPlaybookContext, { query: "csv", limit: 51 }));
@@ -210,16 +225,56 @@ describe("Playbook through gRPC: gates, retrieval by meaning, verification", () 
     });
   });
 
-  it("exports lessons by agent and state, retrievals, helpful credits and prunes on /metrics", async () => {
+  it("exports lessons by state, retrievals, helpful credits and prunes on /metrics", async () => {
     const { lessons } = await playbook.call(playbook.raw.getPlaybookContext, { query: "reading a CSV file with quoted commas", limit: 1 });
     expect(lessons).toHaveLength(1);
     await playbook.call(playbook.raw.creditRecentRetrievals, { windowSeconds: 0 });
     const text = await (await fetch(`http://127.0.0.1:${engine.app.metricsPort}/metrics`)).text();
     const value = (pattern: RegExp): number => Number(pattern.exec(text)?.[1] ?? Number.NaN);
     const listed = await playbook.call(playbook.raw.listLessons, { scope: 0, domain: "", limit: 0, includeInactive: false, owner: "" });
-    expect(value(/^skill_engine_lessons\{agent="local",state="active"\} (\d+)$/m)).toBe(listed.lessons.length);
+    // No agent label: identities belong in logs (docs/operations.md#metrics).
+    expect(value(/^skill_engine_lessons\{state="active"\} (\d+)$/m)).toBe(listed.lessons.length);
     expect(value(/^skill_engine_lesson_retrievals_total (\d+)$/m)).toBeGreaterThanOrEqual(2);
     expect(value(/^skill_engine_lesson_helpful_credits_total (\d+)$/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^skill_engine_lessons_pruned_total (\d+)$/m)).toBe(0);
+  });
+});
+
+describe("PruneLessons through gRPC, counted on /metrics", () => {
+  let engine: TestEngine;
+  let playbook: TestPlaybookClient;
+
+  beforeAll(async () => {
+    engine = await startTestEngine();
+    playbook = connectPlaybook(engine.app.port);
+  });
+  afterAll(async () => {
+    playbook?.close();
+    await engine?.dispose();
+  });
+
+  it("counts every lesson a prune archives in skill_engine_lessons_pruned_total, and none a dry run names", async () => {
+    const pruned = async (): Promise<number> => {
+      const text = await (await fetch(`http://127.0.0.1:${engine.app.metricsPort}/metrics`)).text();
+      return Number(/^skill_engine_lessons_pruned_total (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+    };
+    // Two lessons with one trigger (different advice): one query shows both, neither is ever helpful.
+    const trigger = "When a log file on a busy server grows without bound";
+    for (const correctPattern of [
+      "Rotate it by size with logrotate and keep a few compressed copies.",
+      "Send the lines to journald and cap its disk use.",
+    ]) {
+      await playbook.add({ trigger, correctPattern, domains: ["shell"] });
+    }
+    const shown = await playbook.call(playbook.raw.getPlaybookContext, { query: trigger, limit: 5 });
+    expect(shown.lessons).toHaveLength(2);
+    const prune = (dryRun: boolean) =>
+      playbook.call(playbook.raw.pruneLessons, { minRetrievals: 1, maxDropFraction: 1, hasMaxDropFraction: true, dryRun });
+
+    expect((await prune(true)).dropped).toHaveLength(2);
+    expect(await pruned()).toBe(0);
+    const archived = await prune(false);
+    expect(archived.dropped.map((l) => l.state)).toEqual([LessonState.LESSON_STATE_ARCHIVED, LessonState.LESSON_STATE_ARCHIVED]);
+    expect(await pruned()).toBe(2);
   });
 });

@@ -27,7 +27,9 @@ async function expectNoContainers(instanceTag: string): Promise<void> {
 describe("deadlines, cancellation and shutdown reach the container", () => {
   let engine: TestEngine;
   beforeAll(async () => {
-    engine = await startTestEngine({ env: { SKILL_ENGINE_TIMEOUT_MS: "30000" } });
+    // Runs here sleep 600 s, far within this limit: only the deadline, the cancellation or the
+    // shutdown under test can stop them, long before their sleep or the limit would.
+    engine = await startTestEngine({ env: { SKILL_ENGINE_TIMEOUT_MS: "900000" } });
     await engine.client.register({ name: "sleeper", code: SLEEPER });
   });
   afterAll(async () => {
@@ -35,7 +37,9 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
   });
 
   it("a call whose deadline passes answers DEADLINE_EXCEEDED and its container is removed", async () => {
-    const error = await rpcError(engine.client.invoke("sleeper", '{"sleep": 20}', 1_500));
+    // The deadline leaves a loaded machine ample time to start the container first: it then stops a running skill.
+    const { call } = await whileItsContainerRuns(engine.instanceTag, () => engine.client.invoke("sleeper", '{"sleep": 600}', 15_000));
+    const error = await rpcError(call);
     expect(error.code).toBe(status.DEADLINE_EXCEEDED);
     await expectNoContainers(engine.instanceTag);
     const { skill } = await engine.client.get("sleeper");
@@ -44,7 +48,7 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
 
   it("a client that cancels stops its run and its container", async () => {
     const { call } = await whileItsContainerRuns(engine.instanceTag, async () =>
-      engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 20}', routeId: "" }, () => undefined),
+      engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 600}', routeId: "" }, () => undefined),
     );
     (await call).cancel();
     await expectNoContainers(engine.instanceTag);
@@ -74,10 +78,10 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
   });
 
   it("shutting the service down stops runs in flight with UNAVAILABLE and leaves no container", async () => {
-    const doomed = await startTestEngine();
+    const doomed = await startTestEngine({ env: { SKILL_ENGINE_TIMEOUT_MS: "900000" } });
     await doomed.client.register({ name: "sleeper", code: SLEEPER });
     const client = connect(doomed.app.port);
-    const { call: inFlight } = await whileItsContainerRuns(doomed.instanceTag, () => rpcError(client.invoke("sleeper", '{"sleep": 30}')));
+    const { call: inFlight } = await whileItsContainerRuns(doomed.instanceTag, () => rpcError(client.invoke("sleeper", '{"sleep": 600}')));
     await doomed.stop();
     const error = await inFlight;
     expect(error.code).toBe(status.UNAVAILABLE);

@@ -1,4 +1,5 @@
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
+import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,9 +12,12 @@ time.sleep(args.get("sleep", 0))
 print(json.dumps({"skill": "${tag}", "n": args.get("n")}))
 `;
 
-/** Sleeps, then reads its own file from its run directory: a wipe meanwhile makes it fail. */
+/**
+ * Sleeps, then reads its own file from its run directory: a wipe meanwhile makes it fail. The sleep
+ * leaves a loaded machine ample time to see the container run and wipe before the read.
+ */
 const READS_ITS_RUN_DIR_LATE = `import json, sys, time
-time.sleep(1.5)
+time.sleep(5)
 print(json.dumps({"lines": len(open("/sandbox/skill.py").read().splitlines())}))
 `;
 
@@ -92,9 +96,16 @@ describe("wiping the sandbox directory loses no skill", () => {
       engine.client.invoke(names[i % names.length] as string, JSON.stringify({ n: i, sleep: 0.3 })),
     );
     const settled = Promise.allSettled(burst);
+    // The first wipe comes once a run of the burst has its directory, so there is surely one to
+    // remove, however slowly the burst starts; the others are spread over the rest of it.
+    await eventually(
+      "a run of the burst to have its run directory",
+      async () => ((await readdir(path.join(engine.sandboxDir, "runs")).catch(() => [])).length > 0 ? true : undefined),
+      { intervalMs: 25 },
+    );
     let removed = 0;
     for (let i = 0; i < 4; i++) {
-      await sleep(200);
+      if (i > 0) await sleep(200);
       removed += (await engine.client.call(engine.client.raw.wipeSandbox, {})).removedRunDirectories;
     }
     for (const outcome of await settled) {

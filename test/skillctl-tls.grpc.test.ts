@@ -88,7 +88,7 @@ describe("skillctl over TLS, against the real service with tokens", () => {
         `127.0.0.1:${tls.app.port}`,
         ...tlsArgs,
         "--timeout",
-        "10",
+        "30",
         "whoami",
       );
       expect(run.code, tlsArgs.join(" ")).toBe(2);
@@ -100,7 +100,7 @@ describe("skillctl over TLS, against the real service with tokens", () => {
   });
 
   it("plaintext stays the default: it does not reach a TLS server, and TLS does not reach a plaintext one", async () => {
-    const plaintextToTls = await skillctlWith({}, "--address", `127.0.0.1:${tls.app.port}`, "--timeout", "5", "whoami");
+    const plaintextToTls = await skillctlWith({}, "--address", `127.0.0.1:${tls.app.port}`, "--timeout", "30", "whoami");
     expect(plaintextToTls.code).toBe(2);
     expect(plaintextToTls.stderr).toMatch(
       /^skillctl: UNAVAILABLE: .*\nskillctl: hint: no gRPC service answered at 127\.0\.0\.1:\d+: .*add --tls-ca or --tls\n$/,
@@ -109,7 +109,7 @@ describe("skillctl over TLS, against the real service with tokens", () => {
     expect((await skillctlWith({ SKILLCTL_TOKEN: TOKEN }, "--address", `127.0.0.1:${plain.app.port}`, "whoami")).stdout).toMatch(
       /^planner /,
     );
-    const tlsToPlaintext = await skillctlWith({}, "--address", `127.0.0.1:${plain.app.port}`, "--tls-ca", ca, "--timeout", "5", "whoami");
+    const tlsToPlaintext = await skillctlWith({}, "--address", `127.0.0.1:${plain.app.port}`, "--tls-ca", ca, "--timeout", "30", "whoami");
     expect(tlsToPlaintext.code).toBe(2);
     expect(tlsToPlaintext.stderr).toMatch(
       /^skillctl: UNAVAILABLE: .*wrong version number[^]*\nskillctl: hint: the server does not seem to speak TLS on this port/,

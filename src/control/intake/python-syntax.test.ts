@@ -142,8 +142,9 @@ describe("CPythonSyntaxChecker", () => {
   });
 
   it("kills and replaces a parser that exceeds the timeout", async () => {
-    // Generous for a normal skill on a loaded machine; the stuck parser never answers at all.
-    const impatient = new CPythonSyntaxChecker({ timeoutMs: 2_000 });
+    // Generous for a normal skill on a loaded machine (a replacement parser starts within it too);
+    // the stuck parser never answers at all.
+    const impatient = new CPythonSyntaxChecker({ timeoutMs: 10_000 });
     try {
       await impatient.check(SKILL);
       const pid = impatient.pid as number;
@@ -152,7 +153,7 @@ describe("CPythonSyntaxChecker", () => {
       const queuedBehind = impatient.check(SKILL);
       expect(await stuck).toEqual({
         ok: false,
-        message: "the Python parser did not finish within 2000 ms",
+        message: "the Python parser did not finish within 10000 ms",
         line: 0,
         column: 0,
         atEndOfInput: false,

@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEmbedder } from "@lat.md/embed";
+import { eventually } from "../../../test/support/poll.js";
 import { MiniLmEmbedder } from "./minilm-embedder.js";
 import { MINILM_DIMENSIONS, MINILM_MODEL_PACKAGE } from "./minilm-model.js";
 import type { MiniLmRuntime } from "./minilm-runtime.js";
@@ -115,10 +116,13 @@ describe("the two MiniLM runtimes", () => {
       const [before] = await embedder.embed(["get the weather forecast for a city"]);
       const pid = embedder.encoderThreadId as number;
       process.kill(pid, "SIGKILL");
-      // The call in flight when the host dies fails (EmbedderError); the next one loads a new host.
-      await vi.waitFor(async () => {
-        await expect(embedder.embed(["get the weather forecast for a city"])).resolves.toHaveLength(1);
-      });
+      // A call sent before the parent has seen the host die fails (EmbedderError); once it has, the
+      // next call loads a new host (a model load: seconds on a loaded machine).
+      await eventually(
+        "a call answered by a new native model host",
+        async () => ((await embedder.embed(["get the weather forecast for a city"])).length === 1 ? true : undefined),
+        { timeoutMs: 60_000 },
+      );
       const [after] = await embedder.embed(["get the weather forecast for a city"]);
       expect(embedder.encoderThreadId).not.toBe(pid);
       expect(dot(before as Float32Array, after as Float32Array)).toBeGreaterThan(0.99999);
@@ -135,20 +139,41 @@ describe("the two MiniLM runtimes", () => {
     (_, end, code) => {
       // A process that keeps the model busy and ends in the middle of a run. With ONNX Runtime in a
       // worker thread this was SIGABRT ("terminate called after throwing an instance of
-      // 'Napi::Error'"), whatever exit code the service asked for.
+      // 'Napi::Error'"), whatever exit code the service asked for. It ends once the model's process
+      // has spent CPU time on the busy batches while none of them has come back: a run is in flight
+      // then, whatever the machine's load (a fixed delay could end before the host starts, or after it finished).
       const script = `
+      const { readFileSync, writeSync } = await import("node:fs");
       const { MiniLmEmbedder } = await import(${JSON.stringify(fileURLToPath(new URL("./minilm-embedder.ts", import.meta.url)))});
       const embedder = new MiniLmEmbedder({ runtime: "native" });
       await embedder.embed(["load"]);
-      const busy = Array.from({ length: 64 }, (_, i) => "a sentence to keep the model busy, number " + i);
-      for (let i = 0; i < 3; i++) void embedder.embed(busy).catch(() => undefined);
-      setTimeout(() => ${end}, 30);`;
+      const hostCpuTicks = () => {
+        const fields = readFileSync("/proc/" + embedder.encoderThreadId + "/stat", "utf8").split(") ")[1].split(" ");
+        return Number(fields[11]) + Number(fields[12]);
+      };
+      const idle = hostCpuTicks();
+      let answered = 0;
+      for (let i = 0; i < 3; i++) {
+        const busy = Array.from({ length: 64 }, (_, j) => ("a long sentence to keep the model busy, batch " + i + " number " + j + ". ").repeat(8));
+        void embedder.embed(busy).then(() => answered++, () => undefined);
+      }
+      const watch = setInterval(() => {
+        if (hostCpuTicks() - idle < 3) return;
+        clearInterval(watch);
+        writeSync(1, JSON.stringify({ hostBusy: true, answered }) + "\\n");
+        ${end};
+      }, 5);`;
       const result = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
         encoding: "utf8",
         cwd: fileURLToPath(new URL("../../..", import.meta.url)),
         timeout: 120_000,
       });
-      expect({ status: result.status, signal: result.signal, stderr: result.stderr }).toEqual({ status: code, signal: null, stderr: "" });
+      expect({ status: result.status, signal: result.signal, stderr: result.stderr, stdout: result.stdout }).toEqual({
+        status: code,
+        signal: null,
+        stderr: "",
+        stdout: `${JSON.stringify({ hostBusy: true, answered: 0 })}\n`,
+      });
     },
     130_000,
   );

@@ -8,23 +8,36 @@ import type { MiniLmRuntime } from "./minilm-runtime.js";
 import type { SentenceEncoderLoader } from "./use-lite-encoder.js";
 
 /**
- * Where the host's program is: compiled JavaScript beside this file when it runs from `dist/`;
- * when it runs from `src/` (vitest, tsx scripts) the same program compiled in `dist/`, which
- * `npm test` and the bench scripts build first (scripts/ensure-ready.sh). A worker thread or a child
- * cannot run TypeScript without a loader that production has no use for.
+ * How to start the host's program. From `dist/` it is the compiled JavaScript beside this file, run
+ * as it is. From `src/` (vitest, tsx scripts) it is the TypeScript beside this file, run through tsx
+ * (a dev dependency, there whenever `src/` runs), so a test never needs `npm run build` first nor
+ * runs a stale `dist/`. A child takes tsx with `--import`; a worker thread does not apply a loader
+ * given that way (tsx registers its hooks on the main thread only), so it registers tsx itself and
+ * then imports the program.
  */
-function hostProgram(): URL {
-  const candidates = [
-    new URL("./minilm-host-main.js", import.meta.url),
-    new URL("../../../dist/routing/embedding/minilm-host-main.js", import.meta.url),
-  ];
-  const found = candidates.find((candidate) => existsSync(fileURLToPath(candidate)));
-  if (found === undefined) {
-    throw new Error(
-      `the MiniLM encoder program is not compiled (looked for ${candidates.map((c) => fileURLToPath(c)).join(", ")}); run npm run build`,
-    );
+interface HostProgram {
+  readonly file: string;
+  readonly childExecArgv: string[];
+  readonly worker: (workerData: unknown) => Worker;
+}
+
+function hostProgram(): HostProgram {
+  const compiled = new URL("./minilm-host-main.js", import.meta.url);
+  if (existsSync(fileURLToPath(compiled))) {
+    return {
+      file: fileURLToPath(compiled),
+      childExecArgv: [],
+      worker: (workerData) => new Worker(compiled, { name: "minilm-encoder", workerData }),
+    };
   }
-  return found;
+  const source = new URL("./minilm-host-main.ts", import.meta.url);
+  const start = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})
+    .then(({ register }) => { register(); return import(${JSON.stringify(source.href)}); })`;
+  return {
+    file: fileURLToPath(source),
+    childExecArgv: ["--import", import.meta.resolve("tsx")],
+    worker: (workerData) => new Worker(start, { eval: true, name: "minilm-encoder", workerData }),
+  };
 }
 
 /**
@@ -37,10 +50,10 @@ export const miniLmLoader =
   (runtime: MiniLmRuntime): SentenceEncoderLoader =>
   async () => {
     const program = hostProgram();
-    if (runtime === "wasm") return startEncoder(workerChannel(new Worker(program, { name: "minilm-encoder", workerData: { runtime } })));
-    const child = fork(fileURLToPath(program), [runtime], {
-      // Not this process's flags (a test runner's loaders, an inspector port): a plain Node program.
-      execArgv: [],
+    if (runtime === "wasm") return startEncoder(workerChannel(program.worker({ runtime })));
+    const child = fork(program.file, [runtime], {
+      // Not this process's flags (a test runner's loaders, an inspector port): only what the program needs.
+      execArgv: program.childExecArgv,
       stdio: ["ignore", "ignore", "inherit", "ipc"],
       serialization: "advanced",
     });

@@ -28,7 +28,7 @@ describe("FallbackVectorIndex: Qdrant in front, the embedded index behind it", (
   });
 
   /** A stand-in Qdrant and an embedded index that may already hold entries (a home from before Qdrant). */
-  async function setUp(options: { server?: FakeQdrantOptions; apiKey?: string; before?: VectorIndexEntry[] } = {}) {
+  async function setUp(options: { server?: FakeQdrantOptions; apiKey?: string; before?: VectorIndexEntry[]; timeoutMs?: number } = {}) {
     const server = new FakeQdrantServer(options.server);
     const url = await server.start();
     const db = new Database(":memory:");
@@ -39,7 +39,8 @@ describe("FallbackVectorIndex: Qdrant in front, the embedded index behind it", (
     const primary = new QdrantVectorIndex({
       url,
       collection: COLLECTION,
-      timeoutMs: 1_000,
+      // The stand-in answers at once; a deadline that a loaded machine could miss would fall back by itself.
+      timeoutMs: options.timeoutMs ?? 30_000,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
     });
     const index = new FallbackVectorIndex(primary, embedded, {
@@ -142,8 +143,9 @@ describe("FallbackVectorIndex: Qdrant in front, the embedded index behind it", (
   });
 
   it("a Qdrant that hangs never holds up close(): the copy stops and the next start copies again", async () => {
-    const { server, index } = await setUp({ before: ALL });
-    // Longer than the test's own timeout: close() passes only if it does not wait for the answer.
+    // The answer and the client's deadline both longer than the test's own timeout: close() passes
+    // only if it does not wait for either.
+    const { server, index } = await setUp({ before: ALL, timeoutMs: 600_000 });
     server.injectFault({ delayMs: 600_000 });
     await index.ensure(4);
     await index.close();

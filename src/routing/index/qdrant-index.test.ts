@@ -305,7 +305,8 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
     it("an unreachable Qdrant is UNAVAILABLE, names the endpoint and hides credentials", async () => {
       const port = await closedPort();
       const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
-      const down = new QdrantVectorIndex({ url: `http://127.0.0.1:${port}`, apiKey: "s3cret", timeoutMs: 2_000 });
+      // A refused connection fails at once; the deadline only bounds a machine too loaded to say so.
+      const down = new QdrantVectorIndex({ url: `http://127.0.0.1:${port}`, apiKey: "s3cret", timeoutMs: 30_000 });
       warn.mockRestore();
       const error = await down.ensure(4).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(VectorIndexUnavailableError);
@@ -429,7 +430,7 @@ describe("QdrantVectorIndex against a fake Qdrant REST server", () => {
 
     it("a URL without a port goes to the scheme's port, not 6333", async () => {
       // Port 80 on loopback: nothing of ours listens there, so the error names where it went.
-      const index = new QdrantVectorIndex({ url: "http://127.0.0.1", collection: "no_port", timeoutMs: 2_000 });
+      const index = new QdrantVectorIndex({ url: "http://127.0.0.1", collection: "no_port", timeoutMs: 30_000 });
       const error = await index.count().catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(VectorIndexUnavailableError);
       expect((error as Error).message).toContain("Qdrant at http://127.0.0.1 ");
