@@ -263,7 +263,7 @@ function open(file: string): Database.Database {
 async function main(): Promise<void> {
   const branch = {
     ...((await import("../src/routing/index.js")) as unknown as RoutingModule),
-    ...(await import("../src/routing/index/index.js")),
+    ...(await import("../src/search/index.js")),
   } as unknown as RoutingModule;
   const today = await todaysRouting();
   const queries = queriesFor();

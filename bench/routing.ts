@@ -34,7 +34,7 @@ import vm from "node:vm";
 import Database from "better-sqlite3";
 import pino from "pino";
 import { RouteMode, type RouteSkillsRequest, type RouteSkillsResponse, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
-import { toUnitVector } from "../src/routing/embedding/index.js";
+import { toUnitVector } from "../src/embedding/index.js";
 import {
   documentText,
   type Embedder,

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { discoverSkillFolders } from "../src/control/sources/index.js";
+import { discoverSkillFolders } from "../src/sources/index.js";
 
 const count = Number(process.argv[2] ?? 1000);
 

@@ -25,8 +25,8 @@ import {
   SourceWatcher,
 } from "./control/index.js";
 import { type ExecutionPlane, runOutcome } from "./execution/index.js";
-import { connectToBus, NatsSandboxRunner, subjectsUnder } from "./dispatch/index.js";
-import { localExecutionPlane } from "./runner/index.js";
+import { connectToBus, NatsSandboxRunner, subjectsUnder } from "./execution/nats/index.js";
+import { localExecutionPlane } from "./execution/runner-host/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
 import {

@@ -2,7 +2,7 @@ import pino from "pino";
 import { startSkillEngine } from "./app.js";
 import { loadConfigOrExplain } from "./config/index.js";
 import { MandatorySkillError } from "./control/index.js";
-import { BusUnreachableError } from "./dispatch/index.js";
+import { BusUnreachableError } from "./execution/nats/index.js";
 import { TlsFilesError } from "./grpc/index.js";
 import { TokenListError } from "./identity/index.js";
 

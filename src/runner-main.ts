@@ -1,7 +1,7 @@
 import pino from "pino";
 import { loadConfigOrExplain } from "./config/index.js";
-import { BusUnreachableError } from "./dispatch/index.js";
-import { startRunner } from "./runner/index.js";
+import { BusUnreachableError } from "./execution/nats/index.js";
+import { startRunner } from "./execution/runner-host/index.js";
 
 /**
  * Entry point of a runner (`npm run runner`, docs/execution-hosts.md): an execution host that

@@ -4,7 +4,7 @@ import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LABEL_INSTANCE, LABEL_MANAGED } from "../src/execution/index.js";
-import { runnerInstanceTag } from "../src/runner/index.js";
+import { runnerInstanceTag } from "../src/execution/runner-host/index.js";
 import { type HealthProbe, healthProbe, SKILL_ENGINE_SERVICE } from "./support/health-client.js";
 import { type NatsServer, startNatsServer } from "./support/nats-server.js";
 import { eventually } from "./support/poll.js";

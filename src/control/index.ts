@@ -81,4 +81,4 @@ export {
   type SourceEntry,
   SourceStore,
   SourceWatcher,
-} from "./sources/index.js";
+} from "../sources/index.js";

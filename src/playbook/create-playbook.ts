@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
-import type { Embedder } from "../routing/embedding/index.js";
-import { KeywordIndex, type VectorIndex } from "../routing/index/index.js";
+import type { Embedder } from "../embedding/index.js";
+import { KeywordIndex, type VectorIndex } from "../search/index.js";
 import type { Clock, PlaybookPolicy } from "./lesson.js";
 import { LessonStore } from "./lesson-store.js";
 import { LessonsMirrorWriter } from "./lessons-mirror.js";

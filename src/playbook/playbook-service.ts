@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { FailedPreconditionError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
-import type { Embedder } from "../routing/embedding/index.js";
+import type { Embedder } from "../embedding/index.js";
 import {
   audienceOf,
   type KeywordIndex,
@@ -15,7 +15,7 @@ import {
   type VectorIndex,
   type VectorSearchFilter,
   type VectorSearchHit,
-} from "../routing/index/index.js";
+} from "../search/index.js";
 import { duplicateKey, isNearDuplicate } from "./duplicates.js";
 import { type Clock, type LessonRecord, type LessonState, PLAYBOOK_HEADER, type PlaybookPolicy, systemClock } from "./lesson.js";
 import { type AcceptedLesson, acceptLesson, type LessonDraft } from "./lesson-gates.js";

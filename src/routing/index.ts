@@ -9,7 +9,7 @@ export {
 } from "./routing-service.js";
 export { failsFallbackFilter, QualityCounters, type SkillQuality } from "./quality-counters.js";
 export { documentText, SkillRouter, type RouteMode } from "./skill-router.js";
-export { CachedEmbedder, MiniLmEmbedder, OpenAiEmbedder, SqliteEmbeddingStore, UseLiteEmbedder, type Embedder } from "./embedding/index.js";
+export { CachedEmbedder, MiniLmEmbedder, OpenAiEmbedder, SqliteEmbeddingStore, UseLiteEmbedder, type Embedder } from "../embedding/index.js";
 export {
   FallbackVectorIndex,
   KeywordIndex,
@@ -18,5 +18,5 @@ export {
   qdrantCollectionName,
   SqliteVecIndex,
   type VectorIndex,
-} from "./index/index.js";
+} from "../search/index.js";
 export { hardenedDescription, toolDefinition } from "./hardened-description.js";

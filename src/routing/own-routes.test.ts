@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_HEALTH_POLICY, SkillRegistry } from "../control/registry/index.js";
 import { openRegistryDatabase } from "../sqlite/index.js";
 import { WordEmbedder } from "../../test/support/word-embedder.js";
-import { KeywordIndex, SqliteVecIndex } from "./index/index.js";
+import { KeywordIndex, SqliteVecIndex } from "../search/index.js";
 import { RoutingService } from "./routing-service.js";
 import { SkillRouter } from "./skill-router.js";
 

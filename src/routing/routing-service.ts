@@ -13,7 +13,7 @@ import {
 import { InvalidArgumentError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
 import { hardenedDescription, toolDefinition } from "./hardened-description.js";
-import { agentAudience, SEARCH_QUERY_LIMITS, searchedQuery, userAudience } from "./index/index.js";
+import { agentAudience, SEARCH_QUERY_LIMITS, searchedQuery, userAudience } from "../search/index.js";
 import { failsFallbackFilter, type QualityCounters, type SkillQuality } from "./quality-counters.js";
 import { failsQualityFilter, type RoutableSkill, ROUTABLE_STATUSES, type RouteMode, type SkillRouter } from "./skill-router.js";
 

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { KeywordIndex, SqliteVecIndex } from "./index/index.js";
+import { KeywordIndex, SqliteVecIndex } from "../search/index.js";
 import { WordEmbedder } from "../../test/support/word-embedder.js";
 import { documentText, type RoutableSkill, type RouteScope, SkillRouter } from "./skill-router.js";
 

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
-import type { Embedder } from "./embedding/index.js";
+import type { Embedder } from "../embedding/index.js";
 import {
   agentAudience,
   type KeywordIndex,
@@ -16,7 +16,7 @@ import {
   VectorIndexUnavailableError,
   type VectorSearchFilter,
   userAudience,
-} from "./index/index.js";
+} from "../search/index.js";
 import { splitClauses } from "./query-clauses.js";
 import { calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
 

@@ -1,0 +1,37 @@
+import Docker from "dockerode";
+import type { Logger } from "pino";
+import { dockerConnection, type SkillEngineConfig } from "../../config/index.js";
+import { DockerSandboxRunner, runOutcome } from "../index.js";
+import type { ServiceMetrics } from "../../observability/index.js";
+
+/**
+ * The local Docker engine as an execution plane, configured from the service's settings: what the
+ * embedded service runs on (SKILL_ENGINE_EXECUTION=local) and what a runner process serves over the bus.
+ */
+export function localExecutionPlane(
+  config: SkillEngineConfig,
+  instanceTag: string,
+  logger: Logger,
+  metrics: ServiceMetrics,
+): DockerSandboxRunner {
+  return new DockerSandboxRunner({
+    docker: new Docker(dockerConnection(config.dockerHost)),
+    logger,
+    image: config.image,
+    runtime: config.runtime,
+    sandboxDir: config.sandboxDir,
+    instanceTag,
+    limits: config.limits,
+    maxConcurrentRuns: config.maxConcurrentRuns,
+    maxQueuedRuns: config.maxQueuedRuns,
+    maxQueuedRunsPerAgent: config.maxQueuedRunsPerAgent,
+    maxQueuedRunsByAgent: config.maxQueuedRunsByAgent,
+    warmPoolSize: config.warmPoolSize,
+    warmIdleMs: config.warmIdleMs,
+    poolPauseAtRuns: config.poolPauseAtRuns,
+    removalWorkers: config.removalWorkers,
+    maxAwaitingRemoval: config.maxAwaitingRemoval,
+    onRunFinished: (result, runPath, purpose) => metrics.recordRun(runOutcome(result), runPath, purpose, result.durationMs / 1000),
+    onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
+  });
+}

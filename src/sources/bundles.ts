@@ -1,0 +1,150 @@
+import { createHash } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { stringify } from "yaml";
+import { FailedPreconditionError, InvalidArgumentError } from "../errors/index.js";
+import type { ExecutionResult } from "../execution/index.js";
+import type { Caller } from "../identity/index.js";
+import { canManage, canSee, notYoursError } from "../control/access/index.js";
+import type { SkillRecord, SkillRegistry, SkillVisibility } from "../control/registry/index.js";
+import type { OnDuplicate, SimilarSkillReport } from "../control/duplicate-screen.js";
+import type { SkillService } from "../control/skill-service.js";
+import { type BundleLimits, DEFAULT_BUNDLE_LIMITS, packBundle, unpackBundle } from "./bundle-archive.js";
+import { DEFAULT_FOLDER_LIMITS, inspectSkillFolder } from "./folder-safety.js";
+import { checkedSegments, type FolderContent, type FolderStore, readDiscoveredFolder } from "./folder-store.js";
+import { readOrCreateSkillId, SKILL_ID_FILE } from "./skill-identity.js";
+import { parseSkillManifest } from "./skill-manifest.js";
+import { folderHash, type SkillSources } from "./skill-sources.js";
+import type { SourceStore } from "./source-store.js";
+
+export interface SkillBundlesOptions {
+  readonly sources: SkillSources;
+  readonly sourceStore: SourceStore;
+  readonly folders: FolderStore;
+  readonly registry: SkillRegistry;
+  readonly service: SkillService;
+  /** Where an archive is unpacked to be inspected: under `$SKILL_ENGINE_HOME`, never a discovery directory or the sandbox. */
+  readonly stagingDir: string;
+  readonly limits?: BundleLimits;
+}
+
+export interface ImportedBundle {
+  readonly skill: SkillRecord;
+  readonly skillId: string;
+  readonly test: ExecutionResult | undefined;
+  /** Skills the caller can see that resemble the imported one (docs/learning.md#near-duplicates). */
+  readonly similarSkills: readonly SimilarSkillReport[];
+}
+
+/**
+ * Bundles (docs/skill-sources.md#bundles): a skill folder as a `.tar.gz` or `.zip`, imported into
+ * the canonical store through the same gates as a discovered folder (archive rules, then the
+ * folder's safety check, then the TDD gate), and any skill exported as one.
+ */
+export class SkillBundles {
+  constructor(private readonly options: SkillBundlesOptions) {}
+
+  async import(
+    archive: Buffer,
+    visibility: Exclude<SkillVisibility, "internal"> | undefined,
+    context: { caller: Caller; signal?: AbortSignal },
+    onDuplicate: OnDuplicate = "warn",
+  ): Promise<ImportedBundle> {
+    const files = await unpackBundle(archive, this.options.limits ?? DEFAULT_BUNDLE_LIMITS);
+    await mkdir(this.options.stagingDir, { recursive: true, mode: 0o700 });
+    const staging = await mkdtemp(path.join(this.options.stagingDir, "bundle-"));
+    try {
+      for (const file of files) {
+        const target = path.join(staging, ...checkedSegments(file.path, "archive"));
+        await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+        await writeFile(target, file.content, { flag: "wx", mode: 0o600 });
+      }
+      // The same safety check as a discovered folder: sizes, SKILL.md, the content guard on every script.
+      const verdict = await inspectSkillFolder(staging, DEFAULT_FOLDER_LIMITS);
+      if (!verdict.safe) throw new InvalidArgumentError("archive", verdict.reason);
+      const skillMd = files.find((f) => f.path === "SKILL.md");
+      const manifest = parseSkillManifest(skillMd?.content.toString("utf8") ?? "");
+      this.checkName(manifest.name, context.caller);
+      // The bundle's .skill_id is its identity (an export carries it); a bundle without one gets a new id.
+      const identity = await readOrCreateSkillId(staging, manifest.name, this.options.sourceStore.latest(manifest.name)?.skillId);
+      const content = await readDiscoveredFolder(staging);
+      const existing = this.options.registry.get(manifest.name);
+      const access = existing
+        ? // Internal is derived (private with grants): the stored visibility stays private.
+          { owner: existing.owner, visibility: visibility ?? (existing.visibility === "public" ? "public" : "private") }
+        : { owner: context.caller.agentId, visibility: visibility ?? "private" };
+      const registered = await this.options.sources.registerFiles(
+        { name: manifest.name, skillId: identity.id, root: "", folder: `bundle:${manifest.name}`, hash: folderHash(content) },
+        content,
+        this.options.service,
+        context,
+        access,
+        onDuplicate,
+      );
+      return { ...registered, skillId: identity.id };
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+
+  /** A discovered folder's name belongs to its folder; another agent's skill is not the caller's to replace. */
+  private checkName(name: string, caller: Caller): void {
+    const latest = this.options.sourceStore.latest(name);
+    if (latest && latest.root !== "") {
+      throw new FailedPreconditionError(
+        `"${name}" comes from the skill folder ${latest.folder}: edit that folder, or import under another name`,
+      );
+    }
+    const existing = this.options.registry.get(name);
+    if (existing && !canManage(existing, caller)) {
+      if (canSee(existing, caller)) throw notYoursError(name, existing, "import a new version of", caller);
+      throw new FailedPreconditionError(`the name "${name}" is taken by another agent's skill; rename the bundle's skill`);
+    }
+  }
+
+  /** ExportSkill: a folder skill's canonical files with its `.skill_id`, or a folder generated for a plain skill. */
+  async export(name: string, context: { caller: Caller }): Promise<{ archive: Buffer; fileName: string; skillId: string }> {
+    const found = await this.options.service.get(name, context);
+    let files: FolderContent[];
+    let skillId: string;
+    if (found.folder) {
+      skillId = found.folder.skillId;
+      files = (await this.options.folders.read(name, found.skill.version)).filter((f) => f.path !== SKILL_ID_FILE);
+    } else if (found.kind === "composed") {
+      throw new FailedPreconditionError(
+        `"${name}" is a composed skill: its steps are other skills, so it has no folder to export; export its step skills`,
+      );
+    } else {
+      skillId = `${name}__imp_${createHash("sha256").update(`${name}\0${found.skill.createdAt.getTime()}`).digest("hex").slice(0, 8)}`;
+      files = plainSkillFolder(found.skill, found.code);
+    }
+    files.push({ path: SKILL_ID_FILE, content: Buffer.from(`${skillId}\n`) });
+    return { archive: await packBundle(name, files), fileName: `${name}.tar.gz`, skillId };
+  }
+}
+
+/**
+ * The folder of a plain Python skill (docs/skill-sources.md#export): a SKILL.md from its name,
+ * description and schema, the code as `scripts/<name>.py`, the test payload as
+ * `tests/test_payload.json`.
+ */
+export function plainSkillFolder(skill: SkillRecord, code: string): FolderContent[] {
+  const entrypoint = `scripts/${skill.name}.py`;
+  const frontmatter = stringify(
+    { name: skill.name, description: skill.description, entrypoint, parameters_schema: skill.parametersSchema },
+    { lineWidth: 0 },
+  );
+  const body = [
+    `# ${skill.name}`,
+    "",
+    skill.description,
+    "",
+    `Run \`${entrypoint}\` with the JSON payload as its first argument; the parameters are described by \`parameters_schema\`.`,
+    "",
+  ].join("\n");
+  return [
+    { path: "SKILL.md", content: Buffer.from(`---\n${frontmatter}---\n${body}`) },
+    { path: entrypoint, content: Buffer.from(code) },
+    { path: "tests/test_payload.json", content: Buffer.from(skill.testPayload) },
+  ].sort((a, b) => (a.path < b.path ? -1 : 1));
+}

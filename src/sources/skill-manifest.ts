@@ -1,0 +1,97 @@
+import { parseDocument } from "yaml";
+import { InvalidArgumentError } from "../errors/index.js";
+import { validateSkillName } from "../control/intake/index.js";
+
+/** The longest description a SKILL.md may give (docs/skill-sources.md#skillmd). */
+export const MAX_DESCRIPTION_CHARS = 1_024;
+
+/** What a `SKILL.md` says: its frontmatter, split into what the service reads and what it keeps. */
+export interface SkillManifest {
+  readonly name: string;
+  readonly description: string;
+  /**
+   * An executable skill names a Python script in its folder (`entrypoint`); an instructions-only
+   * skill has none and is routed by its header, its body disclosed on demand.
+   */
+  readonly kind: "executable" | "instructions";
+  readonly entrypoint: string | undefined;
+  /** The test payload given inline (`test_payload`, JSON text or a YAML mapping), if any. */
+  readonly testPayload: string | undefined;
+  /** Every other frontmatter key, kept as metadata. */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** The markdown after the frontmatter: the instructions. */
+  readonly body: string;
+}
+
+/** A SKILL.md that cannot be read as a skill: the message says which key and why. */
+export class SkillManifestError extends InvalidArgumentError {}
+
+const FRONTMATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+const READ_KEYS = new Set(["name", "description", "entrypoint", "test_payload"]);
+
+/**
+ * Parses a `SKILL.md`: YAML frontmatter between `---` lines (read with the `yaml` library, one
+ * document, no custom tags), then the markdown body. `name` (the skill-name rules) and
+ * `description` (at most {@link MAX_DESCRIPTION_CHARS} characters) are required; `entrypoint`
+ * must be a relative path to a `.py` file inside the folder.
+ */
+export function parseSkillManifest(text: string): SkillManifest {
+  const match = FRONTMATTER.exec(text);
+  if (!match) throw new SkillManifestError("SKILL.md", "must start with YAML frontmatter between two '---' lines");
+  const document = parseDocument(match[1] ?? "", { uniqueKeys: true, prettyErrors: false });
+  if (document.errors.length > 0) {
+    throw new SkillManifestError("SKILL.md", `frontmatter is not valid YAML: ${document.errors[0]?.message ?? "parse error"}`);
+  }
+  const data: unknown = document.toJS({ maxAliasCount: 10 });
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw new SkillManifestError("SKILL.md", "frontmatter must be a mapping of keys to values");
+  }
+  const fields = data as Record<string, unknown>;
+  const name = requiredString(fields, "name");
+  try {
+    validateSkillName(name, "SKILL.md name");
+  } catch (error) {
+    throw new SkillManifestError("SKILL.md", (error as Error).message, { cause: error });
+  }
+  const description = requiredString(fields, "description").trim();
+  if (description.length > MAX_DESCRIPTION_CHARS) {
+    throw new SkillManifestError("SKILL.md", `description is ${description.length} characters; the limit is ${MAX_DESCRIPTION_CHARS}`);
+  }
+  const entrypoint = optionalEntrypoint(fields["entrypoint"]);
+  return {
+    name,
+    description,
+    kind: entrypoint === undefined ? "instructions" : "executable",
+    entrypoint,
+    testPayload: testPayloadText(fields["test_payload"]),
+    metadata: Object.fromEntries(Object.entries(fields).filter(([key]) => !READ_KEYS.has(key))),
+    body: text.slice(match[0].length),
+  };
+}
+
+function requiredString(fields: Record<string, unknown>, key: string): string {
+  const value = fields[key];
+  if (typeof value !== "string" || value.trim() === "") {
+    throw new SkillManifestError("SKILL.md", `frontmatter needs "${key}" as a non-empty string`);
+  }
+  return value;
+}
+
+function optionalEntrypoint(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || !/^[A-Za-z0-9_][A-Za-z0-9_./-]*\.py$/.test(value) || value.split("/").includes("..")) {
+    throw new SkillManifestError(
+      "SKILL.md",
+      `entrypoint must be a relative path to a .py file inside the folder, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+/** `test_payload` may be JSON text or a mapping written in YAML; either way it is sent as JSON text. */
+function testPayloadText(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  if (typeof value === "object") return JSON.stringify(value);
+  throw new SkillManifestError("SKILL.md", "test_payload must be JSON text or a mapping");
+}
