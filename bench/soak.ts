@@ -54,6 +54,8 @@ interface Sample {
   readonly openFds: number;
   /** V8's used heap, from the service's own /metrics: tells a JavaScript leak from native caches. */
   readonly heapUsedMb: number;
+  /** V8's committed heap: grows apart from the used heap when V8's own pages fragment. */
+  readonly heapTotalMb: number;
   /** Anonymous resident memory (the heaps: V8, malloc, WebAssembly): where a leak would show. */
   readonly rssAnonMb: number;
   /** File-backed resident memory (mapped code, model weights): the kernel may drop it at will. */
@@ -76,11 +78,13 @@ async function sampleProcess(pid: number, startedAt: number, metricsPort: number
   const kilobytes = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(statusText)?.[1] ?? 0) / 1024;
   const openFds = (await readdir(`/proc/${pid}/fd`)).length;
   let heapUsedMb = 0;
+  let heapTotalMb = 0;
   let externalMb = 0;
   if (metricsPort !== undefined) {
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
     const bytes = (metric: string) => Number(new RegExp(`^${metric} (\\S+)$`, "m").exec(text)?.[1] ?? 0) / 2 ** 20;
     heapUsedMb = bytes("nodejs_heap_size_used_bytes");
+    heapTotalMb = bytes("nodejs_heap_size_total_bytes");
     externalMb = bytes("nodejs_external_memory_bytes");
   }
   const databaseMb = await fileMb(path.join(home, "registry.db"));
@@ -95,6 +99,7 @@ async function sampleProcess(pid: number, startedAt: number, metricsPort: number
     rssFileMb: kilobytes("RssFile"),
     openFds,
     heapUsedMb,
+    heapTotalMb,
     externalMb,
   };
 }
@@ -210,7 +215,7 @@ async function main(): Promise<void> {
       .then((sample) => {
         samples.push(sample);
         console.log(
-          `  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB (anon ${sample.rssAnonMb.toFixed(1)}, file ${sample.rssFileMb.toFixed(1)})  heap ${sample.heapUsedMb.toFixed(1)} MB  external ${sample.externalMb.toFixed(1)} MB  fds ${sample.openFds}  db ${sample.databaseMb.toFixed(1)} MB (wal ${sample.walMb.toFixed(1)}, cache ceiling ${sample.sqliteCacheCeilingMb.toFixed(1)})`,
+          `  t=${sample.atSeconds.toFixed(0)} s  rss ${sample.rssMb.toFixed(1)} MB (anon ${sample.rssAnonMb.toFixed(1)}, file ${sample.rssFileMb.toFixed(1)})  heap ${sample.heapUsedMb.toFixed(1)} of ${sample.heapTotalMb.toFixed(1)} MB  external ${sample.externalMb.toFixed(1)} MB  fds ${sample.openFds}  db ${sample.databaseMb.toFixed(1)} MB (wal ${sample.walMb.toFixed(1)}, cache ceiling ${sample.sqliteCacheCeilingMb.toFixed(1)})`,
         );
       })
       .catch(() => undefined);
@@ -247,6 +252,7 @@ async function main(): Promise<void> {
   const rssSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.rssMb]));
   const fdSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.openFds]));
   const heapSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.heapUsedMb]));
+  const heapTotalSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.heapTotalMb]));
   const anonSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.rssAnonMb]));
   const fileSlope = slopePerMinute(steady.map((s) => [s.atSeconds, s.rssFileMb]));
   const figures = {
@@ -263,6 +269,7 @@ async function main(): Promise<void> {
     rssSlopeMbPerMinute: rssSlope,
     fdSlopePerMinute: fdSlope,
     heapSlopeMbPerMinute: heapSlope,
+    heapTotalSlopeMbPerMinute: heapTotalSlope,
     rssAnonSlopeMbPerMinute: anonSlope,
     rssFileSlopeMbPerMinute: fileSlope,
     containersBeforeStop,
@@ -288,7 +295,7 @@ async function main(): Promise<void> {
   );
   console.log(
     `after warm-up (${steady.length} samples from t=${steady[0]?.atSeconds.toFixed(0) ?? "?"} s): RSS slope ${rssSlope.toFixed(2)} MB/min ` +
-      `(anonymous ${anonSlope.toFixed(2)}, file-backed ${fileSlope.toFixed(2)}), V8 heap slope ${heapSlope.toFixed(2)} MB/min, ` +
+      `(anonymous ${anonSlope.toFixed(2)}, file-backed ${fileSlope.toFixed(2)}), V8 heap slope ${heapSlope.toFixed(2)} MB/min (committed ${heapTotalSlope.toFixed(2)}), ` +
       `open fds slope ${fdSlope.toFixed(2)}/min`,
   );
   console.log(`registry.db at the end: ${databaseMb.toFixed(1)} MB`);
