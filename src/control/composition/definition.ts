@@ -1,3 +1,4 @@
+import { jsonDepth as depthOf } from "../../json/index.js";
 import { InvalidArgumentError } from "../../errors/index.js";
 import { SKILL_NAME_PATTERN } from "../intake/index.js";
 
@@ -18,22 +19,9 @@ export const COMPOSITION_LIMITS = {
   jsonDepth: 128,
 } as const;
 
-/**
- * How deeply arrays and objects nest in `value` (a scalar 0, `[]` or `{}` 1), counted without
- * recursion; stops at the first level past `limit`, so the answer is at most `limit + 1`.
- */
+/** How deeply arrays and objects nest in `value`, up to one level past `limit` (src/json). */
 export function jsonDepth(value: unknown, limit: number = COMPOSITION_LIMITS.jsonDepth): number {
-  let deepest = 0;
-  const pending: Array<{ readonly item: object; readonly depth: number }> = [];
-  if (typeof value === "object" && value !== null) pending.push({ item: value, depth: 1 });
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    deepest = Math.max(deepest, next.depth);
-    if (deepest > limit) return deepest;
-    for (const child of Array.isArray(next.item) ? next.item : Object.values(next.item)) {
-      if (typeof child === "object" && child !== null) pending.push({ item: child as object, depth: next.depth + 1 });
-    }
-  }
-  return deepest;
+  return depthOf(value, limit);
 }
 
 /** The one-line rule a value too deep breaks (docs/composition.md#definition). */

@@ -81,6 +81,16 @@ describe("compileParametersSchema", () => {
     const big = JSON.stringify({ x: "y".repeat(LIMITS.payloadBytes) });
     expect(() => validate("payload", big)).toThrow(/payload: is \d+ bytes; the limit is/);
   });
+  it("refuses a payload or a schema nested past the depth limit before the validator walks it", () => {
+    const recursive = compileParametersSchema('{"type":"object","properties":{"n":{"$ref":"#"}}}');
+    const depth = 10_000;
+    const deep = '{"n":'.repeat(depth) + "{}" + "}".repeat(depth);
+    expect(() => recursive("payload", deep)).toThrow(/payload: nests arrays and objects more than 128 levels deep/);
+    const atLimit = '{"n":'.repeat(LIMITS.jsonDepth - 1) + "{}" + "}".repeat(LIMITS.jsonDepth - 1);
+    expect(recursive("payload", atLimit)).toBe(atLimit);
+    const deepSchema = '{"type":"object","properties":{"a":' + '{"items":'.repeat(200) + "{}" + "}".repeat(200) + "}}";
+    expect(() => compileParametersSchema(deepSchema)).toThrow(/parameters_schema: nests arrays and objects more than 128 levels deep/);
+  });
   it("rejects a payload with a raw control character", () => {
     expect(() => validate("payload", '{"a":"\u0000"}')).toThrow(/payload: is not valid JSON/);
   });

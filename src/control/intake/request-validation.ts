@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from "ajv";
 import { InvalidArgumentError } from "../../errors/index.js";
 import { errorMessage } from "../../errors/index.js";
+import { jsonDepth } from "../../json/index.js";
 
 /** Usable as a tool name by every major LLM API, and safe as a file name. */
 export const SKILL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
@@ -14,6 +15,11 @@ export const LIMITS = {
   descriptionChars: 1024,
   schemaBytes: 64 * 1024,
   payloadBytes: 64 * 1024,
+  /**
+   * Levels of arrays and objects inside each other in a payload or a schema: the schema validator
+   * walks a value by recursion, and a few kilobytes of brackets would overflow its stack.
+   */
+  jsonDepth: 128,
 } as const;
 
 export interface RegistrationInput {
@@ -132,6 +138,7 @@ export function compileParametersSchema(schemaText: string, field = "parameters_
     throw new InvalidArgumentError(field, `is ${schemaBytes} bytes; the limit is ${LIMITS.schemaBytes}`);
   }
   const schema = parseJson(field, schemaText);
+  refuseTooDeep(field, schema);
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
     throw new InvalidArgumentError(field, "must be a JSON object (a JSON Schema)");
   }
@@ -151,6 +158,7 @@ export function compileParametersSchema(schemaText: string, field = "parameters_
       throw new InvalidArgumentError(payloadField, `is ${payloadBytes} bytes; the limit is ${LIMITS.payloadBytes}`);
     }
     const payload = parseJson(payloadField, text);
+    refuseTooDeep(payloadField, payload);
     if (!validate(payload)) {
       const problems = (validate.errors ?? [])
         .slice(0, 5)
@@ -160,6 +168,15 @@ export function compileParametersSchema(schemaText: string, field = "parameters_
     }
     return text;
   };
+}
+
+function refuseTooDeep(field: string, value: unknown): void {
+  if (jsonDepth(value, LIMITS.jsonDepth) > LIMITS.jsonDepth) {
+    throw new InvalidArgumentError(
+      field,
+      `nests arrays and objects more than ${LIMITS.jsonDepth} levels deep; the limit is ${LIMITS.jsonDepth}`,
+    );
+  }
 }
 
 function parseJson(field: string, text: string): unknown {

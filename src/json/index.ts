@@ -1,0 +1,1 @@
+export { jsonDepth } from "./json-depth.js";
