@@ -1,16 +1,29 @@
-/** The execution plane: single-use, hardened sandboxes for skill runs. The only way in. */
+/**
+ * The execution plane: single-use, hardened sandboxes for skill runs. The port (sandbox-runner.ts)
+ * and what every adapter's results mean (error-summary.ts) sit here; the adapters sit below it:
+ * docker/ (the local Docker engine), nats/ (the bus), runner/ (the execution host program that
+ * serves docker/ over nats/). Vocabulary: docs/execution-hosts.md#vocabulary. The only way in.
+ */
 export type {
   EngineHealth,
   ExecutionPlane,
   ExecutionResult,
+  PlaneGauges,
   SandboxFile,
   SandboxFolderFile,
   SandboxLimits,
-  RunnerGauges,
   SandboxRunner,
   SandboxRunRequest,
 } from "./sandbox-runner.js";
 export { runOutcome } from "./sandbox-runner.js";
-export { LABEL_INSTANCE, LABEL_MANAGED, LABEL_SKILL, SANDBOX_USER, sandboxContainerSpec } from "./container-spec.js";
-export { DockerSandboxRunner, type DockerSandboxRunnerOptions } from "./docker-sandbox-runner.js";
-export { cancellationOf } from "./run-queue.js";
+export {
+  DockerSandboxRunner,
+  type DockerSandboxRunnerOptions,
+  LABEL_INSTANCE,
+  LABEL_MANAGED,
+  LABEL_SKILL,
+  localExecutionPlane,
+  sandboxContainerSpec,
+} from "./docker/index.js";
+export { BusUnreachableError, connectToBus, NatsSandboxRunner, type NatsSandboxRunnerOptions, subjectsUnder } from "./nats/index.js";
+export { type RunnerApp, runnerInstanceTag, startRunner } from "./runner/index.js";

@@ -1,6 +1,8 @@
+import { RunCancelledError } from "../errors/index.js";
+
 /**
- * The execution plane's port. The control plane only speaks these types; the Docker adapter
- * (and any future runner) translates them to its own engine.
+ * The execution plane's port. The control plane only speaks these types; each adapter (the local
+ * Docker engine in docker/, the bus in nats/) translates them to its own engine.
  */
 
 /** Resource limits of one sandbox run. Every field has a documented default in the config. */
@@ -92,7 +94,8 @@ export interface EngineHealth {
 }
 
 /**
- * Runs skills in single-use sandboxes.
+ * The sandbox-runner port: runs skills in single-use sandboxes. ("Runner" alone names an execution
+ * host, not this port: docs/execution-hosts.md#vocabulary.)
  *
  * Implementations throw `SandboxUnavailableError` (naming the fault) when the engine cannot be
  * reached or the infrastructure cut the run short (docs/skill-lifecycle.md#what-counts-against-a-skill),
@@ -119,8 +122,8 @@ export interface SandboxRunner {
   close(): Promise<void>;
 }
 
-/** Live figures of a runner, read by the metrics at scrape time and by the shutdown's summary. */
-export interface RunnerGauges {
+/** Live figures of an execution plane, read by the metrics at scrape time and by the shutdown's summary. */
+export interface PlaneGauges {
   /** Runs waiting for a slot (locally) or for an execution host with room (over the bus). */
   readonly queueDepth: number;
   /** Runs executing now. */
@@ -132,7 +135,7 @@ export interface RunnerGauges {
 }
 
 /** The execution plane as the service holds it: runs, plus the figures operators watch. */
-export interface ExecutionPlane extends SandboxRunner, RunnerGauges {
+export interface ExecutionPlane extends SandboxRunner, PlaneGauges {
   /** Starts whatever runs in the background (the warm pool, the runner directory); call once the engine or bus answers. */
   startPool(): void;
 }
@@ -140,4 +143,11 @@ export interface ExecutionPlane extends SandboxRunner, RunnerGauges {
 /** What a finished run counts as in the metrics. */
 export function runOutcome(result: ExecutionResult): "success" | "failure" | "timeout" | "oom" {
   return result.timedOut ? "timeout" : result.success ? "success" : result.oomKilled ? "oom" : "failure";
+}
+
+/** Maps an aborted signal's reason onto the service's cancellation error: what every adapter throws when a run's signal aborts. */
+export function cancellationOf(signal: AbortSignal): RunCancelledError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof RunCancelledError) return reason;
+  return new RunCancelledError("cancelled");
 }

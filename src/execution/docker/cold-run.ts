@@ -1,9 +1,8 @@
-import { SandboxUnavailableError } from "../errors/index.js";
+import { SandboxUnavailableError } from "../../errors/index.js";
 import { handOver } from "./hand-over.js";
 import { asRunFailure, type RunStrategyContext, runLogger } from "./run-context.js";
-import { cancellationOf } from "./run-queue.js";
 import { RunDirectoryVanishedError } from "./sandbox-container.js";
-import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
+import { cancellationOf, type ExecutionResult, type SandboxRunRequest } from "../sandbox-runner.js";
 
 /** Attempts to prepare a cold run when an operator wipes the sandbox directory under our feet. */
 const PREPARE_ATTEMPTS = 5;

@@ -1,8 +1,8 @@
 /**
- * The program every sandbox container starts with (a warm one waits in the pool, a cold one gets
- * its job as soon as it has started): Python is loaded (with json, which nearly every skill
- * imports) and blocks on stdin for exactly one job: a 4-byte big-endian length and a JSON object
- * `{"payload": …, "nonce": …}`. The payload never appears on a command line, where `ps` would show
+ * The entry script: the program every sandbox container starts with (a warm one waits in the
+ * pool, a cold one gets its job as soon as it has started): Python is loaded (with json, which
+ * nearly every skill imports) and blocks on stdin for exactly one job: a 4-byte big-endian length
+ * and a JSON object `{"payload": …, "nonce": …}`. The payload never appears on a command line, where `ps` would show
  * it to any local user. It then gives the skill `sys.argv == ["/sandbox/skill.py", payload]`,
  * `__name__ == "__main__"`, `sys.path[0] == "/sandbox"` and stdin at EOF, and runs
  * `/sandbox/skill.py` in the same interpreter.
@@ -16,7 +16,7 @@
  * out, `os._exit`) is judged by the container's exit.
  * EOF before a job (pool shutdown) exits quietly. The container is never given a second job.
  */
-export const WARM_RUNNER_SCRIPT = `
+export const CONTAINER_ENTRY_SCRIPT = `
 import json, os, runpy, struct, sys
 def _read(n):
     data = b""
@@ -78,7 +78,7 @@ export function jobFrame(payload: string, nonce: string): Buffer {
   return Buffer.concat([header, body]);
 }
 
-/** The bytes the runner writes after the skill, up to the exit code. */
+/** The bytes the entry script writes after the skill, up to the exit code. */
 export function exitMarkerPrefix(nonce: string): Buffer {
   return Buffer.from(`\0\x1eskill-engine-exit:${nonce}:`, "latin1");
 }

@@ -9,8 +9,8 @@ import {
   SANDBOX_USER,
   sandboxContainerSpec,
 } from "./container-spec.js";
-import type { SandboxLimits } from "./sandbox-runner.js";
-import { WARM_RUNNER_SCRIPT } from "./warm-runner-script.js";
+import type { SandboxLimits } from "../sandbox-runner.js";
+import { CONTAINER_ENTRY_SCRIPT } from "./container-entry.js";
 
 const limits: SandboxLimits = {
   timeoutMs: 10_000,
@@ -80,8 +80,8 @@ describe("sandboxContainerSpec: the hardening a security reviewer checks", () =>
       [LABEL_SKILL]: "echo",
       [LABEL_PURPOSE]: "invoke",
     });
-    // The payload arrives on stdin (the runner script's one job), never in argv, where `ps` shows it.
-    expect(cold.Cmd).toEqual(["python3", "-c", WARM_RUNNER_SCRIPT]);
+    // The payload arrives on stdin (the entry script's one job), never in argv, where `ps` shows it.
+    expect(cold.Cmd).toEqual(["python3", "-c", CONTAINER_ENTRY_SCRIPT]);
     expect(cold.OpenStdin).toBe(true);
     expect(cold.AttachStdin).toBe(true);
     expect(cold.HostConfig?.Runtime).toBeUndefined();

@@ -1,7 +1,7 @@
 import type Docker from "dockerode";
 import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR } from "./run-directories.js";
-import type { SandboxLimits } from "./sandbox-runner.js";
-import { WARM_RUNNER_SCRIPT } from "./warm-runner-script.js";
+import type { SandboxLimits } from "../sandbox-runner.js";
+import { CONTAINER_ENTRY_SCRIPT } from "./container-entry.js";
 
 /**
  * The sandbox container, as a security reviewer reads it: everything that confines a skill is
@@ -24,7 +24,7 @@ export const SANDBOX_USER = "10001:10001";
 const OPEN_FILES_LIMIT = 256;
 
 /**
- * What the container is for. Both kinds start the runner script, which reads exactly one job
+ * What the container is for. Both kinds start the entry script (container-entry.ts), which reads exactly one job
  * (the payload) from stdin: the payload never appears on a command line, where any local user
  * would see it in `ps` (docs/security.md#the-payload-travels-on-stdin). A cold container is made
  * for one skill's run and gets its job as soon as it has started; a warm one waits in the pool.
@@ -50,7 +50,7 @@ export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.C
   const warm = command.kind === "warm";
   return {
     Image: input.image,
-    Cmd: ["python3", "-c", WARM_RUNNER_SCRIPT],
+    Cmd: ["python3", "-c", CONTAINER_ENTRY_SCRIPT],
     User: SANDBOX_USER,
     WorkingDir: CONTAINER_SCRATCH_DIR,
     Env: ["HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "LANG=C.UTF-8"],
@@ -66,7 +66,7 @@ export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.C
     NetworkDisabled: true,
     AttachStdout: true,
     AttachStderr: true,
-    // Every container reads its one job from stdin (warm-runner-script.ts).
+    // Every container reads its one job from stdin (container-entry.ts).
     AttachStdin: true,
     OpenStdin: true,
     StdinOnce: false,

@@ -1,7 +1,7 @@
 import type { Duplex, Readable, Writable } from "node:stream";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
-import { SandboxUnavailableError } from "../errors/index.js";
+import { SandboxUnavailableError } from "../../errors/index.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 
 /** A ping is the cheapest call the engine answers; one that takes longer than this is an engine in trouble. */

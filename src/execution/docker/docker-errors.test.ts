@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InvalidArgumentError, SandboxUnavailableError } from "../errors/index.js";
+import { InvalidArgumentError, SandboxUnavailableError } from "../../errors/index.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 
 const context = { image: "skill-engine-sandbox:latest", action: "start a sandbox container" };

@@ -1,4 +1,4 @@
-import { InternalError, SandboxUnavailableError, SkillEngineError } from "../errors/index.js";
+import { InternalError, SandboxUnavailableError, SkillEngineError } from "../../errors/index.js";
 
 interface DockerishError {
   statusCode?: number;

@@ -3,8 +3,8 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
-import { afterReply } from "../reply-scope/index.js";
-import { errorMessage, type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../errors/index.js";
+import { afterReply } from "../../reply-scope/index.js";
+import { errorMessage, type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../../errors/index.js";
 import { runCold } from "./cold-run.js";
 import { type ContainerCommand, LABEL_INSTANCE, LABEL_MANAGED, LABEL_RUN_ID } from "./container-spec.js";
 import { DockerEngineClient } from "./docker-engine-client.js";
@@ -22,7 +22,7 @@ import type {
   SandboxFolderFile,
   SandboxLimits,
   SandboxRunRequest,
-} from "./sandbox-runner.js";
+} from "../sandbox-runner.js";
 import { WarmPool } from "./warm-pool.js";
 import { runWarm } from "./warm-run.js";
 
@@ -333,8 +333,8 @@ export class DockerSandboxRunner implements ExecutionPlane {
   }
 
   /**
-   * A finished run's container usually stops a moment after its answer (the runner exits after its
-   * marker); removing a stopped container costs the engine much less than killing one first.
+   * A finished run's container usually stops a moment after its answer (the entry script exits after
+   * its marker); removing a stopped container costs the engine much less than killing one first.
    */
   private async destroyOnceStopped(member: SandboxContainer): Promise<void> {
     let timer: NodeJS.Timeout | undefined;

@@ -1,11 +1,11 @@
 import { Writable } from "node:stream";
-import { EXIT_MARKER_END, exitMarkerPrefix } from "./warm-runner-script.js";
+import { EXIT_MARKER_END, exitMarkerPrefix } from "./container-entry.js";
 
 /** Longest exit code text plus terminator the filter waits for after a prefix. */
 const MAX_MARKER_TAIL = 8;
 
 /**
- * Passes one output stream of a warm run through to `sink`, removing the runner's exit marker
+ * Passes one output stream of a warm run through to `sink`, removing the entry script's exit marker
  * and reporting the exit code it carries. Bytes are held back only while they could be the start
  * of a marker split across chunks, and are released when the stream ends.
  */

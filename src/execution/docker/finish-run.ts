@@ -1,12 +1,11 @@
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { SandboxUnavailableError } from "../errors/index.js";
-import { isSuccessfulRun, summarizeRun } from "./error-summary.js";
+import { SandboxUnavailableError } from "../../errors/index.js";
+import { isSuccessfulRun, summarizeRun } from "../error-summary.js";
 import { type FaultProbe, infrastructureFault } from "./infrastructure-fault.js";
 import type { RunDirectories } from "./run-directories.js";
-import { cancellationOf } from "./run-queue.js";
 import type { SandboxContainer } from "./sandbox-container.js";
-import type { ExecutionResult, SandboxLimits } from "./sandbox-runner.js";
+import { cancellationOf, type ExecutionResult, type SandboxLimits } from "../sandbox-runner.js";
 
 /** Grace after the exit for the attach stream to deliver its last bytes. */
 const OUTPUT_DRAIN_MS = 2_000;
@@ -21,7 +20,7 @@ const KILL_CONFIRM_MS = 10_000;
 
 /** How a started run ends, the same for warm and cold containers. */
 export interface RunEnding {
-  /** Settles with the exit code: the container's wait, or a warm runner's exit marker. */
+  /** Settles with the exit code: the container's wait, or the entry script's exit marker. */
   readonly exit: Promise<number>;
   /** performance.now() when the skill began (container start, or the job's hand-over). */
   readonly startedAt: number;

@@ -1,13 +1,13 @@
 import { performance } from "node:perf_hooks";
 import { type FinishContext, finishRun } from "./finish-run.js";
 import type { SandboxContainer } from "./sandbox-container.js";
-import type { ExecutionResult } from "./sandbox-runner.js";
-import { jobFrame } from "./warm-runner-script.js";
+import type { ExecutionResult } from "../sandbox-runner.js";
+import { jobFrame } from "./container-entry.js";
 
 /**
  * Gives a started container its one job and waits for the answer; the same for warm and cold
- * containers. The payload goes in on stdin (warm-runner-script.ts), so it never appears on a
- * command line; the run is over when the runner's exit marker has come through both streams, or
+ * containers. The payload goes in on stdin (container-entry.ts), so it never appears on a
+ * command line; the run is over when the entry script's exit marker has come through both streams, or
  * when the container stops without one (killed, timed out, `os._exit`).
  */
 export async function handOver(

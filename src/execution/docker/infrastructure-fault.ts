@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { SandboxUnavailableError } from "../errors/index.js";
+import { SandboxUnavailableError } from "../../errors/index.js";
 import type { DockerEngineClient } from "./docker-engine-client.js";
 import type { EngineWatch } from "./engine-watch.js";
 import type { RunDirectories } from "./run-directories.js";

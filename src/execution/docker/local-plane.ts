@@ -1,8 +1,9 @@
 import Docker from "dockerode";
 import type { Logger } from "pino";
 import { dockerConnection, type SkillEngineConfig } from "../../config/index.js";
-import { DockerSandboxRunner, runOutcome } from "../index.js";
 import type { ServiceMetrics } from "../../observability/index.js";
+import { runOutcome } from "../sandbox-runner.js";
+import { DockerSandboxRunner } from "./docker-sandbox-runner.js";
 
 /**
  * The local Docker engine as an execution plane, configured from the service's settings: what the

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
-import { SkillEngineError } from "../errors/index.js";
+import { SkillEngineError } from "../../errors/index.js";
 import { fromDockerError } from "./docker-errors.js";
 import type { FinishContext } from "./finish-run.js";
 import type { SandboxContainer } from "./sandbox-container.js";
-import type { SandboxRunRequest } from "./sandbox-runner.js";
+import type { SandboxRunRequest } from "../sandbox-runner.js";
 
-/** What the warm and the cold run strategies need from the runner that owns them. */
+/** What the warm and the cold run strategies need from the sandbox runner that owns them. */
 export interface RunStrategyContext extends FinishContext {
   readonly image: string;
   /** A new, started container running `request`'s skill on its payload. */

@@ -1,7 +1,7 @@
 import { constants as fsConstants } from "node:fs";
 import { lstat, mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
-import type { SandboxFile, SandboxFolderFile } from "./sandbox-runner.js";
+import type { SandboxFile, SandboxFolderFile } from "../sandbox-runner.js";
 
 /** Where the run directory appears inside the container, read-only: `python3 /sandbox/skill.py <payload>`. */
 export const CONTAINER_CODE_DIR = "/sandbox";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AgentQueueFullError, QueueFullError, RunCancelledError } from "../errors/index.js";
+import { AgentQueueFullError, QueueFullError, RunCancelledError } from "../../errors/index.js";
 import { RunQueue, type RunQueueOptions } from "./run-queue.js";
 
 /** A queue whose tasks start when the queue says so and end when the test says so. */

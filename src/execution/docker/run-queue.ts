@@ -1,4 +1,5 @@
-import { AgentQueueFullError, QueueFullError, RunCancelledError } from "../errors/index.js";
+import { AgentQueueFullError, QueueFullError, RunCancelledError } from "../../errors/index.js";
+import { cancellationOf } from "../sandbox-runner.js";
 
 /** The bounds of a {@link RunQueue}; every field has its documented default in the config. */
 export interface RunQueueOptions {
@@ -234,11 +235,4 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
-}
-
-/** Maps an aborted signal's reason onto the service's cancellation error. */
-export function cancellationOf(signal: AbortSignal): RunCancelledError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof RunCancelledError) return reason;
-  return new RunCancelledError("cancelled");
 }

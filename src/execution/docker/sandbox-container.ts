@@ -8,7 +8,7 @@ import type { DockerEngineClient, EngineContainer } from "./docker-engine-client
 import type { EngineWatch, WatchMark } from "./engine-watch.js";
 import { ExitMarkerFilter } from "./exit-marker-filter.js";
 import type { RunDirectories } from "./run-directories.js";
-import type { SandboxFile, SandboxFolderFile, SandboxLimits } from "./sandbox-runner.js";
+import type { SandboxFile, SandboxFolderFile, SandboxLimits } from "../sandbox-runner.js";
 
 /** A container that is created, attached and started, its runner waiting on stdin for its one job. */
 export interface SandboxContainer {
@@ -25,7 +25,7 @@ export interface SandboxContainer {
   readonly startedAt: number;
   /** What the engine watch knew before the container was created (engine-watch.ts). */
   readonly engineMark: WatchMark;
-  /** The job's nonce, and the exit code from the runner's exit marker. */
+  /** The job's nonce, and the exit code from the entry script's exit marker. */
   readonly nonce: string;
   readonly markerExit: Promise<number>;
   /** Releases output held back while it could have been the start of the marker; call once the run is over. */
@@ -35,7 +35,7 @@ export interface SandboxContainer {
 /** The run directory vanished before the skill started (a sandbox wipe); safe to prepare again. */
 export class RunDirectoryVanishedError extends Error {}
 
-/** What preparing a container needs from the runner. */
+/** What preparing a container needs from the sandbox runner that owns it. */
 export interface ContainerFactory {
   readonly engine: DockerEngineClient;
   readonly runDirectories: RunDirectories;
@@ -127,7 +127,7 @@ export async function prepareContainer(
 }
 
 /**
- * A run is over when the runner's marker came through both streams: everything
+ * A run is over when the entry script's marker came through both streams: everything
  * the skill wrote before it has then arrived, whatever the engine's exit bookkeeping still takes.
  * Resolves with the exit code the marker carries.
  */

@@ -1,8 +1,7 @@
 import { handOver } from "./hand-over.js";
 import { asRunFailure, type RunStrategyContext, runLogger } from "./run-context.js";
-import { cancellationOf } from "./run-queue.js";
 import type { SandboxContainer } from "./sandbox-container.js";
-import type { ExecutionResult, SandboxRunRequest } from "./sandbox-runner.js";
+import { cancellationOf, type ExecutionResult, type SandboxRunRequest } from "../sandbox-runner.js";
 
 /**
  * Hands the job to a waiting container: writes the skill file into its (read-only to the

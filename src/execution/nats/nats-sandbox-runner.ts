@@ -4,13 +4,7 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { anySignal } from "any-signal";
 import type { Logger } from "pino";
 import { type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../../errors/index.js";
-import {
-  cancellationOf,
-  type EngineHealth,
-  type ExecutionPlane,
-  type ExecutionResult,
-  type SandboxRunRequest,
-} from "../index.js";
+import { cancellationOf, type EngineHealth, type ExecutionPlane, type ExecutionResult, type SandboxRunRequest } from "../sandbox-runner.js";
 import { isNoResponders, ReplyInbox } from "./reply-inbox.js";
 import { MISSED_BEATS, RunnerDirectory } from "./runner-directory.js";
 import type { Subjects } from "./subjects.js";

@@ -1,7 +1,7 @@
 import type { Msg, NatsConnection, Subscription } from "@nats-io/transport-node";
 import type { Logger } from "pino";
 import { errorMessage, RunCancelledError, SandboxUnavailableError } from "../../errors/index.js";
-import type { EngineHealth, ExecutionPlane } from "../index.js";
+import type { EngineHealth, ExecutionPlane } from "../sandbox-runner.js";
 import { RUNNERS_QUEUE, type Subjects } from "./subjects.js";
 import { decodeRun, encodeJson, type ReplyMessage, type RunnerStatus, WIRE_VERSION } from "./wire.js";
 

@@ -1,4 +1,4 @@
-import type { EngineHealth } from "../index.js";
+import type { EngineHealth } from "../sandbox-runner.js";
 import type { RunnerStatus } from "./wire.js";
 
 /** Beats a runner may miss before the control plane counts it gone (docs/execution-hosts.md#heartbeats). */

@@ -1,7 +1,7 @@
 import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import { Ajv, type JSONSchemaType } from "ajv";
 import type { InfrastructureFault } from "../../errors/index.js";
-import type { ExecutionResult, SandboxRunRequest } from "../index.js";
+import type { ExecutionResult, SandboxRunRequest } from "../sandbox-runner.js";
 import { AGENT_ID_PATTERN } from "../../identity/index.js";
 
 /**

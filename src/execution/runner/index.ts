@@ -1,3 +1,5 @@
-/** Execution hosts: the local Docker engine as an execution plane, and the runner program that serves it over the bus. The only way in. */
-export { localExecutionPlane } from "./local-plane.js";
+/**
+ * The runner (docs/execution-hosts.md): the execution host program that serves the local Docker
+ * adapter over the bus. The only way in.
+ */
 export { type RunnerApp, runnerInstanceTag, startRunner } from "./runner-app.js";

@@ -3,9 +3,9 @@ import { mkdir } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import type { SkillEngineConfig } from "../../config/index.js";
-import { connectToBus, RunServer, subjectsUnder } from "../nats/index.js";
 import { HostAllowList, ServiceMetrics, startMetricsServer } from "../../observability/index.js";
-import { localExecutionPlane } from "./local-plane.js";
+import { localExecutionPlane } from "../docker/index.js";
+import { connectToBus, RunServer, subjectsUnder } from "../nats/index.js";
 
 export interface RunnerApp {
   readonly runnerId: string;
