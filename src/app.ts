@@ -17,16 +17,15 @@ import {
   type ReconcileReport,
   REGISTRY_FILE,
   SkillRegistry,
-  SkillService,
+  createControlPlane,
   FolderStore,
   SkillBundles,
   SkillSources,
   SourceStore,
   SourceWatcher,
 } from "./control/index.js";
-import { type ExecutionPlane, runOutcome } from "./execution/index.js";
-import { connectToBus, NatsSandboxRunner, subjectsUnder } from "./execution/nats/index.js";
-import { localExecutionPlane } from "./execution/runner-host/index.js";
+import { FolderSkillReads } from "./sources/index.js";
+import { connectToBus, type ExecutionPlane, localExecutionPlane, NatsSandboxRunner, runOutcome, subjectsUnder } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";
 import { Authenticator, serviceCaller } from "./identity/index.js";
 import {
@@ -52,6 +51,7 @@ import {
   UseLiteEmbedder,
   type Embedder,
   MiniLmEmbedder,
+  type SkillDescriber,
   QualityCounters,
 } from "./routing/index.js";
 import { errorMessage } from "./errors/index.js";
@@ -162,29 +162,25 @@ export async function startSkillEngine(
         onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
       })
     : localExecutionPlane(config, instanceTagOf(config.home), logger.child({ component: "sandbox" }), metrics);
-  const routing = await startRouting(config, logger.child({ component: "routing" }), registry, metrics);
+  // Skill folders (docs/skill-sources.md): their tables beside composition's, their canonical copies in the home.
+  const sourceStore = new SourceStore(compositionDb);
+  const folderStore = new FolderStore(config.home);
+  const folderReads = new FolderSkillReads({ sources: sourceStore, folders: folderStore });
+  const routing = await startRouting(config, logger.child({ component: "routing" }), registry, {
+    metrics,
+    describe: (skill) => folderReads.header(skill) ?? { kind: composition.declaredOf(skill).kind, skillId: "" },
+  });
   const playbookMetrics = new PlaybookMetrics(metrics.registry);
   const playbook = await startPlaybook(config, logger.child({ component: "playbook" }), routing.embedder, store.directory, {
     events: playbookMetrics,
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
   playbookMetrics.attach(() => playbook.service.countsByOwnerAndState());
-  // Skill folders (docs/skill-sources.md): their tables beside composition's, their canonical copies in the home.
-  const sourceStore = new SourceStore(compositionDb);
-  const folderStore = new FolderStore(config.home);
-  const skillSources = new SkillSources({
-    roots: config.skillSources.dirs,
-    registry,
-    sources: sourceStore,
-    folders: folderStore,
-    logger: logger.child({ component: "skill-sources" }),
-    maxFileBytes: config.skillSources.maxFileBytes,
-  });
   const learningMetrics = new LearningMetrics(metrics.registry);
   const duplicates = new NearDuplicateScreen(new NearDuplicateDetector(routing.embedder, config.learning.duplicates), (verdict) =>
     learningMetrics.nearDuplicate(verdict),
   );
-  const service = new SkillService({
+  const control = createControlPlane({
     duplicates,
     composition,
     registry,
@@ -195,18 +191,25 @@ export async function startSkillEngine(
     policy: config.healthPolicy,
     indexer: routing.service,
     logger: logger.child({ component: "control" }),
-    folders: skillSources,
+    folders: folderReads,
   });
-  skillSources.attach(service);
+  const skillSources = new SkillSources({
+    roots: config.skillSources.dirs,
+    registry,
+    skills: control.folderSkills,
+    sources: sourceStore,
+    folders: folderStore,
+    logger: logger.child({ component: "skill-sources" }),
+    maxFileBytes: config.skillSources.maxFileBytes,
+  });
   const recoveredSources = await skillSources.backfill();
   if (recoveredSources > 0) logger.warn({ recovered: recoveredSources }, "folder skill versions recognised from their canonical records");
-  routing.service.describeWith((skill) => skillSources.header(skill) ?? { kind: composition.declaredOf(skill).kind, skillId: "" });
   const bundles = new SkillBundles({
     sources: skillSources,
     sourceStore,
     folders: folderStore,
     registry,
-    service,
+    queries: control.queries,
     stagingDir: path.join(config.home, "memory", ".bundle-staging"),
   });
   new SourceMetrics(metrics.registry).attach(() => skillSources.countsBySourceAndStatus());
@@ -218,7 +221,7 @@ export async function startSkillEngine(
   if (learningRestored.candidates + learningRestored.outcomes > 0) logger.info(learningRestored, "learning restored from its mirror");
   const learning = new LearningService({
     store: learningStore,
-    skills: service,
+    skills: control,
     registry,
     policy: config.learning,
     logger: logger.child({ component: "learning" }),
@@ -230,7 +233,7 @@ export async function startSkillEngine(
     learning,
     host: config.host,
     port: config.port,
-    service,
+    control,
     routing: routing.service,
     sources: skillSources,
     bundles,
@@ -269,7 +272,7 @@ export async function startSkillEngine(
           ...(config.console
             ? {
                 mount: await createConsole({
-                  service,
+                  control,
                   playbook: playbook.service,
                   learning,
                   sources: skillSources,
@@ -324,8 +327,8 @@ export async function startSkillEngine(
   const sweep =
     config.retireSweepMinutes > 0
       ? setInterval(() => {
-          service
-            .retireDegraded(false, { caller: serviceCaller("retire-sweep") })
+          control.retirementSweep
+            .sweep({ dryRun: false }, { caller: serviceCaller("retire-sweep") })
             .catch((error: unknown) => logger.error({ err: error }, "retirement sweep failed"));
         }, config.retireSweepMinutes * 60_000)
       : undefined;
@@ -462,8 +465,9 @@ export async function startRouting(
   config: SkillEngineConfig,
   logger: Logger,
   registry: SkillRegistry,
-  metrics?: ServiceMetrics,
+  wiring: { readonly metrics?: ServiceMetrics; readonly describe?: SkillDescriber } = {},
 ): Promise<{ service: RoutingService; embedder: Embedder; close(): Promise<void> }> {
+  const { metrics, describe } = wiring;
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false, cacheKib: config.sqliteCacheKib });
   const backend =
     config.embedder.kind === "openai"
@@ -505,7 +509,7 @@ export async function startRouting(
     registry,
     config.healthPolicy,
     logger,
-    { minRelevance: config.routing.minRelevance },
+    { minRelevance: config.routing.minRelevance, ...(describe ? { describe } : {}) },
     new QualityCounters(db),
   );
   await service.init();

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { SkillService, SkillSources } from "../control/index.js";
+import type { ControlPlane, SkillSources } from "../control/index.js";
 import { UnauthenticatedError } from "../errors/index.js";
 import { type Authenticator, type Caller, LOCAL_CALLER } from "../identity/index.js";
 import type { LearningService } from "../learning/index.js";
@@ -20,7 +20,7 @@ import { type ConsoleSession, parseCookies, randomToken, SESSION_COOKIE, Session
 
 export interface ConsoleOptions {
   /** The control plane's use cases: the same ones the RPCs call. */
-  readonly service: SkillService;
+  readonly control: ControlPlane;
   readonly playbook: PlaybookService;
   /** Candidates, promotion and dismissal: the use cases of ListCandidates, PromoteCandidate, DismissCandidate. */
   readonly learning: LearningService;
@@ -155,10 +155,10 @@ class ConsoleHandler {
   }
 
   private async get(response: ServerResponse, viewer: Viewer, path: string, params: URLSearchParams): Promise<void> {
-    const { service, playbook } = this.options;
+    const { control, playbook } = this.options;
     if (path === "/console" || path === "/console/") return redirect(response, "/console/library");
-    if (path === "/console/library") return send(response, 200, libraryPage(service, viewer, parseLibraryQuery(params)));
-    if (path === "/console/catalog") return send(response, 200, catalogPage(service, this.options.sources, viewer));
+    if (path === "/console/library") return send(response, 200, libraryPage(control, viewer, parseLibraryQuery(params)));
+    if (path === "/console/catalog") return send(response, 200, catalogPage(control.queries, this.options.sources, viewer));
     if (path === "/console/playbook") return send(response, 200, playbookPage(playbook, viewer));
     if (path === "/console/sources") return send(response, 200, sourcesPage(this.options.sources, viewer));
     if (path === "/console/candidates") {
@@ -177,15 +177,19 @@ class ConsoleHandler {
     if (skill?.rest === "") {
       const done = params.get("done");
       const action = done !== null && (SKILL_ACTIONS as readonly string[]).includes(done) ? (done as SkillAction) : undefined;
-      return send(response, 200, await skillPage(service, viewer, skill.name, action));
+      return send(response, 200, await skillPage(control, viewer, skill.name, action));
     }
     if (skill?.rest === "/diff") {
-      return send(response, 200, await diffPage(service, viewer, skill.name, versionParam(params, "from"), versionParam(params, "to")));
+      return send(
+        response,
+        200,
+        await diffPage(control.queries, viewer, skill.name, versionParam(params, "from"), versionParam(params, "to")),
+      );
     }
     if (skill?.rest === "/confirm") {
       const action = actionParam(params.get("action"));
       const version = action === "rollback" ? versionParam(params, "version") : undefined;
-      return send(response, 200, await confirmPage(service, viewer, skill.name, action, version));
+      return send(response, 200, await confirmPage(control.queries, viewer, skill.name, action, version));
     }
     throw new HttpError(
       404,
@@ -224,7 +228,7 @@ class ConsoleHandler {
       requireConfirmation(form);
       const action = actionParam(form.get("action"));
       const version = action === "rollback" ? versionParam(form, "version") : undefined;
-      await runAction(this.options.service, viewer, skill.name, action, version);
+      await runAction(this.options.control, viewer, skill.name, action, version);
       this.options.logger.info({ skill: skill.name, action, version, agent: viewer.caller.agentId }, "console action");
       // Post/redirect/get: a reload of the result does not repeat the action.
       return redirect(response, `${skillHref(skill.name)}?done=${action}`);

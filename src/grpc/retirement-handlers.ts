@@ -1,5 +1,5 @@
 import type { handleUnaryCall } from "@grpc/grpc-js";
-import type { CallContext, SkillService } from "../control/index.js";
+import type { CallContext, Lifecycle } from "../control/index.js";
 import type { RetireSkillRequest, RetireSkillResponse } from "../gen/skillengine/v1/retirement.js";
 import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import { toSkillMessage } from "./messages.js";
@@ -11,10 +11,10 @@ export type UnaryWrapper = <Req, Res>(
 ) => handleUnaryCall<Req, Res>;
 
 /** RetireSkill (docs/skill-lifecycle.md#retire-by-hand): the use case the console's Retire action calls too. */
-export function retirementHandlers(service: SkillService, unary: UnaryWrapper): Pick<SkillEngineServer, "retireSkill"> {
+export function retirementHandlers(lifecycle: Lifecycle, unary: UnaryWrapper): Pick<SkillEngineServer, "retireSkill"> {
   return {
     retireSkill: unary<RetireSkillRequest, RetireSkillResponse>("RetireSkill", async (request, context) => ({
-      skill: toSkillMessage(await service.retire(request.name, context, request.force)),
+      skill: toSkillMessage(await lifecycle.retire({ name: request.name, force: request.force }, context)),
     })),
   };
 }

@@ -6,7 +6,7 @@ import { loadSync, type PackageDefinition } from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath, type ServingStatus } from "grpc-health-check";
 import type { Logger } from "pino";
-import type { SkillBundles, SkillService, SkillSources } from "../control/index.js";
+import type { ControlPlane, SkillBundles, SkillSources } from "../control/index.js";
 import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { LearningService } from "../learning/index.js";
@@ -32,7 +32,8 @@ export interface GrpcServerOptions {
   readonly host: string;
   /** 0 lets the OS pick a free port. */
   readonly port: number;
-  readonly service: SkillService;
+  /** The control plane's use cases. */
+  readonly control: ControlPlane;
   readonly routing: RoutingService;
   /** Skill folders and bundles (docs/skill-sources.md). */
   readonly sources: SkillSources;
@@ -79,7 +80,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   server.addService(
     withTotalDecoding(SkillEngineService, api),
     skillEngineHandlers(
-      options.service,
+      options.control,
       options.routing,
       options.authenticator,
       options.logger,

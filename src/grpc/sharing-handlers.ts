@@ -1,11 +1,11 @@
-import type { SkillService } from "../control/index.js";
+import type { SkillSharing } from "../control/index.js";
 import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import { toGrantMessage, toSkillMessageFor } from "./messages.js";
 import { type UnaryDependencies, unaryHandler } from "./unary-call.js";
 
 /** Grants, revocations and the on/off switch (docs/security.md#grants-and-visibility): messages to use cases, nothing else. */
 export function sharingHandlers(
-  service: SkillService,
+  sharing: SkillSharing,
   deps: UnaryDependencies,
 ): Pick<SkillEngineServer, "grantSkill" | "revokeSkill" | "listGrants" | "setSkillEnabled"> {
   const skillOf = <Req extends { name: string }>(request: Req): Record<string, unknown> => ({ skill: request.name });
@@ -14,7 +14,7 @@ export function sharingHandlers(
       deps,
       "GrantSkill",
       async (request, { caller }) => {
-        const granted = await service.sharing.grant(
+        const granted = await sharing.grant(
           request.name,
           { agent: request.granteeAgent, user: request.granteeUser },
           request.version,
@@ -29,7 +29,7 @@ export function sharingHandlers(
       deps,
       "RevokeSkill",
       async (request, { caller }) => {
-        const outcome = await service.sharing.revoke(request.name, { agent: request.granteeAgent, user: request.granteeUser }, caller);
+        const outcome = await sharing.revoke(request.name, { agent: request.granteeAgent, user: request.granteeUser }, caller);
         return { skill: toSkillMessageFor(caller)(outcome.skill), revoked: outcome.revoked };
       },
       skillOf,
@@ -38,7 +38,7 @@ export function sharingHandlers(
     listGrants: unaryHandler(
       deps,
       "ListGrants",
-      async (request, { caller }) => ({ grants: service.sharing.grants(request.name, caller).map(toGrantMessage) }),
+      async (request, { caller }) => ({ grants: sharing.grants(request.name, caller).map(toGrantMessage) }),
       skillOf,
     ),
 
@@ -46,7 +46,7 @@ export function sharingHandlers(
       deps,
       "SetSkillEnabled",
       async (request, { caller }) => ({
-        skill: toSkillMessageFor(caller)(await service.sharing.setEnabled(request.name, request.enabled, caller)),
+        skill: toSkillMessageFor(caller)(await sharing.setEnabled(request.name, request.enabled, caller)),
       }),
       skillOf,
     ),

@@ -1,6 +1,6 @@
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { CallContext, SkillBundles, SkillService, SkillSources, SkillVisibility } from "../control/index.js";
+import type { CallContext, ControlPlane, SkillBundles, SkillSources, SkillVisibility } from "../control/index.js";
 import { InvalidArgumentError } from "../errors/index.js";
 import { RouteMode, ToolFormat } from "../gen/skillengine/v1/routing.js";
 import { type SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
@@ -31,7 +31,7 @@ import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
 export function skillEngineHandlers(
-  service: SkillService,
+  control: ControlPlane,
   routing: RoutingService,
   authenticator: Authenticator,
   logger: Logger,
@@ -42,26 +42,26 @@ export function skillEngineHandlers(
   return {
     ...learningHandlers(learning, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
     registerSkill: unary(logger, "RegisterSkill", async (request, context) => {
-      const registered = await service.register(
+      const registered = await control.registration.register(
         {
           name: request.name,
           description: request.description,
           parametersSchema: request.parametersSchema,
           code: request.code,
           testPayload: request.testPayload,
+          exampleQueries: request.exampleQueries,
+          visibility: requestedVisibility(request.visibility, { required: false }),
+          dependsOn: request.dependsOn,
+          system: request.system,
+          onDuplicate: fromOnDuplicateMessage(request.onDuplicate),
         },
         context,
-        request.exampleQueries,
-        requestedVisibility(request.visibility, { required: false }),
-        request.dependsOn,
-        request.system,
-        { onDuplicate: fromOnDuplicateMessage(request.onDuplicate) },
       );
       return toGatedChangeMessage(registered);
     }),
 
     patchSkill: unary(logger, "PatchSkill", async (request, context) => {
-      const patched = await service.patch(
+      const patched = await control.patching.patch(
         { name: request.name, find: request.find, replace: request.replace, testPayload: request.testPayload },
         context,
       );
@@ -70,11 +70,9 @@ export function skillEngineHandlers(
 
     invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {
       const key = request.idempotencyKey;
-      const invoked = await service.invoke(
-        request.name,
-        request.payload,
+      const invoked = await control.invocation.invoke(
+        { name: request.name, payload: request.payload, routeId: request.routeId },
         key ? { ...context, idempotencyKey: key } : context,
-        request.routeId,
       );
       return {
         result: toExecutionResultMessage(invoked.result),
@@ -86,7 +84,7 @@ export function skillEngineHandlers(
     }),
 
     getSkill: unary(logger, "GetSkill", async (request, context) => {
-      const found = await service.get(request.name, context);
+      const found = await control.queries.get({ name: request.name }, context);
       return {
         skill: toSkillMessageFor(context.caller)(found.skill),
         code: found.code,
@@ -98,42 +96,47 @@ export function skillEngineHandlers(
     }),
 
     listSkills: unary(logger, "ListSkills", async (request, context) => ({
-      skills: service
-        .list(context, { includeInactive: request.includeInactive, ...(request.owner === "" ? {} : { owner: request.owner }) })
+      skills: control.queries
+        .list({ includeInactive: request.includeInactive, ...(request.owner === "" ? {} : { owner: request.owner }) }, context)
         .map(toSkillMessageFor(context.caller)),
     })),
 
     listSkillVersions: unary(logger, "ListSkillVersions", async (request, context) => {
-      const { skill, versions } = service.versions(request.name, context);
+      const { skill, versions } = control.queries.versions({ name: request.name }, context);
       return { versions: versions.map((v) => toVersionMessage(v, skill.version)) };
     }),
 
-    getSkillStats: unary(logger, "GetSkillStats", async (request, context) => toStatsMessage(service.stats(request.name, context))),
+    getSkillStats: unary(logger, "GetSkillStats", async (request, context) =>
+      toStatsMessage(control.queries.stats({ name: request.name }, context)),
+    ),
 
     rollbackSkill: unary(logger, "RollbackSkill", async (request, context) => ({
-      skill: toSkillMessage(await service.rollback(request.name, request.version, context)),
+      skill: toSkillMessage(await control.patching.rollback({ name: request.name, version: request.version }, context)),
     })),
 
     deleteSkill: unary(logger, "DeleteSkill", async (request, context) => ({
-      skill: toSkillMessage(await service.delete(request.name, context, request.force)),
+      skill: toSkillMessage(await control.lifecycle.delete({ name: request.name, force: request.force }, context)),
     })),
 
     restoreSkill: unary(logger, "RestoreSkill", async (request, context) => ({
-      skill: toSkillMessage(await service.restore(request.name, context)),
+      skill: toSkillMessage(await control.lifecycle.restore({ name: request.name }, context)),
     })),
 
     setSkillProtected: unary(logger, "SetSkillProtected", async (request, context) => ({
-      skill: toSkillMessage(await service.setProtected(request.name, request.protected, context)),
+      skill: toSkillMessage(await control.lifecycle.setProtected({ name: request.name, pinned: request.protected }, context)),
     })),
 
     setSkillVisibility: unary(logger, "SetSkillVisibility", async (request, context) => ({
       skill: toSkillMessage(
-        await service.setVisibility(request.name, requestedVisibility(request.visibility, { required: true }) as SkillVisibility, context),
+        await control.access.setVisibility(
+          { name: request.name, visibility: requestedVisibility(request.visibility, { required: true }) as SkillVisibility },
+          context,
+        ),
       ),
     })),
 
     transferSkill: unary(logger, "TransferSkill", async (request, context) => ({
-      skill: toSkillMessage(await service.transfer(request.name, request.newOwner, context)),
+      skill: toSkillMessage(await control.access.transfer({ name: request.name, newOwner: request.newOwner }, context)),
     })),
 
     whoAmI: unary(logger, "WhoAmI", async (_request, context) => ({
@@ -144,18 +147,17 @@ export function skillEngineHandlers(
 
     rebuildIndexes: unary(logger, "RebuildIndexes", async (_request, context) => {
       const started = performance.now();
-      const report = await service.rebuildIndexes(context);
+      const report = await control.operations.rebuildIndexes(context);
       return { skillsIndexed: report.skillsIndexed, repairs: report.repairs, durationMs: Math.round(performance.now() - started) };
     }),
 
     retireDegradedSkills: unary(logger, "RetireDegradedSkills", async (request, context) => {
-      const kept: { name: string; reasons: string[] }[] = [];
-      const retired = await service.retireDegraded(request.dryRun, context, request.force, kept);
+      const { retired, kept } = await control.retirementSweep.sweep({ dryRun: request.dryRun, force: request.force }, context);
       return { retired: retired.map((r) => ({ name: r.name, reasons: r.reasons })), dryRun: request.dryRun, kept };
     }),
 
     registerComposedSkill: unary(logger, "RegisterComposedSkill", async (request, context) => {
-      const registered = await service.registerComposed(
+      const registered = await control.composedRegistration.register(
         {
           name: request.name,
           description: request.description,
@@ -167,11 +169,11 @@ export function skillEngineHandlers(
           }),
           output: request.output,
           testPayload: request.testPayload,
+          exampleQueries: request.exampleQueries,
+          visibility: requestedVisibility(request.visibility, { required: false }),
+          onDuplicate: fromOnDuplicateMessage(request.onDuplicate),
         },
         context,
-        request.exampleQueries,
-        requestedVisibility(request.visibility, { required: false }),
-        { onDuplicate: fromOnDuplicateMessage(request.onDuplicate) },
       );
       return {
         skill: toSkillMessage(registered.skill),
@@ -183,7 +185,7 @@ export function skillEngineHandlers(
     }),
 
     getSkillDependencies: unary(logger, "GetSkillDependencies", async (request, context) => {
-      const report = service.dependencies(request.name, context);
+      const report = control.queries.dependencies({ name: request.name }, context);
       return {
         dependsOn: [...report.dependsOn],
         dependents: [...report.dependents],
@@ -192,7 +194,7 @@ export function skillEngineHandlers(
       };
     }),
 
-    ...retirementHandlers(service, (method, handler) => unary(logger, method, handler)),
+    ...retirementHandlers(control.lifecycle, (method, handler) => unary(logger, method, handler)),
 
     routeSkills: unary(logger, "RouteSkills", async (request, context) => {
       const format = request.format === ToolFormat.TOOL_FORMAT_ANTHROPIC ? "anthropic" : "openai";
@@ -217,20 +219,23 @@ export function skillEngineHandlers(
     }),
 
     recordRouteFeedback: unary(logger, "RecordRouteFeedback", async (request, context) => ({
-      credited: await service.recordRouteFeedback(request.routeId, request.name, request.success, context, request.fallback ?? false),
+      credited: await routing.recordFeedback(
+        { routeId: request.routeId, name: request.name, success: request.success, fallback: request.fallback ?? false },
+        context,
+      ),
     })),
 
     wipeSandbox: unary(logger, "WipeSandbox", async (_request, context) => ({
-      removedRunDirectories: await service.wipeSandbox(context),
+      removedRunDirectories: await control.operations.wipeSandbox(context),
     })),
 
     // Skill folders (docs/skill-sources.md), GetCatalog included: one catalog.
-    ...skillSourceHandlers(folders.sources, folders.bundles, service, {
+    ...skillSourceHandlers(folders.sources, folders.bundles, control.queries, {
       authenticator,
       logger,
       ...(metrics ? { metrics } : {}),
     }),
-    ...sharingHandlers(service, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
+    ...sharingHandlers(control.access.sharing, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
   };
 
   /** The shared wrapper (unary-call.ts), with the skill's name and version in the rpc log line. */

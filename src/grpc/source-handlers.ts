@@ -1,4 +1,4 @@
-import type { ScanReport, SkillBundles, SkillService, SkillSources } from "../control/index.js";
+import type { ScanReport, SkillBundles, SkillQueries, SkillSources } from "../control/index.js";
 import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import type { SourceProblem } from "../gen/skillengine/v1/sources.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";
@@ -22,13 +22,13 @@ export type SourceHandlers = Pick<
 export function skillSourceHandlers(
   sources: SkillSources,
   bundles: SkillBundles,
-  service: SkillService,
+  queries: SkillQueries,
   deps: UnaryDependencies,
 ): SourceHandlers {
   return {
     // One catalog: composition's entries with the folders' ids, locations and statuses.
     getCatalog: unaryHandler(deps, "GetCatalog", async (_request, context) => ({
-      skills: sources.catalog(service.catalog(context)).map(toCatalogEntryMessage),
+      skills: sources.catalog(queries.catalog(context)).map(toCatalogEntryMessage),
     })),
 
     listSkillSources: unaryHandler(deps, "ListSkillSources", async () => ({
@@ -73,7 +73,7 @@ export function skillSourceHandlers(
         throw new InvalidArgumentError("visibility", "must be VISIBILITY_PRIVATE or VISIBILITY_PUBLIC");
       }
       const onDuplicate = fromOnDuplicateMessage(request.onDuplicate);
-      const imported = await bundles.import(Buffer.from(request.archive), visibility, context, onDuplicate);
+      const imported = await bundles.import({ archive: Buffer.from(request.archive), visibility, onDuplicate }, context);
       return {
         skill: toSkillMessage(imported.skill),
         skillId: imported.skillId,
@@ -83,7 +83,7 @@ export function skillSourceHandlers(
     }),
 
     exportSkill: unaryHandler(deps, "ExportSkill", async (request, context) => {
-      const exported = await bundles.export(request.name, context);
+      const exported = await bundles.export({ name: request.name }, context);
       return { archive: exported.archive, fileName: exported.fileName, skillId: exported.skillId };
     }),
   };

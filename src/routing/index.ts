@@ -3,13 +3,22 @@ export {
   RoutingService,
   ROUTE_LIMITS,
   type RoutedSkill,
+  type RouteFeedbackInput,
   type RouteRequest,
+  type RoutingOptions,
   type SkillDescriber,
   type ToolFormat,
 } from "./routing-service.js";
 export { failsFallbackFilter, QualityCounters, type SkillQuality } from "./quality-counters.js";
 export { documentText, SkillRouter, type RouteMode } from "./skill-router.js";
-export { CachedEmbedder, MiniLmEmbedder, OpenAiEmbedder, SqliteEmbeddingStore, UseLiteEmbedder, type Embedder } from "../embedding/index.js";
+export {
+  CachedEmbedder,
+  MiniLmEmbedder,
+  OpenAiEmbedder,
+  SqliteEmbeddingStore,
+  UseLiteEmbedder,
+  type Embedder,
+} from "../embedding/index.js";
 export {
   FallbackVectorIndex,
   KeywordIndex,

@@ -1,12 +1,14 @@
 import type { Logger } from "pino";
 import { untilReplied } from "../reply-scope/index.js";
 import {
+  type CallContext,
   canSee,
   type HealthPolicy,
   leavesOwnRoutes,
   pinnedVersionFor,
   type SkillIndexer,
   type SkillRecord,
+  SkillLookup,
   type SkillRegistry,
   windowRate,
 } from "../control/index.js";
@@ -52,6 +54,24 @@ export interface RouteRequest {
   readonly minRelevance?: number | undefined;
 }
 
+/** What the routing service is told at construction besides its stores. */
+export interface RoutingOptions {
+  /** The relevance a route keeps when the request sets none. @default 0 */
+  readonly minRelevance?: number;
+  /** Each routed skill's kind and id. @default plain, no id */
+  readonly describe?: SkillDescriber;
+}
+
+/** RecordRouteFeedback's input (docs/routing.md#learning-from-use). */
+export interface RouteFeedbackInput {
+  /** The id RouteSkills returned. */
+  readonly routeId: string;
+  readonly name: string;
+  readonly success: boolean;
+  /** The agent used something else instead (docs/skill-sources.md#quality-counters). @default false */
+  readonly fallback?: boolean;
+}
+
 /** `queryChars`: the longest query accepted; only its first and last 1,000 are searched (docs/routing.md#long-queries). */
 export const ROUTE_LIMITS = { defaultLimit: 5, maxLimit: 50, queryChars: SEARCH_QUERY_LIMITS.acceptedChars } as const;
 
@@ -60,7 +80,10 @@ export const ROUTE_LIMITS = { defaultLimit: 5, maxLimit: 50, queryChars: SEARCH_
  * registry and turns its hits into tool definitions with health attached.
  */
 export class RoutingService implements SkillIndexer {
-  private describe: SkillDescriber = () => ({ kind: "plain", skillId: "" });
+  private readonly describe: SkillDescriber;
+  private readonly minRelevance: number;
+  /** Feedback names a skill the caller may see, looked up exactly as the control plane's use cases do. */
+  private readonly lookup: SkillLookup;
   /**
    * Indexing still in flight, per skill name, chained so that one skill's changes land in order.
    * Routing and feedback wait for it, so a caller never routes against an index older than its
@@ -73,13 +96,12 @@ export class RoutingService implements SkillIndexer {
     private readonly registry: SkillRegistry,
     private readonly policy: HealthPolicy,
     private readonly logger: Logger,
-    private readonly defaults: { readonly minRelevance: number } = { minRelevance: 0 },
+    options: RoutingOptions = {},
     private readonly counters?: QualityCounters,
-  ) {}
-
-  /** Set by the composition root once composition and the skill sources exist. */
-  describeWith(describe: SkillDescriber): void {
-    this.describe = describe;
+  ) {
+    this.describe = options.describe ?? (() => ({ kind: "plain", skillId: "" }));
+    this.minRelevance = options.minRelevance ?? 0;
+    this.lookup = new SkillLookup(registry);
   }
 
   async init(): Promise<void> {
@@ -153,6 +175,30 @@ export class RoutingService implements SkillIndexer {
     return true;
   }
 
+  /**
+   * RecordRouteFeedback: the caller's verdict on a skill its route returned, for the caller's own
+   * routes only (another agent's route id counts for nothing). A fallback says the agent used
+   * something else: no success to credit. True when it counted; routing's own failures are logged.
+   */
+  async recordFeedback(input: RouteFeedbackInput, context: CallContext): Promise<boolean> {
+    const { routeId, success, fallback = false } = input;
+    if (routeId.trim() === "") throw new InvalidArgumentError("route_id", "is required: the id RouteSkills returned");
+    const skill = this.lookup.visible(input.name, context.caller);
+    const agentId = context.caller.agentId;
+    if (fallback) {
+      if (success) {
+        throw new InvalidArgumentError("fallback", "cannot be set together with success: the agent either used the skill or replaced it");
+      }
+      return this.fallback(routeId, skill, agentId);
+    }
+    try {
+      return await this.credit(routeId, skill, success, agentId);
+    } catch (error) {
+      this.logger.error({ err: error, skill: skill.name, routeId }, "could not record routing feedback");
+      return false;
+    }
+  }
+
   quality(name: string): SkillQuality | undefined {
     return this.counters?.get(name);
   }
@@ -176,7 +222,7 @@ export class RoutingService implements SkillIndexer {
     if (!Number.isInteger(limit) || limit < 1 || limit > ROUTE_LIMITS.maxLimit) {
       throw new InvalidArgumentError("limit", `must be between 1 and ${ROUTE_LIMITS.maxLimit}`);
     }
-    const minRelevance = request.minRelevance ?? this.defaults.minRelevance;
+    const minRelevance = request.minRelevance ?? this.minRelevance;
     if (!(minRelevance >= 0 && minRelevance <= 1)) {
       throw new InvalidArgumentError("min_relevance", `must be between 0 and 1 (0 keeps every skill), got ${minRelevance}`);
     }

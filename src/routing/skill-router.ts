@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Embedder } from "../embedding/index.js";
@@ -7,7 +7,6 @@ import {
   type KeywordIndex,
   nameWords,
   PUBLIC_AUDIENCE,
-  type FusedItem,
   normalizedScoreFusion,
   type RankedList,
   reciprocalRankFusion,
@@ -18,7 +17,9 @@ import {
   userAudience,
 } from "../search/index.js";
 import { splitClauses } from "./query-clauses.js";
+import { mergeClauses, mergePieces, type Ranking } from "./ranking-merge.js";
 import { calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
+import { bestPerSkill, evidenceVectorId, RouteEvidence } from "./route-evidence.js";
 
 /** What routing needs to know of a skill. */
 export interface RoutableSkill {
@@ -105,28 +106,9 @@ export const DEFAULT_VECTOR_WEIGHT = 0.7;
  * list a source returned, so a fixed depth keeps the fused order independent of `limit`.
  */
 const SOURCE_DEPTH = 50;
-/** A clause of a multi-intent query places this many of its best skills right after the whole query's best. */
-const CLAUSE_TOP = 2;
-
-/** One source's or one fusion's ranking of a query, best first, with each item's relevance. */
-interface Ranking {
-  readonly items: ReadonlyArray<FusedItem & { readonly relevance: number | undefined }>;
-}
 
 /** Statuses that are routed; deprecated, retired and deleted skills are not. */
 export const ROUTABLE_STATUSES = ["active", "degraded"];
-const EVIDENCE_SEPARATOR = "::evidence::";
-/**
- * Credited queries kept per skill (the most recent). Bounded so that a skill credited for
- * everything (a prerequisite every task calls, say) cannot become a hub near every query, and so
- * the work of re-indexing a skill stays bounded.
- */
-export const MAX_EVIDENCE_PER_SKILL = 20;
-/**
- * An evidence vector's similarity counts slightly less than the description's: a query that
- * matches what a skill says it does outranks one that only resembles an earlier query.
- */
-const EVIDENCE_DISCOUNT = 0.9;
 /** routing_meta keys of skills whose indexing is still in flight (or was, when the process stopped). */
 const PENDING_PREFIX = "pending-index:";
 const META_EMBEDDER = "embedder";
@@ -159,6 +141,7 @@ export class SkillRouter {
   private readonly vectorWeight: number;
   private readonly splitClauses: boolean;
   private readonly calibration: RelevanceCalibration;
+  private readonly evidence: RouteEvidence;
 
   constructor(options: SkillRouterOptions) {
     this.db = options.db;
@@ -183,6 +166,7 @@ export class SkillRouter {
     // Routes recorded before identity belong to nobody: no agent can credit them.
     const routeColumns = this.db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('routes')").all();
     if (!routeColumns.some((c) => c.name === "agent")) this.db.exec("ALTER TABLE routes ADD COLUMN agent TEXT NOT NULL DEFAULT ''");
+    this.evidence = new RouteEvidence(this.db, this.vectors);
   }
 
   /**
@@ -227,7 +211,7 @@ export class SkillRouter {
    * {@link SkillRouter.settle} clears the mark. Synchronous, so it is done before the caller replies.
    */
   accept(name: string, exampleQueries: readonly string[]): void {
-    for (const query of exampleQueries) this.rememberEvidence(name, query);
+    for (const query of exampleQueries) this.evidence.remember(name, query);
     this.db.prepare("INSERT OR IGNORE INTO routing_meta (key, value) VALUES (?, '')").run(`${PENDING_PREFIX}${name}`);
   }
 
@@ -245,9 +229,9 @@ export class SkillRouter {
 
   /** (Re)indexes one skill with its current description, status and evidence. */
   async index(skill: RoutableSkill, exampleQueries: readonly string[] = []): Promise<void> {
-    for (const query of exampleQueries) this.rememberEvidence(skill.name, query);
-    await this.pruneEvidence(skill.name);
-    const evidence = this.evidenceOf(skill.name);
+    for (const query of exampleQueries) this.evidence.remember(skill.name, query);
+    await this.evidence.prune(skill.name);
+    const evidence = this.evidence.of(skill.name);
     this.keywords.upsert([{ ...skill, evidence: evidence.map((e) => e.query) }]);
     const texts = [documentText(skill), ...evidence.map((e) => e.query)];
     const vectors = await this.embedder.embed(texts);
@@ -261,7 +245,7 @@ export class SkillRouter {
     };
     await this.vectors.upsert(
       vectors.map((vector, i) => ({
-        id: i === 0 ? skill.name : `${skill.name}${EVIDENCE_SEPARATOR}${evidence[i - 1]?.hash ?? ""}`,
+        id: i === 0 ? skill.name : evidenceVectorId(skill.name, evidence[i - 1]?.hash ?? ""),
         vector,
         payload,
       })),
@@ -269,9 +253,9 @@ export class SkillRouter {
   }
 
   async remove(name: string): Promise<void> {
-    const evidence = this.evidenceOf(name);
+    const evidence = this.evidence.of(name);
     this.keywords.remove([name]);
-    await this.vectors.remove([name, ...evidence.map((e) => `${name}${EVIDENCE_SEPARATOR}${e.hash}`)]);
+    await this.vectors.remove([name, ...evidence.map((e) => evidenceVectorId(name, e.hash))]);
   }
 
   async route(
@@ -401,7 +385,7 @@ export class SkillRouter {
       )
       .run(routeId, name, success ? 1 : 0, Date.now());
     if (!success || Date.now() - route.created_at > this.creditWindowMs || !skill) return false;
-    if (!this.rememberEvidence(name, route.query)) return true;
+    if (!this.evidence.remember(name, route.query)) return true;
     await this.index(skill);
     return true;
   }
@@ -426,38 +410,9 @@ export class SkillRouter {
     return { selections, completions, failures: selections - completions };
   }
 
-  private rememberEvidence(name: string, query: string): boolean {
-    const text = query.trim().slice(0, 500);
-    if (text === "") return false;
-    const hash = createHash("sha256").update(text).digest("hex").slice(0, 16);
-    return (
-      this.db.prepare("INSERT OR IGNORE INTO route_evidence (name, query, hash, at) VALUES (?, ?, ?, ?)").run(name, text, hash, Date.now())
-        .changes > 0
-    );
-  }
-
   /** How many stored queries route to `name` as evidence (docs/routing.md#learning-from-use). */
   evidenceCount(name: string): number {
-    return this.db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM route_evidence WHERE name = ?").get(name)?.n ?? 0;
-  }
-
-  private evidenceOf(name: string): Array<{ query: string; hash: string }> {
-    return this.db
-      .prepare<[string, number], { query: string; hash: string }>(
-        "SELECT query, hash FROM (SELECT query, hash, at FROM route_evidence WHERE name = ? ORDER BY at DESC LIMIT ?) ORDER BY at",
-      )
-      .all(name, MAX_EVIDENCE_PER_SKILL);
-  }
-
-  /** Drops evidence beyond the cap (oldest first), from the table and from the vector index. */
-  private async pruneEvidence(name: string): Promise<void> {
-    const stale = this.db
-      .prepare<[string, number], { hash: string }>("SELECT hash FROM route_evidence WHERE name = ? ORDER BY at DESC LIMIT -1 OFFSET ?")
-      .all(name, MAX_EVIDENCE_PER_SKILL);
-    if (stale.length === 0) return;
-    const drop = this.db.prepare("DELETE FROM route_evidence WHERE name = ? AND hash = ?");
-    for (const { hash } of stale) drop.run(name, hash);
-    await this.vectors.remove(stale.map(({ hash }) => `${name}${EVIDENCE_SEPARATOR}${hash}`));
+    return this.evidence.count(name);
   }
 }
 
@@ -488,59 +443,4 @@ function scopeFilter(scope: RouteScope): VectorSearchFilter {
   const audiences = [PUBLIC_AUDIENCE, agentAudience(scope.agentId)];
   if (scope.userId !== undefined) audiences.push(userAudience(scope.userId));
   return { statuses, audiences };
-}
-
-/**
- * Multi-intent queries: the whole query's best skill first, then each clause's best
- * {@link CLAUSE_TOP}, then the rest of the whole query's ranking; an item keeps the best relevance
- * any of the rankings gave it.
- */
-function mergeClauses(whole: Ranking, clauses: readonly Ranking[]): Ranking {
-  const bestRelevance = new Map<string, number>();
-  for (const ranking of [whole, ...clauses]) {
-    for (const item of ranking.items) {
-      if (item.relevance !== undefined && item.relevance > (bestRelevance.get(item.id) ?? -1)) bestRelevance.set(item.id, item.relevance);
-    }
-  }
-  const ordered = [...whole.items.slice(0, 1), ...clauses.flatMap((c) => c.items.slice(0, CLAUSE_TOP)), ...whole.items.slice(1)];
-  const seen = new Set<string>();
-  const items = ordered.filter((item) => !seen.has(item.id) && seen.add(item.id));
-  return { items: items.map((item) => ({ ...item, relevance: bestRelevance.get(item.id) ?? item.relevance })) };
-}
-
-/**
- * A long query's pieces (docs/routing.md#long-queries): each skill keeps the best relevance any piece
- * gave it, and the pieces' rankings are interleaved (first items, then second items, …) and ordered
- * by that relevance, so the piece that states the task decides; without relevance (no vector source)
- * the interleaved order stands.
- */
-function mergePieces(rankings: readonly Ranking[]): Ranking {
-  const byId = new Map<string, Ranking["items"][number]>();
-  const longest = Math.max(0, ...rankings.map((r) => r.items.length));
-  for (let i = 0; i < longest; i++) {
-    for (const ranking of rankings) {
-      const item = ranking.items[i];
-      if (item === undefined) continue;
-      const kept = byId.get(item.id);
-      if (kept === undefined) byId.set(item.id, item);
-      else if (item.relevance !== undefined && (kept.relevance === undefined || item.relevance > kept.relevance)) {
-        // The piece that fits better speaks for the skill: its scores and ranks along with its relevance.
-        byId.set(item.id, item);
-      }
-    }
-  }
-  const items = [...byId.values()];
-  if (items.every((item) => item.relevance !== undefined)) items.sort((a, b) => (b.relevance ?? 0) - (a.relevance ?? 0));
-  return { items };
-}
-
-/** A skill's evidence vectors compete with its main vector; keep its best hit only. */
-function bestPerSkill(hits: ReadonlyArray<{ id: string; score: number }>): Array<{ id: string; score: number }> {
-  const best = new Map<string, number>();
-  for (const hit of hits) {
-    const [name = hit.id, evidence] = hit.id.split(EVIDENCE_SEPARATOR);
-    const score = evidence === undefined ? hit.score : hit.score * EVIDENCE_DISCOUNT;
-    if (!best.has(name) || (best.get(name) as number) < score) best.set(name, score);
-  }
-  return [...best.entries()].sort((a, b) => b[1] - a[1]).map(([id, score]) => ({ id, score }));
 }

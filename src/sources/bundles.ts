@@ -8,7 +8,8 @@ import type { Caller } from "../identity/index.js";
 import { canManage, canSee, notYoursError } from "../control/access/index.js";
 import type { SkillRecord, SkillRegistry, SkillVisibility } from "../control/registry/index.js";
 import type { OnDuplicate, SimilarSkillReport } from "../control/duplicate-screen.js";
-import type { SkillService } from "../control/skill-service.js";
+import type { CallContext } from "../control/call-context.js";
+import type { SkillQueries } from "../control/use-cases/index.js";
 import { type BundleLimits, DEFAULT_BUNDLE_LIMITS, packBundle, unpackBundle } from "./bundle-archive.js";
 import { DEFAULT_FOLDER_LIMITS, inspectSkillFolder } from "./folder-safety.js";
 import { checkedSegments, type FolderContent, type FolderStore, readDiscoveredFolder } from "./folder-store.js";
@@ -22,10 +23,21 @@ export interface SkillBundlesOptions {
   readonly sourceStore: SourceStore;
   readonly folders: FolderStore;
   readonly registry: SkillRegistry;
-  readonly service: SkillService;
+  /** Reads the skill an export packs (GetSkill's use case: the caller's view, a pinned grantee's version). */
+  readonly queries: Pick<SkillQueries, "get">;
   /** Where an archive is unpacked to be inspected: under `$SKILL_ENGINE_HOME`, never a discovery directory or the sandbox. */
   readonly stagingDir: string;
   readonly limits?: BundleLimits;
+}
+
+/** ImportSkillBundle's input. */
+export interface ImportBundleInput {
+  /** A `.tar.gz` or `.zip` of one skill folder. */
+  readonly archive: Buffer;
+  /** Undefined: private for a new skill, unchanged for an existing one. */
+  readonly visibility?: Exclude<SkillVisibility, "internal"> | undefined;
+  /** @default "warn" */
+  readonly onDuplicate?: OnDuplicate;
 }
 
 export interface ImportedBundle {
@@ -44,12 +56,8 @@ export interface ImportedBundle {
 export class SkillBundles {
   constructor(private readonly options: SkillBundlesOptions) {}
 
-  async import(
-    archive: Buffer,
-    visibility: Exclude<SkillVisibility, "internal"> | undefined,
-    context: { caller: Caller; signal?: AbortSignal },
-    onDuplicate: OnDuplicate = "warn",
-  ): Promise<ImportedBundle> {
+  async import(input: ImportBundleInput, context: CallContext): Promise<ImportedBundle> {
+    const { archive, visibility, onDuplicate = "warn" } = input;
     const files = await unpackBundle(archive, this.options.limits ?? DEFAULT_BUNDLE_LIMITS);
     await mkdir(this.options.stagingDir, { recursive: true, mode: 0o700 });
     const staging = await mkdtemp(path.join(this.options.stagingDir, "bundle-"));
@@ -74,12 +82,13 @@ export class SkillBundles {
           { owner: existing.owner, visibility: visibility ?? (existing.visibility === "public" ? "public" : "private") }
         : { owner: context.caller.agentId, visibility: visibility ?? "private" };
       const registered = await this.options.sources.registerFiles(
-        { name: manifest.name, skillId: identity.id, root: "", folder: `bundle:${manifest.name}`, hash: folderHash(content) },
-        content,
-        this.options.service,
+        {
+          source: { name: manifest.name, skillId: identity.id, root: "", folder: `bundle:${manifest.name}`, hash: folderHash(content) },
+          files: content,
+          access,
+          onDuplicate,
+        },
         context,
-        access,
-        onDuplicate,
       );
       return { ...registered, skillId: identity.id };
     } finally {
@@ -103,8 +112,9 @@ export class SkillBundles {
   }
 
   /** ExportSkill: a folder skill's canonical files with its `.skill_id`, or a folder generated for a plain skill. */
-  async export(name: string, context: { caller: Caller }): Promise<{ archive: Buffer; fileName: string; skillId: string }> {
-    const found = await this.options.service.get(name, context);
+  async export(input: { readonly name: string }, context: CallContext): Promise<{ archive: Buffer; fileName: string; skillId: string }> {
+    const { name } = input;
+    const found = await this.options.queries.get({ name }, context);
     let files: FolderContent[];
     let skillId: string;
     if (found.folder) {

@@ -2,14 +2,15 @@ import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import { errorMessage, InvalidArgumentError, RunCancelledError, SkillNotFoundError } from "../errors/index.js";
-import type { ExecutionResult, SandboxFolderFile } from "../execution/index.js";
 import { type Caller, LOCAL_AGENT, serviceCaller } from "../identity/index.js";
+import type { CallContext } from "../control/call-context.js";
 import { canSee, requireAdmin } from "../control/access/index.js";
 import { validateSkillName } from "../control/intake/index.js";
 import { isLive, type SkillRecord, type SkillRegistry } from "../control/registry/index.js";
-import type { OnDuplicate, SimilarSkillReport } from "../control/duplicate-screen.js";
-import type { FolderSkillRuns, SkillService } from "../control/skill-service.js";
+import type { OnDuplicate } from "../control/duplicate-screen.js";
+import type { FolderRegistration } from "../control/use-cases/index.js";
 import type { CatalogEntry } from "../control/composition/index.js";
+import type { FolderSkillRegistrar } from "./folder-registrar.js";
 import { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./source-catalog.js";
 import { type DiscoveredSkill, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 import { DEFAULT_FOLDER_LIMITS, type FolderLimits } from "./folder-safety.js";
@@ -61,6 +62,8 @@ export interface SkillSourcesOptions {
   /** SKILL_ENGINE_SKILL_DIRS, in order: earlier ones shadow later ones. */
   readonly roots: readonly string[];
   readonly registry: SkillRegistry;
+  /** The control plane's side: registers, retires and restores what the scans find. */
+  readonly skills: FolderSkillRegistrar;
   readonly sources: SourceStore;
   readonly folders: FolderStore;
   readonly logger: Logger;
@@ -69,24 +72,23 @@ export interface SkillSourcesOptions {
   readonly maxFileBytes: number;
 }
 
-/** The header routing shows for a folder skill: its kind and its id. */
-export interface FolderHeader {
-  readonly kind: "directory" | "instructions";
-  readonly skillId: string;
-}
-
 /** Who owns folder skills: the operator configured the directories, so every agent may see them. */
 const FOLDER_ACCESS = { owner: LOCAL_AGENT, visibility: "public" } as const;
 const DEFAULT_SCHEMA = '{"type":"object"}';
 /** How a retirement for a removed folder starts (docs/skill-sources.md#registration). */
 const FOLDER_GONE = "its folder";
 const TEST_PAYLOAD_FILE = "tests/test_payload.json";
+/** Scans register, retire and restore as a service caller of their own. */
+const SCAN_CONTEXT: CallContext = { caller: serviceCaller("skill-sources") };
 
-/** A folder's version as registered: the record, its test run (executable folders) and what it resembles. */
-export interface FolderRegistration {
-  readonly skill: SkillRecord;
-  readonly test: ExecutionResult | undefined;
-  readonly similarSkills: readonly SimilarSkillReport[];
+/** A folder's files to register as a new version (see {@link SkillSources.registerFiles}). */
+export interface FolderFilesInput {
+  readonly source: { name: string; skillId: string; root: string; folder: string; hash: string };
+  readonly files: readonly FolderContent[];
+  /** @default the operator's folders' access: the local agent's, public */
+  readonly access?: { owner: string; visibility: "private" | "public" };
+  /** @default "warn" */
+  readonly onDuplicate?: OnDuplicate;
 }
 
 /**
@@ -95,8 +97,7 @@ export interface FolderRegistration {
  * what is gone, and keeps the entries the catalog shows. Scans are serialized; a scan never
  * throws for a folder's fault.
  */
-export class SkillSources implements FolderSkillRuns {
-  private service: SkillService | undefined;
+export class SkillSources {
   private scanning: Promise<unknown> = Promise.resolve();
   private last: ScanReport = { entries: [], problems: [], registered: [], retired: [], durationMs: 0 };
   /** A folder content that failed its test run is not tested again until it changes. */
@@ -109,34 +110,13 @@ export class SkillSources implements FolderSkillRuns {
     return this.options.roots;
   }
 
-  /** The service is built after the sources (it runs their folders): attached once, before the first scan. */
-  attach(service: SkillService): void {
-    this.service = service;
-  }
-
   /** The entries of the last scan. */
   get lastScan(): ScanReport {
     return this.last;
   }
 
-  isFolderSkill(name: string): boolean {
+  private isFolderSkill(name: string): boolean {
     return this.options.sources.latest(name) !== undefined;
-  }
-
-  /** Kind and id of a folder skill's active version, for routing headers and the catalog. */
-  header(record: SkillRecord): FolderHeader | undefined {
-    const row = this.options.sources.get(record.name, record.version);
-    return row ? { kind: row.kind === "executable" ? "directory" : "instructions", skillId: row.skillId } : undefined;
-  }
-
-  async runOf(
-    name: string,
-    version: number,
-  ): Promise<{ kind: "executable"; launcher: string; folder: SandboxFolderFile[] } | { kind: "instructions" } | undefined> {
-    const row = this.options.sources.get(name, version);
-    if (!row) return undefined;
-    if (row.kind === "instructions") return { kind: "instructions" };
-    return { kind: "executable", launcher: folderLauncher(row.entrypoint), folder: await this.options.folders.read(name, version) };
   }
 
   /**
@@ -185,8 +165,6 @@ export class SkillSources implements FolderSkillRuns {
   }
 
   private async scanOnce(): Promise<ScanReport> {
-    const service = this.service;
-    if (!service) throw new Error("skill sources used before the service was attached");
     const started = performance.now();
     const { sources, logger } = this.options;
     const found = await discoverSkillFolders(this.options.roots, {
@@ -205,7 +183,7 @@ export class SkillSources implements FolderSkillRuns {
       }
       present.add(discovered.name as string);
       if (discovered.identityNote !== undefined && discovered.id !== undefined) sources.rememberId(discovered.folder, discovered.id);
-      const entry = await this.syncFolder(discovered, service);
+      const entry = await this.syncFolder(discovered);
       if (entry.registered) registered.push(entry.entry.name);
       entries.push(entry.entry);
     }
@@ -215,8 +193,8 @@ export class SkillSources implements FolderSkillRuns {
     for (const row of this.closed ? [] : sources.latestOfAll()) {
       // Imported bundles have no folder to lose; a directory that cannot be listed right now loses nothing.
       if (row.root === "" || present.has(row.name) || unreadable.has(row.root)) continue;
-      const gone = await service
-        .retireFolderSkill(row.name, `${FOLDER_GONE} ${row.folder} is gone from the skill directories`)
+      const gone = await this.options.skills
+        .retire({ name: row.name, reason: `${FOLDER_GONE} ${row.folder} is gone from the skill directories` }, SCAN_CONTEXT)
         .catch((error: unknown) => {
           logger.error({ err: error, skill: row.name }, "could not retire a folder skill whose folder is gone");
           return undefined;
@@ -233,7 +211,7 @@ export class SkillSources implements FolderSkillRuns {
   }
 
   /** Registers a usable folder when it is new or changed; answers its catalog entry. */
-  private async syncFolder(discovered: DiscoveredSkill, service: SkillService): Promise<{ entry: SourceEntry; registered: boolean }> {
+  private async syncFolder(discovered: DiscoveredSkill): Promise<{ entry: SourceEntry; registered: boolean }> {
     const name = discovered.name as string;
     const manifest = discovered.manifest as SkillManifest;
     const kind = manifest.kind === "executable" ? "directory" : "instructions";
@@ -255,7 +233,7 @@ export class SkillSources implements FolderSkillRuns {
       }
       // Only a retirement for a missing folder is undone; one by the health rules stays (RestoreSkill decides).
       if (record.status === "retired" && record.statusReason.startsWith(FOLDER_GONE)) {
-        await service.restore(name, { caller: serviceCaller("skill-sources") }).catch((error: unknown) => {
+        await this.options.skills.restore({ name }, SCAN_CONTEXT).catch((error: unknown) => {
           this.options.logger.error({ err: error, skill: name }, "could not restore a folder skill whose folder is back");
         });
       }
@@ -266,7 +244,7 @@ export class SkillSources implements FolderSkillRuns {
       return { entry: entryOf(discovered, "failed", failed.reason, record?.version ?? 0), registered: false };
     }
     try {
-      const skill = await this.registerFolder(discovered, service);
+      const skill = await this.registerFolder(discovered);
       this.failures.delete(name);
       // A folder whose .skill_id cannot be written is reported, its id kept in the registry.
       return { entry: { ...entryOf(discovered, "ready", discovered.identityNote ?? "", skill.version), kind }, registered: true };
@@ -280,16 +258,18 @@ export class SkillSources implements FolderSkillRuns {
     }
   }
 
-  private async registerFolder(discovered: DiscoveredSkill, service: SkillService): Promise<SkillRecord> {
+  private async registerFolder(discovered: DiscoveredSkill): Promise<SkillRecord> {
     const files = await readDiscoveredFolder(discovered.folder);
     const hash = folderHash(files);
     if (hash !== discovered.contentHash) throw new Error("the folder changed while it was being read; the next scan registers it");
-    return this.registerFiles(
-      { name: discovered.name as string, skillId: discovered.id as string, root: discovered.root, folder: discovered.folder, hash },
-      files,
-      service,
-      { caller: serviceCaller("skill-sources") },
-    ).then((registered) => registered.skill);
+    const source = {
+      name: discovered.name as string,
+      skillId: discovered.id as string,
+      root: discovered.root,
+      folder: discovered.folder,
+      hash,
+    };
+    return this.registerFiles({ source, files }, SCAN_CONTEXT).then((registered) => registered.skill);
   }
 
   /**
@@ -297,14 +277,8 @@ export class SkillSources implements FolderSkillRuns {
    * manifest is read from these bytes, the TDD gate runs on these bytes, and these bytes become
    * the canonical copy.
    */
-  async registerFiles(
-    source: { name: string; skillId: string; root: string; folder: string; hash: string },
-    files: readonly FolderContent[],
-    service: SkillService,
-    context: { caller: Caller; signal?: AbortSignal },
-    access: { owner: string; visibility: "private" | "public" } = FOLDER_ACCESS,
-    onDuplicate: OnDuplicate = "warn",
-  ): Promise<FolderRegistration> {
+  async registerFiles(input: FolderFilesInput, context: CallContext): Promise<FolderRegistration> {
+    const { source, files, access = FOLDER_ACCESS, onDuplicate = "warn" } = input;
     const text = (file: string): string | undefined => files.find((f) => f.path === file)?.content.toString("utf8");
     const manifest = parseSkillManifest(text("SKILL.md") ?? "");
     if (manifest.name !== source.name) throw new InvalidArgumentError("SKILL.md", `name changed to "${manifest.name}" while being read`);
@@ -338,7 +312,7 @@ export class SkillSources implements FolderSkillRuns {
       folderHash: source.hash,
       createdAt: new Date(),
     });
-    return service.registerFolderSkill(
+    return this.options.skills.register(
       {
         name: source.name,
         description: manifest.description,

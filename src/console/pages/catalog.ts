@@ -1,4 +1,4 @@
-import type { SkillService, SkillSources } from "../../control/index.js";
+import type { SkillQueries, SkillSources } from "../../control/index.js";
 import { markup } from "../html.js";
 import { page, type Viewer } from "../layout.js";
 import { skillHref } from "./skill.js";
@@ -7,8 +7,8 @@ import { skillHref } from "./skill.js";
  * The catalog (GetCatalog's use case): every skill the viewer may see with its load status and what
  * blocks it, merged with the skill folders of the last scan (docs/skill-sources.md#catalog).
  */
-export function catalogPage(service: SkillService, sources: SkillSources, viewer: Viewer): string {
-  const entries = sources.catalog(service.catalog({ caller: viewer.caller }));
+export function catalogPage(queries: SkillQueries, sources: SkillSources, viewer: Viewer): string {
+  const entries = sources.catalog(queries.catalog({ caller: viewer.caller }));
   const counts = new Map<string, number>();
   for (const e of entries) counts.set(e.status, (counts.get(e.status) ?? 0) + 1);
   const body =

@@ -1,8 +1,9 @@
 import {
   deprecationRisk,
   type LibraryKind,
+  type ControlPlane,
+  type HealthPolicy,
   type SkillRecord,
-  type SkillService,
   type SkillStatus,
   windowRate,
 } from "../../control/index.js";
@@ -39,25 +40,26 @@ export function parseLibraryQuery(params: URLSearchParams): LibraryQuery {
  * The library: every skill the viewer may see (ListSkills' use case), filtered, one page of rows
  * with the rolling window's rate and sparkline, warnings and deprecation risk.
  */
-export function libraryPage(service: SkillService, viewer: Viewer, query: LibraryQuery): string {
+export function libraryPage(control: ControlPlane, viewer: Viewer, query: LibraryQuery): string {
+  const { queries, consoleReads } = control;
   const context = { caller: viewer.caller };
   const inactive = query.status !== "live" && query.status !== "active" && query.status !== "degraded" && query.status !== "deprecated";
-  let skills = service.list(context, { includeInactive: inactive, ...(query.owner === "" ? {} : { owner: query.owner }) });
+  let skills = queries.list({ includeInactive: inactive, ...(query.owner === "" ? {} : { owner: query.owner }) }, context);
   const owners = [...new Set(skills.map((s) => s.owner))].sort();
   if (query.status !== "live" && query.status !== "all") skills = skills.filter((s) => s.status === (query.status as SkillStatus));
   // Kinds cost one lookup a skill: for the whole list only when filtering by kind, else for the page.
   let kinds: Map<string, LibraryKind> | undefined;
   if (query.kind !== "") {
-    kinds = service.kinds(skills, context);
+    kinds = consoleReads.kinds({ skills }, context);
     skills = skills.filter((s) => kinds?.get(s.name) === query.kind);
   }
   const total = skills.length;
   const pages = Math.max(1, Math.ceil(total / LIBRARY_PAGE_SIZE));
   const current = Math.min(query.page, pages);
   const shown = skills.slice((current - 1) * LIBRARY_PAGE_SIZE, current * LIBRARY_PAGE_SIZE);
-  kinds ??= service.kinds(shown, context);
-  const windows = service.recentOutcomes(shown, context);
-  const policy = service.healthPolicy;
+  kinds ??= consoleReads.kinds({ skills: shown }, context);
+  const windows = consoleReads.recentOutcomes({ skills: shown }, context);
+  const policy = consoleReads.healthPolicy;
 
   const rows = shown.map((skill) => row(skill, kinds?.get(skill.name) ?? "plain", windows.get(skill.name) ?? [], policy));
   const filters = markup`<form class="filters" method="get" action="/console/library">
@@ -130,7 +132,7 @@ export function libraryPage(service: SkillService, viewer: Viewer, query: Librar
   return page("Library", "library", viewer, body);
 }
 
-function row(skill: SkillRecord, kind: LibraryKind, window: readonly boolean[], policy: SkillService["healthPolicy"]): SafeHtml {
+function row(skill: SkillRecord, kind: LibraryKind, window: readonly boolean[], policy: HealthPolicy): SafeHtml {
   const rate = windowRate({ samples: window.length, successes: window.filter(Boolean).length }, policy);
   const risk = deprecationRisk({ ...skill, window }, policy);
   const warnings: Array<SafeHtml | string> = [];

@@ -1,11 +1,12 @@
 import { createTwoFilesPatch } from "diff";
 import {
   canManage,
+  type ControlPlane,
   deprecationRisk,
   isLiveStatus,
   type SkillGrant,
+  type SkillQueries,
   type SkillRecord,
-  type SkillService,
   type SourceWindow,
 } from "../../control/index.js";
 import { markup, jsonBlock, type SafeHtml } from "../html.js";
@@ -24,20 +25,22 @@ export const SKILL_ACTIONS = ["protect", "unprotect", "disable", "enable", "roll
 export type SkillAction = (typeof SKILL_ACTIONS)[number];
 
 /** A skill: its health timeline, durations, versions, dependencies and, for its owner or an admin, the actions. */
-export async function skillPage(service: SkillService, viewer: Viewer, name: string, done?: SkillAction): Promise<string> {
+export async function skillPage(control: ControlPlane, viewer: Viewer, name: string, done?: SkillAction): Promise<string> {
+  const { queries, consoleReads } = control;
   const context = { caller: viewer.caller };
-  const { skill, kind, dependsOn } = await service.get(name, context);
-  const stats = service.stats(name, context);
-  const timeline = service.healthTimeline(name, TIMELINE_DAYS, context);
-  const dependencies = service.dependencies(name, context);
-  const evidence = service.routingEvidence(name, context);
-  const window = service.recentOutcomes([skill], context).get(name) ?? [];
-  const risk = deprecationRisk({ ...skill, window }, service.healthPolicy);
+  const { skill, kind, dependsOn } = await queries.get({ name }, context);
+  const stats = queries.stats({ name }, context);
+  const timeline = consoleReads.healthTimeline({ name, days: TIMELINE_DAYS }, context);
+  const dependencies = queries.dependencies({ name }, context);
+  const evidence = consoleReads.routingEvidence({ name }, context);
+  const window = consoleReads.recentOutcomes({ skills: [skill] }, context).get(name) ?? [];
+  const risk = deprecationRisk({ ...skill, window }, consoleReads.healthPolicy);
   const chart = timelineChart(timeline.since, TIMELINE_DAYS, timeline.days, timeline.versions);
   const invoked = chart.invocations.reduce((a, b) => a + b, 0);
   const manage = canManage(skill, viewer.caller);
   // Grants are the owner's and admins' to read (ListGrants' rule); anybody else does not get the section.
-  const grants = viewer.caller.admin || skill.owner === viewer.caller.agentId ? service.sharing.grants(name, viewer.caller) : undefined;
+  const grants =
+    viewer.caller.admin || skill.owner === viewer.caller.agentId ? control.access.sharing.grants(name, viewer.caller) : undefined;
 
   const facts = markup`<table class="facts" id="facts">
     <tbody>
@@ -71,7 +74,7 @@ export async function skillPage(service: SkillService, viewer: Viewer, name: str
         <th>Window</th>
         <td>
           ${percent(stats.successRate)} (${stats.windowSuccesses} of ${stats.windowSamples})
-          ${sparkline(window, service.healthPolicy.windowSize)}
+          ${sparkline(window, consoleReads.healthPolicy.windowSize)}
         </td>
       </tr>
       <tr>
@@ -327,13 +330,13 @@ function describeAction(skill: SkillRecord, action: SkillAction, version: number
 
 /** The confirmation step: a page that says what will happen and holds the one form that does it. */
 export async function confirmPage(
-  service: SkillService,
+  queries: SkillQueries,
   viewer: Viewer,
   name: string,
   action: SkillAction,
   version: number | undefined,
 ): Promise<string> {
-  const { skill } = await service.get(name, { caller: viewer.caller });
+  const { skill } = await queries.get({ name }, { caller: viewer.caller });
   const body = markup`<p id="confirm-text">${describeAction(skill, action, version)}</p>
     <form method="post" action="${skillHref(name)}/actions" id="confirm-form">
       ${csrfField(viewer)}
@@ -354,7 +357,7 @@ export async function confirmPage(
  * crafted link cannot put words on the page.
  */
 export async function runAction(
-  service: SkillService,
+  control: ControlPlane,
   viewer: Viewer,
   name: string,
   action: SkillAction,
@@ -364,21 +367,21 @@ export async function runAction(
   switch (action) {
     case "protect":
     case "unprotect":
-      await service.setProtected(name, action === "protect", context);
+      await control.lifecycle.setProtected({ name, pinned: action === "protect" }, context);
       return;
     case "disable":
     case "enable":
       // SetSkillEnabled's use case (docs/security.md#the-onoff-switch).
-      await service.sharing.setEnabled(name, action === "enable", viewer.caller);
+      await control.access.sharing.setEnabled(name, action === "enable", viewer.caller);
       return;
     case "rollback":
-      await service.rollback(name, version ?? 0, context);
+      await control.patching.rollback({ name, version: version ?? 0 }, context);
       return;
     case "retire":
-      await service.retire(name, context);
+      await control.lifecycle.retire({ name }, context);
       return;
     case "restore":
-      await service.restore(name, context);
+      await control.lifecycle.restore({ name }, context);
       return;
   }
 }
@@ -412,9 +415,12 @@ function lineClass(line: string): string {
 }
 
 /** Two versions side by side as a unified diff (jsdiff). */
-export async function diffPage(service: SkillService, viewer: Viewer, name: string, from: number, to: number): Promise<string> {
+export async function diffPage(queries: SkillQueries, viewer: Viewer, name: string, from: number, to: number): Promise<string> {
   const context = { caller: viewer.caller };
-  const [before, after] = await Promise.all([service.versionCode(name, from, context), service.versionCode(name, to, context)]);
+  const [before, after] = await Promise.all([
+    queries.versionCode({ name, version: from }, context),
+    queries.versionCode({ name, version: to }, context),
+  ]);
   const patch = createTwoFilesPatch(`${name} v${from}`, `${name} v${to}`, before, after, "", "", { context: 3 });
   // The "====" rule above the file names says nothing here; the trailing newline leaves an empty last line.
   const lines = patch

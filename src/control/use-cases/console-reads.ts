@@ -1,0 +1,88 @@
+import { InvalidArgumentError } from "../../errors/index.js";
+import { canSee } from "../access/index.js";
+import type { CallContext } from "../call-context.js";
+import type { SkillKind } from "../composition/index.js";
+import { type DailyOutcome, type HealthPolicy, quantile, type SkillRecord, type VersionRecord } from "../registry/index.js";
+import type { SkillCore } from "./skill-core.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Invocations per version behind the timeline's duration percentiles. */
+const TIMELINE_DURATIONS = 100;
+
+/** Every kind a skill can be: declared (plain, composed) or from a folder (directory, instructions). */
+export type LibraryKind = SkillKind | "directory" | "instructions";
+
+/** A skill's health over time (docs/console.md#health-timeline). */
+export interface HealthTimeline {
+  readonly skill: SkillRecord;
+  /** Midnight UTC of the first day covered. */
+  readonly since: Date;
+  readonly days: DailyOutcome[];
+  readonly versions: VersionRecord[];
+  readonly durations: ReadonlyArray<{ version: number; samples: number; p50Ms: number; p95Ms: number; p99Ms: number }>;
+}
+
+/** What the operator console reads beyond the RPCs' answers (docs/console.md), within what the caller may see. */
+export class ConsoleReads {
+  constructor(private readonly core: SkillCore) {}
+
+  /** The lifecycle thresholds in force, for views that explain them. */
+  get healthPolicy(): HealthPolicy {
+    return this.core.policy;
+  }
+
+  /**
+   * The kind of each skill the caller may see: a folder skill's (directory or instructions), else what
+   * its active version declares (plain or composed). Others are left out.
+   */
+  kinds(input: { readonly skills: readonly SkillRecord[] }, context: CallContext): Map<string, LibraryKind> {
+    const { folders, composition } = this.core;
+    const kinds = new Map<string, LibraryKind>();
+    for (const skill of input.skills) {
+      if (!canSee(skill, context.caller)) continue;
+      kinds.set(skill.name, folders?.header(skill)?.kind ?? composition.declaredOf(skill).kind);
+    }
+    return kinds;
+  }
+
+  /**
+   * The rolling window (docs/skill-lifecycle.md#rolling-window) of each skill the caller may see,
+   * oldest outcome first; skills it may not see are left out.
+   */
+  recentOutcomes(input: { readonly skills: readonly SkillRecord[] }, context: CallContext): Map<string, boolean[]> {
+    const visible = input.skills.filter((skill) => canSee(skill, context.caller));
+    return this.core.registry.recentOutcomes(
+      visible.map((skill) => ({ name: skill.name, version: skill.version })),
+      this.core.policy.windowSize,
+    );
+  }
+
+  /**
+   * A skill's health over time (docs/console.md#health-timeline): invocations and successes per
+   * UTC day and version over the last `days` days, its versions (when each was committed), and
+   * duration percentiles per version over each version's last 100 invocations.
+   */
+  healthTimeline(input: { readonly name: string; readonly days: number }, context: CallContext): HealthTimeline {
+    const { core } = this;
+    const { name, days } = input;
+    if (!Number.isInteger(days) || days < 1 || days > 366)
+      throw new InvalidArgumentError("days", "must be a whole number of days in [1, 366]");
+    const skill = core.lookup.visible(name, context.caller);
+    const now = core.now();
+    const since = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS - (days - 1) * DAY_MS);
+    const durations = [...core.registry.durationsByVersion(name, TIMELINE_DURATIONS)].map(([version, values]) => ({
+      version,
+      samples: values.length,
+      p50Ms: quantile(values, 0.5) ?? 0,
+      p95Ms: quantile(values, 0.95) ?? 0,
+      p99Ms: quantile(values, 0.99) ?? 0,
+    }));
+    return { skill, since, days: core.registry.dailyOutcomes(name, since), versions: core.registry.versions(name), durations };
+  }
+
+  /** How many routed queries are stored as evidence for a skill the caller may see (docs/routing.md#learning-from-use). */
+  routingEvidence(input: { readonly name: string }, context: CallContext): number {
+    this.core.lookup.visible(input.name, context.caller);
+    return this.core.indexer?.evidenceCount(input.name) ?? 0;
+  }
+}

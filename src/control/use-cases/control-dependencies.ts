@@ -1,0 +1,53 @@
+import type { Logger } from "pino";
+import type { SandboxFolderFile, SandboxRunner } from "../../execution/index.js";
+import type { Composition } from "../composition/index.js";
+import type { DuplicateScreen } from "../duplicate-screen.js";
+import type { CodeIntake } from "../intake/index.js";
+import type { HealthPolicy, SkillRecord, SkillRegistry } from "../registry/index.js";
+import type { SkillIndexer } from "../skill-indexer.js";
+import type { CanonicalStore, MirrorWriter } from "../store/index.js";
+
+/** What the control plane's use cases are built from: its stores and the ports it talks through. */
+export interface ControlDependencies {
+  readonly registry: SkillRegistry;
+  readonly store: CanonicalStore;
+  /** The execution plane's port: every test run and invocation goes through it. */
+  readonly runner: SandboxRunner;
+  readonly mirror: MirrorWriter;
+  readonly intake: CodeIntake;
+  readonly policy: HealthPolicy;
+  readonly logger: Logger;
+  /** Composed skills and dependencies (docs/composition.md). */
+  readonly composition: Composition;
+  /** Keeps routing's indexes in step; omitted where routing is not wired (some tests). */
+  readonly indexer?: SkillIndexer;
+  /** Near-duplicates at the door (docs/learning.md#near-duplicates); omitted: none are looked for. */
+  readonly duplicates?: DuplicateScreen;
+  /** @default () => new Date() */
+  readonly now?: () => Date;
+  /** Folder skills (docs/skill-sources.md); omitted where no skill sources are wired. */
+  readonly folders?: FolderSkillRuns;
+}
+
+/** How a folder skill's version runs: its launcher with the folder beside it, or nothing (instructions only). */
+export type FolderRun =
+  { readonly kind: "executable"; readonly launcher: string; readonly folder: SandboxFolderFile[] } | { readonly kind: "instructions" };
+
+/** A folder skill's kind and id, as GetSkill, routing's headers and the console show them. */
+export interface FolderHeader {
+  readonly kind: "directory" | "instructions";
+  readonly skillId: string;
+}
+
+/**
+ * Port: what the use cases read of folder skills (docs/skill-sources.md#running), implemented by
+ * the skill sources over their own tables and canonical folders.
+ */
+export interface FolderSkillRuns {
+  /** How `name` v`version` runs; undefined for a skill that is not kept as a folder. */
+  runOf(name: string, version: number): Promise<FolderRun | undefined>;
+  /** True when `name` is kept as a folder (its versions come from its folder, not from RegisterSkill). */
+  isFolderSkill(name: string): boolean;
+  /** A folder skill's kind and id, for its active version; undefined for other skills. */
+  header(record: SkillRecord): FolderHeader | undefined;
+}

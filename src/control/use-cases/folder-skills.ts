@@ -1,0 +1,121 @@
+import { AlreadyExistsError, SkillTestFailedError } from "../../errors/index.js";
+import type { ExecutionResult, SandboxFolderFile } from "../../execution/index.js";
+import type { CallContext } from "../call-context.js";
+import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
+import { validateRegistration } from "../intake/index.js";
+import { isLive, type SkillAccess, type SkillRecord } from "../registry/index.js";
+import type { Lifecycle } from "./lifecycle.js";
+import { screenDuplicates } from "./registration-rules.js";
+import type { SkillCore } from "./skill-core.js";
+import type { VersionGate } from "./version-gate.js";
+
+/** A version of a folder skill to register (docs/skill-sources.md#registration). */
+export interface FolderSkillInput {
+  readonly name: string;
+  readonly description: string;
+  readonly parametersSchema: string;
+  /** The entrypoint's source (executable), or the SKILL.md text (instructions). */
+  readonly code: string;
+  readonly testPayload: string;
+  /** Set for an executable folder: the launcher and the folder's files the TDD gate runs. */
+  readonly run?: { readonly launcher: string; readonly folder: readonly SandboxFolderFile[] };
+  readonly access: SkillAccess;
+  /** Writes what belongs to the version (its canonical folder, its source row) before the registry commits it. */
+  readonly beforeCommit: (version: number) => Promise<void>;
+  /** Undoes `beforeCommit` when the commit fails. */
+  readonly discard: (version: number) => Promise<void>;
+  /**
+   * What a near-duplicate does: a discovered folder cannot be refused back to its author, so it
+   * only warns (the default); an imported bundle takes its caller's choice.
+   * @default "warn"
+   */
+  readonly onDuplicate?: OnDuplicate;
+}
+
+/** A folder's version as registered: the record, its test run (executable folders) and what it resembles. */
+export interface FolderRegistration {
+  readonly skill: SkillRecord;
+  readonly test: ExecutionResult | undefined;
+  readonly similarSkills: SimilarSkillReport[];
+}
+
+/**
+ * What the skill folders ask of the control plane (docs/skill-sources.md#registration): register
+ * what they find, retire what is gone, restore what came back. Handed to the skill sources at
+ * construction as the port they define.
+ */
+export class FolderSkills {
+  constructor(
+    private readonly core: SkillCore,
+    private readonly gate: VersionGate,
+    private readonly lifecycle: Lifecycle,
+  ) {}
+
+  /**
+   * An executable folder passes the same TDD gate as every skill (its launcher run with the folder
+   * beside it); an instructions-only folder has nothing to run. Committed like any version; owner
+   * and visibility are `access`.
+   */
+  async register(input: FolderSkillInput, context: CallContext): Promise<FolderRegistration> {
+    const { core } = this;
+    const valid = validateRegistration(input);
+    const existing = core.registry.get(valid.name);
+    if (existing && !core.folders?.isFolderSkill(valid.name)) {
+      throw new AlreadyExistsError(`the name "${valid.name}" is taken by a skill that is not kept as a folder`);
+    }
+    const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    // Folders and bundles are screened too: a folder only warns (the log and the near-duplicate
+    // metric say so), an import may be refused before its test runs.
+    const similarSkills = await screenDuplicates(
+      core,
+      { skill: { name: valid.name, description: valid.description, code: valid.code }, onDuplicate: input.onDuplicate ?? "warn" },
+      context,
+    );
+    const near = similarSkills.filter((s) => s.nearDuplicate).map((s) => s.name);
+    if (near.length > 0) core.logger.warn({ skill: valid.name, nearDuplicates: near }, "folder skill is a near-duplicate");
+    let test: ExecutionResult | undefined;
+    if (input.run) {
+      test = await core.runSandbox(
+        { purpose: "test", skillName: valid.name, code: input.run.launcher, payload: testPayload, folder: input.run.folder },
+        context,
+      );
+      if (!test.success) {
+        core.logger.info({ skill: valid.name, cause: test.errorSummary }, "skill folder rejected by its test run");
+        throw new SkillTestFailedError(valid.name, test.errorSummary);
+      }
+    }
+    const skill = await core.locked(valid.name, () =>
+      this.gate.commit({
+        name: valid.name,
+        code: valid.code,
+        description: valid.description,
+        parametersSchema: valid.parametersSchema,
+        testPayload,
+        origin: "register",
+        access: input.access,
+        extras: { before: input.beforeCommit, discard: input.discard },
+      }),
+    );
+    await core.reindex(skill);
+    core.logger.info({ skill: skill.name, version: skill.version, requestId: context.requestId }, "folder skill registered");
+    return { skill, test, similarSkills };
+  }
+
+  /** Retires a folder skill whose folder is gone (docs/skill-sources.md#hot-reload); a no-op unless it is live. */
+  async retire(input: { readonly name: string; readonly reason: string }, context: CallContext): Promise<SkillRecord | undefined> {
+    const { core } = this;
+    const { name, reason } = input;
+    return core.locked(name, async () => {
+      const current = core.registry.get(name);
+      if (!current || !isLive(current.status)) return undefined;
+      const retired = await core.takeOut(current, "retired", reason);
+      core.logger.warn({ skill: name, reason, agent: context.caller.agentId }, "folder skill retired");
+      return retired;
+    });
+  }
+
+  /** Brings back a folder skill whose folder is back: RestoreSkill's use case, as the scan's caller. */
+  restore(input: { readonly name: string }, context: CallContext): Promise<SkillRecord> {
+    return this.lifecycle.restore(input, context);
+  }
+}

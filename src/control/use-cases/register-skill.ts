@@ -1,0 +1,172 @@
+import { InvalidArgumentError } from "../../errors/index.js";
+import type { ExecutionResult } from "../../execution/index.js";
+import { requireAdmin } from "../access/index.js";
+import type { CallContext } from "../call-context.js";
+import { isDefinitionText } from "../composition/index.js";
+import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
+import { type IntakeWarning, type PreparedCode, type RegistrationInput, validateRegistration } from "../intake/index.js";
+import type { SkillRecord, SkillVisibility } from "../registry/index.js";
+import type { DependentRetest, DependentRetests, HiddenRetests } from "./dependent-retests.js";
+import { accessForRegistration, checkExampleQueries, refuseKindChange, screenDuplicates } from "./registration-rules.js";
+import type { SkillCore } from "./skill-core.js";
+import type { EarlyTest, VersionGate } from "./version-gate.js";
+
+/** RegisterSkill's input: the skill, and what the request says about routing, access and dependencies. */
+export interface RegisterSkillInput extends RegistrationInput {
+  /** Queries routing learns the skill from (docs/routing.md#example-queries). @default [] */
+  readonly exampleQueries?: readonly string[];
+  /** Undefined: private for a new skill, unchanged for an existing one. */
+  readonly visibility?: SkillVisibility | undefined;
+  /** Skills whose code is placed beside this one (docs/composition.md#dependencies). @default [] */
+  readonly dependsOn?: readonly string[];
+  /** An operator's system skill (docs/security.md#system-skills); admins only. @default false */
+  readonly system?: boolean;
+  /** @default "warn" */
+  readonly onDuplicate?: OnDuplicate;
+}
+
+/** The outcome of a gated change of code (registration or patch). */
+export interface RegistrationResult {
+  readonly skill: SkillRecord;
+  readonly test: ExecutionResult;
+  readonly normalizations: string[];
+  readonly warnings: IntakeWarning[];
+  /** Unpinned dependents the caller may see, re-tested against the new version (docs/composition.md#re-tests). */
+  readonly dependentsRetested?: DependentRetest[];
+  /** The re-tested dependents the caller may not see: counted, never named (docs/security.md#dependents-you-cannot-see). */
+  readonly hiddenDependentsRetested?: HiddenRetests;
+  /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
+  readonly similarSkills?: SimilarSkillReport[];
+}
+
+/**
+ * RegisterSkill: a plain skill, or a new version of one the caller may change, through the gate
+ * (validate → intake → test run → commit). The slow steps overlap (docs/performance.md#registration):
+ * the duplicate screen's model run, the early test run on the code as sent, and the staging of
+ * the new version's files all start before the steps they would otherwise wait for.
+ */
+export class RegisterSkill {
+  constructor(
+    private readonly core: SkillCore,
+    private readonly gate: VersionGate,
+    private readonly retests: DependentRetests,
+  ) {}
+
+  async register(input: RegisterSkillInput, context: CallContext): Promise<RegistrationResult> {
+    const { core, gate } = this;
+    const { exampleQueries = [], visibility, dependsOn = [], system = false, onDuplicate = "warn" } = input;
+    // A system skill is an operator's decision (docs/security.md#system-skills).
+    if (system) requireAdmin(context.caller, "registering a system skill");
+    const valid = validateRegistration(input);
+    if (isDefinitionText(valid.code)) {
+      throw new InvalidArgumentError("code", "is a composed skill's definition; register it with RegisterComposedSkill");
+    }
+    // Checked before the test run so a taken name costs no sandbox run; checked again under the
+    // lock because the name may be taken meanwhile.
+    const existing = core.registry.get(valid.name);
+    accessForRegistration(existing, { name: valid.name, visibility }, context.caller);
+    refuseKindChange(core, existing, "plain");
+    // The near-duplicate screen's model run (the description's embedding) is the slowest step of
+    // a registration: it starts first, beside intake and the test run (docs/performance.md#registration).
+    core.duplicates?.anticipate?.(valid.description);
+    checkExampleQueries(exampleQueries);
+    const declared = core.composition.preflightPlain(valid.name, dependsOn, context.caller);
+    const loadingFiles = core.composition.dependencyFiles(valid.name, declared);
+    loadingFiles.catch(() => undefined); // awaited below, after intake's verdict
+    // validateRegistration has checked it against the schema already: this cannot throw.
+    const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const intake = core.intake.begin(valid.code);
+    // Code the guard passes as sent starts its test run while the parser checks it; "reject"
+    // screens before any run, so a refused near-duplicate costs none (docs/performance.md#registration).
+    const early: EarlyTest | undefined =
+      intake.runnableAsSent && onDuplicate === "warn"
+        ? gate.startEarlyTest({ skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles }, context)
+        : undefined;
+    let prepared: PreparedCode;
+    try {
+      prepared = await intake.prepared;
+    } catch (error) {
+      early?.discard();
+      throw error;
+    }
+    // "reject" screens here, before any run; "warn" screens while the test runs (below).
+    const screened = { name: valid.name, description: valid.description, code: prepared.code };
+    const rejectScreened = onDuplicate === "reject" ? await screenDuplicates(core, { skill: screened, onDuplicate }, context) : undefined;
+    const files = await loadingFiles;
+    // The early run is kept when normalization left the code as sent (the usual case); otherwise
+    // the code that passed intake is what runs. The run starts before the screen and the staging,
+    // so that what they do before their first await overlaps the sandbox's work.
+    let run: Promise<ExecutionResult>;
+    if (early && prepared.code === early.code) run = early.result;
+    else {
+      early?.discard();
+      run = core.runSandbox({ purpose: "test", skillName: valid.name, code: prepared.code, payload: testPayload, files }, context);
+    }
+    const testing = run.then((result) => gate.verdict(valid.name, result, context));
+    const screening = rejectScreened
+      ? Promise.resolve(rejectScreened)
+      : screenDuplicates(core, { skill: screened, onDuplicate: "warn" }, context);
+    screening.catch(() => undefined); // observed below; a failed test run must not leave it unhandled
+    // The new version's files are written (and fsynced) while its test runs; a failed test
+    // discards them (docs/performance.md#registration).
+    const staged = gate.stage(valid.name, prepared.code);
+    let test: ExecutionResult;
+    try {
+      test = await testing;
+    } catch (error) {
+      await staged.discard();
+      throw error;
+    }
+    // The test ran outside the lock so registrations of one name can test in parallel;
+    // numbering and writes are serialized.
+    const skill = await core
+      .locked(valid.name, async () => {
+        const committed = await gate.commit({
+          name: valid.name,
+          code: prepared.code,
+          description: valid.description,
+          parametersSchema: valid.parametersSchema,
+          testPayload,
+          origin: "register",
+          access: accessForRegistration(core.registry.get(valid.name), { name: valid.name, visibility }, context.caller),
+          declared: { kind: "plain", dependsOn: declared },
+          staged,
+        });
+        return system && !committed.system ? core.registry.setSystem(committed.name, true, core.now()) : committed;
+      })
+      .catch(async (error: unknown) => {
+        // Whatever was not put in place is removed (a file already renamed is not touched).
+        await staged.discard();
+        throw error;
+      });
+    // A "warn" screen decides nothing, so the commit did not wait for it; the answer does. The
+    // version is committed by now: a screen that failed is logged and reports nothing.
+    const similarSkills = await screening.catch((error: unknown) => {
+      core.logger.error({ err: error, skill: skill.name }, "could not look for near-duplicates; registered without");
+      return [];
+    });
+    if (system) await core.mirror.flushOrLater();
+    await core.reindex(skill, exampleQueries);
+    const { dependentsRetested, hiddenDependentsRetested } = await this.retests.after(skill, context);
+    core.logger.info(
+      {
+        skill: skill.name,
+        version: skill.version,
+        owner: skill.owner,
+        visibility: skill.visibility,
+        agent: context.caller.agentId,
+        requestId: context.requestId,
+      },
+      "skill registered",
+    );
+    return {
+      skill,
+      test,
+      normalizations: [...valid.normalizations, ...prepared.normalizations],
+      warnings: prepared.warnings,
+      dependentsRetested,
+      hiddenDependentsRetested,
+      similarSkills,
+    };
+  }
+}

@@ -1,0 +1,224 @@
+import type { Logger } from "pino";
+import { FailedPreconditionError, InternalError, SkillEngineError } from "../../errors/index.js";
+import type { ExecutionResult, SandboxFile, SandboxFolderFile, SandboxRunner, SandboxRunRequest } from "../../execution/index.js";
+import type { CallContext } from "../call-context.js";
+import type { Composition } from "../composition/index.js";
+import type { DuplicateScreen } from "../duplicate-screen.js";
+import { compileParametersSchema, type CodeIntake, type PayloadValidator } from "../intake/index.js";
+import { KeyedMutex } from "../keyed-mutex.js";
+import type { HealthPolicy, SkillRecord, SkillRegistry } from "../registry/index.js";
+import type { SkillIndexer } from "../skill-indexer.js";
+import { type CanonicalStore, contentHash, locationOf, type MirrorWriter } from "../store/index.js";
+import type { ControlDependencies, FolderSkillRuns } from "./control-dependencies.js";
+import { SkillLookup } from "./skill-lookup.js";
+
+/** One sandbox run a use case asks for. */
+export interface SandboxRunInput {
+  readonly purpose: SandboxRunRequest["purpose"];
+  readonly skillName: string;
+  readonly code: string;
+  readonly payload: string;
+  /** Dependencies' code placed beside the skill. */
+  readonly files?: readonly SandboxFile[];
+  /** A folder skill's files (docs/skill-sources.md#running). */
+  readonly folder?: readonly SandboxFolderFile[];
+}
+
+/**
+ * What every use case shares (temporalio's base client under its sub-clients): the stores, the
+ * lookups, the per-name lock, re-indexing, telemetry and the sandbox. Every change of a skill is
+ * serialized per name; the registry commits first and the files follow, which is the order
+ * start-up reconciliation relies on.
+ */
+export class SkillCore {
+  readonly registry: SkillRegistry;
+  readonly store: CanonicalStore;
+  readonly mirror: MirrorWriter;
+  readonly intake: CodeIntake;
+  readonly policy: HealthPolicy;
+  readonly logger: Logger;
+  readonly composition: Composition;
+  readonly indexer: SkillIndexer | undefined;
+  readonly duplicates: DuplicateScreen | undefined;
+  readonly folders: FolderSkillRuns | undefined;
+  readonly now: () => Date;
+  readonly lookup: SkillLookup;
+  private readonly runner: SandboxRunner;
+  private readonly perName = new KeyedMutex();
+  private readonly validators = new Map<string, { key: string; validate: PayloadValidator }>();
+
+  constructor(deps: ControlDependencies) {
+    this.registry = deps.registry;
+    this.store = deps.store;
+    this.runner = deps.runner;
+    this.mirror = deps.mirror;
+    this.intake = deps.intake;
+    this.policy = deps.policy;
+    this.logger = deps.logger;
+    this.composition = deps.composition;
+    this.indexer = deps.indexer;
+    this.duplicates = deps.duplicates;
+    this.folders = deps.folders;
+    this.now = deps.now ?? (() => new Date());
+    this.lookup = new SkillLookup(deps.registry);
+  }
+
+  /** Runs `work` after every earlier change of `name` has finished: one change of a skill at a time. */
+  locked<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return this.perName.run(name, work);
+  }
+
+  /** The sandbox port, for what is not a run of a skill (the sandbox wipe). */
+  get sandbox(): SandboxRunner {
+    return this.runner;
+  }
+
+  /** One sandbox run, stopped when the call is cancelled or its deadline passes. */
+  runSandbox(input: SandboxRunInput, context: CallContext): Promise<ExecutionResult> {
+    const { files = [], folder = [] } = input;
+    return this.runner.run({
+      code: input.code,
+      payload: input.payload,
+      purpose: input.purpose,
+      skillName: input.skillName,
+      // Every run counts against its caller's share of the queue, test runs and steps included.
+      agentId: context.caller.agentId,
+      ...(files.length > 0 ? { files } : {}),
+      ...(folder.length > 0 ? { folder } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+      ...(context.idempotencyKey && input.purpose === "invoke" ? { idempotencyKey: context.idempotencyKey } : {}),
+    });
+  }
+
+  /**
+   * Keeps routing in step; a failure is logged (the next start re-indexes), never fatal here. The
+   * embedding runs on after the caller has its answer: routing waits for it, and a crash before it
+   * is written is repaired at the next start (docs/performance.md#registration).
+   */
+  async reindex(skill: SkillRecord, exampleQueries: readonly string[] = []): Promise<void> {
+    if (!this.indexer) return;
+    const failed = (error: unknown): void => {
+      this.logger.error({ err: error, skill: skill.name }, "could not update the routing index");
+    };
+    try {
+      this.indexer.sync(skill, exampleQueries).catch(failed);
+    } catch (error) {
+      failed(error);
+    }
+  }
+
+  /** After a change of a skill's record: the mirror is rewritten and routing re-indexes the skill. */
+  async afterChange(skill: SkillRecord): Promise<SkillRecord> {
+    await this.mirror.flushOrLater();
+    await this.reindex(skill);
+    return skill;
+  }
+
+  /**
+   * After an outcome changed a skill's record (an invocation's, a reported one): the mirror and
+   * routing follow a status change; counters alone only schedule a coalesced mirror rewrite.
+   */
+  async followStatusChange(before: SkillRecord, after: SkillRecord): Promise<void> {
+    if (after.status === before.status) {
+      this.mirror.schedule();
+      return;
+    }
+    this.logger.warn({ skill: after.name, from: before.status, to: after.status, reason: after.statusReason }, "skill status changed");
+    await this.afterChange(after);
+  }
+
+  /**
+   * Records a run's result as an invocation of `name` v`version`. A registry that cannot be written
+   * now (a full disk, a lock held elsewhere, a read-only file system) loses this one record, logged,
+   * and the caller still gets the result it waited for: invocations keep working while the disk is full.
+   */
+  recordRun(
+    run: { readonly name: string; readonly version: number; readonly result: ExecutionResult },
+    context: CallContext,
+  ): { skill: SkillRecord | undefined; invocationId: string } {
+    const { name, version, result } = run;
+    try {
+      const recorded = this.registry.recordInvocationWithId({
+        name,
+        version,
+        at: this.now(),
+        success: result.success,
+        durationMs: result.durationMs,
+        exitCode: result.exitCode,
+        timedOut: result.timedOut,
+        oomKilled: result.oomKilled,
+        errorSummary: result.errorSummary,
+        caller: context.caller.agentId,
+      });
+      return { skill: recorded.skill, invocationId: String(recorded.invocationId) };
+    } catch (error) {
+      if (!(error instanceof SkillEngineError) || (error.kind !== "resource-exhausted" && error.kind !== "unavailable")) throw error;
+      this.logger.error({ err: error, skill: name, success: result.success }, "could not record the invocation; its result was returned");
+      return { skill: undefined, invocationId: "" };
+    }
+  }
+
+  /** Takes a skill out of service: its status, then its files, the mirror and routing follow. */
+  async takeOut(skill: SkillRecord, status: "retired" | "deleted", reason: string): Promise<SkillRecord> {
+    const updated = this.registry.setStatus(skill.name, status, reason, this.now());
+    await this.store.moveSkill(skill.name, locationOf(skill.status), status === "deleted" ? "trash" : "retired", this.now());
+    return this.afterChange(updated);
+  }
+
+  /** A folder skill's versions come from its folder (docs/skill-sources.md#registration), never from an RPC that writes code. */
+  refuseFolderSkill(name: string, action: string): void {
+    if (this.folders?.isFolderSkill(name)) {
+      throw new FailedPreconditionError(
+        `cannot ${action} "${name}": it is kept as a skill folder; edit its folder (or import a new bundle)`,
+      );
+    }
+  }
+
+  /** What a caller's listings cover: everything for an admin, the skills it may see otherwise (docs/security.md#the-access-table). */
+  listScope(context: CallContext): { visibleTo?: string; visibleToUser?: string } {
+    if (context.caller.admin) return {};
+    return { visibleTo: context.caller.agentId, ...(context.caller.userId === undefined ? {} : { visibleToUser: context.caller.userId }) };
+  }
+
+  /** The active version's payload validator, compiled once per version. */
+  payloadValidatorFor(skill: SkillRecord): PayloadValidator {
+    const key = `${skill.version}:${skill.contentHash}`;
+    const cached = this.validators.get(skill.name);
+    if (cached?.key === key) return cached.validate;
+    const validate = compileParametersSchema(skill.parametersSchema);
+    this.validators.set(skill.name, { key, validate });
+    return validate;
+  }
+
+  /**
+   * The active code from the canonical store, checked against the registry's hash. A file that
+   * went missing or was altered on disk is restored from the immutable history.
+   */
+  async activeCode(skill: SkillRecord): Promise<string> {
+    return (await this.readActiveCode(skill)).code;
+  }
+
+  async readActiveCode(skill: SkillRecord): Promise<{ code: string; restored: boolean }> {
+    const location = locationOf(skill.status);
+    const active = await this.store.readActive(skill.name, location);
+    if (active !== undefined && contentHash(active) === skill.contentHash) return { code: active, restored: false };
+    const fromHistory = await this.store.readVersion(skill.name, skill.version, location);
+    if (fromHistory === undefined || contentHash(fromHistory) !== skill.contentHash) {
+      throw new InternalError(
+        `the canonical code of "${skill.name}" v${skill.version} is missing or altered and no intact copy exists in its history`,
+      );
+    }
+    this.logger.warn({ skill: skill.name, version: skill.version }, "canonical file missing or altered; restored from history");
+    await this.store.writeActive(skill.name, fromHistory, location);
+    return { code: fromHistory, restored: true };
+  }
+
+  /** One version's code from its history file, checked against the registry. */
+  async historyCode(name: string, version: number, expectedHash: string): Promise<string> {
+    const code = await this.store.readVersion(name, version);
+    if (code === undefined || contentHash(code) !== expectedHash) {
+      throw new InternalError(`the history file of "${name}" v${version} is missing or altered`);
+    }
+    return code;
+  }
+}

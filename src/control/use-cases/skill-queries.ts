@@ -1,0 +1,141 @@
+import { InvalidArgumentError, SkillVersionNotFoundError } from "../../errors/index.js";
+import { agentIdProblem } from "../../identity/index.js";
+import { canSee, pinnedVersionFor } from "../access/index.js";
+import type { CallContext } from "../call-context.js";
+import type { CatalogEntry, DependencyReport, SkillKind } from "../composition/index.js";
+import { quantile, type SkillRecord, type SourceWindow, type VersionRecord, windowRate } from "../registry/index.js";
+import type { FolderHeader } from "./control-dependencies.js";
+import type { SkillCore } from "./skill-core.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export interface SkillWithCode {
+  readonly skill: SkillRecord;
+  /** Python source, or a composed skill's definition (JSON). */
+  readonly code: string;
+  readonly kind: SkillKind;
+  readonly dependsOn: readonly string[];
+  /** Set for a skill kept as a folder (docs/skill-sources.md). */
+  readonly folder?: FolderHeader | undefined;
+}
+
+/** The scorer features of docs/skill-lifecycle.md#stats plus duration percentiles. */
+export interface SkillStats {
+  readonly skill: SkillRecord;
+  readonly ageDays: number;
+  readonly successRate: number | undefined;
+  readonly invocationVelocity7d: number;
+  readonly p50DurationMs: number;
+  readonly p95DurationMs: number;
+  readonly windowSamples: number;
+  readonly windowSuccesses: number;
+  readonly totalInvocations: number;
+  readonly totalSuccesses: number;
+  /** The quality counters (docs/skill-sources.md#quality-counters), where routing keeps them. */
+  readonly quality?: { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
+  /** The window's samples by source (docs/learning.md#outcomes). */
+  readonly bySource?: readonly SourceWindow[];
+}
+
+/** ListSkills' input. */
+export interface ListInput {
+  /** Retired and deleted skills too. @default false */
+  readonly includeInactive?: boolean;
+  /** Only this agent's skills. */
+  readonly owner?: string;
+}
+
+/** What the caller may read of the skills it may see: GetSkill, ListSkills, versions, stats, dependencies, the catalog. */
+export class SkillQueries {
+  constructor(private readonly core: SkillCore) {}
+
+  async get(input: { readonly name: string }, context: CallContext): Promise<SkillWithCode> {
+    const { core } = this;
+    const { name } = input;
+    const skill = core.lookup.visible(name, context.caller);
+    const folder = core.folders?.header(skill);
+    // A grantee pinned to a version reads the code it runs (docs/security.md#pinned-grants).
+    const pinned = pinnedVersionFor(skill, context.caller);
+    const version = pinned === undefined || pinned === skill.version ? undefined : core.registry.version(name, pinned);
+    if (version) {
+      const declared = core.composition.dependencies.get(name, version.version);
+      const code = await core.composition.readCode({
+        ref: { name, version: version.version },
+        record: skill,
+        version: version.version,
+        contentHash: version.contentHash,
+        declared,
+      });
+      return { skill, code, kind: declared.kind, dependsOn: declared.dependsOn, folder };
+    }
+    const declared = core.composition.declaredOf(skill);
+    return { skill, code: await core.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn, folder };
+  }
+
+  /** The skills the caller may see, optionally only one owner's. */
+  list(input: ListInput, context: CallContext): SkillRecord[] {
+    if (input.owner !== undefined) {
+      const ownerProblem = agentIdProblem(input.owner);
+      if (ownerProblem) throw new InvalidArgumentError("owner", ownerProblem);
+    }
+    return this.core.registry.list({
+      ...this.core.listScope(context),
+      includeInactive: input.includeInactive ?? false,
+      ...(input.owner === undefined ? {} : { owner: input.owner }),
+    });
+  }
+
+  versions(input: { readonly name: string }, context: CallContext): { skill: SkillRecord; versions: VersionRecord[] } {
+    const skill = this.core.lookup.visible(input.name, context.caller);
+    return { skill, versions: this.core.registry.versions(input.name) };
+  }
+
+  /** The code of one version of a skill the caller may see (its history file, checked against the registry). */
+  async versionCode(input: { readonly name: string; readonly version: number }, context: CallContext): Promise<string> {
+    const { name, version } = input;
+    if (!Number.isInteger(version) || version < 1) throw new InvalidArgumentError("version", "must be a version number ≥ 1");
+    const skill = this.core.lookup.visible(name, context.caller);
+    const record = this.core.registry.version(name, version);
+    if (!record) throw new SkillVersionNotFoundError(name, version, skill.latestVersion);
+    return this.core.historyCode(name, version, record.contentHash);
+  }
+
+  stats(input: { readonly name: string }, context: CallContext): SkillStats {
+    const { core } = this;
+    const { name } = input;
+    const skill = core.lookup.visible(name, context.caller);
+    const now = core.now();
+    const usage = core.registry.usage(name, skill.version, now);
+    return {
+      skill,
+      ageDays: (now.getTime() - skill.createdAt.getTime()) / DAY_MS,
+      successRate: windowRate(usage.window, core.policy),
+      invocationVelocity7d: usage.invocationsLast7Days / 7,
+      p50DurationMs: quantile(usage.recentDurationsMs, 0.5) ?? 0,
+      p95DurationMs: quantile(usage.recentDurationsMs, 0.95) ?? 0,
+      windowSamples: usage.window.samples,
+      windowSuccesses: usage.window.successes,
+      totalInvocations: usage.totalInvocations,
+      totalSuccesses: usage.totalSuccesses,
+      quality: core.indexer?.quality?.(name),
+      bySource: usage.window.bySource,
+    };
+  }
+
+  /** GetSkillDependencies: what it needs, what needs it, the load order, what blocks it. */
+  dependencies(input: { readonly name: string }, context: CallContext): DependencyReport {
+    const { core } = this;
+    const report = core.composition.report(core.lookup.visible(input.name, context.caller));
+    // Dependents the caller may not see stay unnamed, as everywhere else.
+    const dependents = report.dependents.filter((d) => {
+      const record = core.registry.get(d);
+      return record !== undefined && canSee(record, context.caller);
+    });
+    return { ...report, dependents };
+  }
+
+  /** GetCatalog: every skill the caller may see, with its dependency status. */
+  catalog(context: CallContext): CatalogEntry[] {
+    return this.list({ includeInactive: true }, context).map((skill) => this.core.composition.catalogEntry(skill));
+  }
+}
