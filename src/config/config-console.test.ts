@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig } from "./load-config.js";
 
 /** The operator console's switch (docs/console.md#enabling-it). */
 describe("loadConfig: console", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig } from "./load-config.js";
 
 /** Where runs execute, and the bus (docs/execution-hosts.md#the-bus). */
 describe("loadConfig: execution hosts", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_HEALTH_POLICY } from "../control/index.js";
-import { loadConfig } from "./config.js";
+import { loadConfig } from "./load-config.js";
 
 describe("loadConfig: whose outcome reports count (docs/learning.md#whose-reports-count)", () => {
   it("defaults to a quorum of 3 agents and 3 own reports, the health policy's defaults", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LESSON_DOMAINS } from "../playbook/index.js";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig } from "./load-config.js";
 
 describe("loadConfig: the playbook's settings", () => {
   it("defaults to the documented numbers", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "./config.js";
+import { loadConfig } from "./load-config.js";
 
 describe("loadConfig: the run queue's share per agent", () => {
   it("gives each agent a quarter of the queue, at least one run, unless told otherwise", () => {

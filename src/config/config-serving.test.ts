@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { ConfigError, loadConfig } from "./load-config.js";
 
 /** Settings of the serving side: TLS on the gRPC port, engine probing, shutdown grace. */
 describe("loadConfig: TLS, engine probe, shutdown grace", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, dockerConnection, loadConfig } from "./config.js";
+import { ConfigError, dockerConnection, loadConfig } from "./load-config.js";
 
 describe("loadConfig", () => {
   it("has defaults that work for a local user", () => {

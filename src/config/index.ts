@@ -1,1 +1,2 @@
-export { ConfigError, dockerConnection, loadConfig, loadConfigOrExplain, type NatsSettings, type SkillEngineConfig } from "./config.js";
+export { type NatsSettings, type SkillEngineConfig } from "./config-options.js";
+export { ConfigError, dockerConnection, loadConfig, loadConfigOrExplain } from "./load-config.js";

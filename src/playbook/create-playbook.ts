@@ -5,7 +5,8 @@ import { KeywordIndex, type VectorIndex } from "../search/index.js";
 import type { Clock, PlaybookPolicy } from "./lesson.js";
 import { LessonStore } from "./lesson-store.js";
 import { LessonsMirrorWriter } from "./lessons-mirror.js";
-import { type PlaybookEvents, PlaybookService } from "./playbook-service.js";
+import { PlaybookService } from "./playbook-service.js";
+import type { PlaybookEvents } from "./playbook-types.js";
 
 export interface CreatePlaybookOptions {
   /** A handle on registry.db; the playbook's tables live beside the skills. */

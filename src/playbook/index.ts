@@ -1,4 +1,4 @@
-/** The playbook: lessons agents learn (seed Path B), their gates, retrieval, credit and retention. The only way in. */
+/** The playbook: lessons agents learn, their gates, retrieval, credit and retention. The only way in. */
 export {
   type ArchiveReason,
   type Clock,
@@ -15,14 +15,14 @@ export { LESSON_LIMITS, LessonGateError, type LessonDraft, type LessonGate } fro
 export { LessonStore } from "./lesson-store.js";
 export { LESSONS_MIRROR_FILE, LessonsMirrorWriter, readLessonsMirror } from "./lessons-mirror.js";
 export {
-  formatContext,
   LessonNotFoundError,
   type LessonScope,
   type LessonView,
   PLAYBOOK_LIMITS,
   type PlaybookContext,
   type PlaybookEvents,
-  PlaybookService,
-  type PlaybookServiceOptions,
-} from "./playbook-service.js";
+} from "./playbook-types.js";
+export { formatContext } from "./playbook-context.js";
+export { type PlaybookServiceOptions } from "./playbook-core.js";
+export { PlaybookService } from "./playbook-service.js";
 export { createPlaybook, type CreatePlaybookOptions } from "./create-playbook.js";

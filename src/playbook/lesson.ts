@@ -39,7 +39,7 @@ export interface LessonRecord {
   readonly lastHelpfulAt: number | undefined;
 }
 
-/** The rules' numbers. Every field is a setting (src/config/config.ts) with the documented default. */
+/** The rules' numbers. Every field is a setting (src/config/config-options.ts) with the documented default. */
 export interface PlaybookPolicy {
   /** Generalization guard: a run of this many tokens shared with the challenge text is a copy. @default 6 */
   readonly minCopiedNgram: number;

@@ -2,16 +2,16 @@
 export { parseCompositionPayload, runComposition, type StepInvoker, type StepOutcome, StepPayloadError } from "./composed-run.js";
 export { ConditionError, type ConditionEvaluator } from "./condition.js";
 export { ConditionHost, type ConditionHostOptions } from "./condition-host.js";
+export { Composition } from "./composition.js";
 export {
   type CatalogEntry,
   type CatalogStatus,
-  Composition,
   type CompositionSettings,
   type DependencyFile,
   type DependencyReport,
   MandatorySkillError,
   type ResolvedSkill,
-} from "./composition.js";
+} from "./composition-types.js";
 export {
   COMPOSITION_LIMITS,
   type CompositionDefinition,

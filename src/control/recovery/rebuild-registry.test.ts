@@ -64,7 +64,7 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     await rm(home, { recursive: true, force: true });
   });
 
-  /** What SkillService.commitNewVersion does: history file, registry row, active file. */
+  /** What the version gate's commit does (src/control/use-cases/version-gate.ts): history file, registry row, active file. */
   async function commit(
     name: string,
     code: string,
