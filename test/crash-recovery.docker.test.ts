@@ -138,5 +138,6 @@ describe("killing the service during registrations and patches loses nothing and
     expect(acknowledged.filter((a) => a.round >= 0).length).toBeGreaterThanOrEqual(killPoints.filter((k) => k === "ack").length);
     console.log(`acknowledged before a SIGKILL and found after the restart: ${acknowledged.length} versions`);
     await service.kill("SIGTERM");
-  });
+    // A dozen service starts and kills: minutes on a loaded 2-core machine, not the suite's two.
+  }, 900_000);
 });
