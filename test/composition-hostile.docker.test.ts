@@ -164,9 +164,8 @@ describe("hostile compositions through a real server: a runaway condition or dee
 
     const deepPayload = await rpcError(alice.invoke("pad_later", `{"go": true, "extra": ${nested(30_000)}}`));
     expect(deepPayload.code).toBe(status.INVALID_ARGUMENT);
-    expect(deepPayload.details).toBe(
-      "payload: nests arrays and objects more than 128 levels deep; JSON in a composition nests at most 128 levels",
-    );
+    // Every skill's payload is held to the same depth before anything walks it (docs/skill-lifecycle.md#input-limits).
+    expect(deepPayload.details).toBe("payload: nests arrays and objects more than 128 levels deep; the limit is 128");
     await bobIsServed();
   });
 
