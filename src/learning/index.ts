@@ -9,8 +9,8 @@ export {
   LearningService,
   type Promotion,
   type RecordedSession,
-  SESSION_LIMITS,
 } from "./learning-service.js";
+export { jsonNesting, SESSION_FIELD_LIMITS } from "./session-input.js";
 export { CANDIDATE_STATUSES, type CandidateRecord, type CandidateStatus, type EvolutionRecord, LearningStore } from "./learning-store.js";
 export {
   codeShingles,

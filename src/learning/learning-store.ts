@@ -1,7 +1,8 @@
 /**
  * The learning tables in registry.db (docs/learning.md#storage): recorded sessions (their pattern
- * hashes, so a session counts once), pattern counts per agent, seed 004's `skill_candidates` and the
- * evolution events of auto-created skills. Created here with CREATE TABLE IF NOT EXISTS.
+ * hashes, so a session counts once), pattern counts per agent (within a quota), seed 004's
+ * `skill_candidates` and the evolution events of auto-created skills. Created here with CREATE TABLE
+ * IF NOT EXISTS; a column added later is added to an older file at start.
  */
 import type Database from "better-sqlite3";
 import { withSqlite } from "../sqlite/index.js";
@@ -72,6 +73,8 @@ export function sessionHashKey(hash: string): string {
 }
 /** Session keys kept per pattern below the threshold (enough to name a new candidate's sessions). */
 const PATTERN_KEYS_KEPT = 20;
+/** What a checkpoint of the learning connection cuts the WAL back to (docs/learning.md#large-sessions). */
+const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
 export class LearningStore {
   /** Prepared statements by SQL text: RecordSession runs the same few hundreds of times a call. */
@@ -96,11 +99,19 @@ export class LearningStore {
         recorded_at TEXT NOT NULL,
         PRIMARY KEY (agent_id, session_key)
       ) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS learning_session_parts (
+        agent_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        part INTEGER NOT NULL,
+        hashes BLOB NOT NULL,
+        PRIMARY KEY (agent_id, session_key, part)
+      );
       CREATE TABLE IF NOT EXISTS learning_patterns (
         agent_id TEXT NOT NULL,
         hash TEXT NOT NULL,
         sessions INTEGER NOT NULL,
         session_keys TEXT NOT NULL DEFAULT '[]',
+        last_seen TEXT NOT NULL DEFAULT '',
         PRIMARY KEY (agent_id, hash)
       ) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS skill_candidates (
@@ -137,6 +148,16 @@ export class LearningStore {
         at TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS skill_evolution_by_skill ON skill_evolution_events (skill_name, id);`);
+    // Files from before the pattern quota have no last_seen: their patterns count as the oldest.
+    const patternColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('learning_patterns')").all();
+    if (!patternColumns.some((c) => c.name === "last_seen"))
+      db.exec("ALTER TABLE learning_patterns ADD COLUMN last_seen TEXT NOT NULL DEFAULT ''");
+    // The quota's eviction order (docs/learning.md#pattern-quota), read from an index so an eviction
+    // never sorts an agent's whole table.
+    db.exec("CREATE INDEX IF NOT EXISTS learning_patterns_by_age ON learning_patterns (agent_id, last_seen, sessions)");
+    // Checkpoints by this connection cut a WAL that one burst of writes grew back to this size
+    // (docs/learning.md#large-sessions); SQLite otherwise keeps the file at its largest.
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   }
 
   transaction<T>(what: string, work: () => T): T {
@@ -144,37 +165,79 @@ export class LearningStore {
   }
 
   /**
-   * The patterns a session contributed when it was recorded before, as {@link sessionHashKey}s (kept as
-   * 8-byte binary); undefined for a new session.
+   * A session as recorded before: whether it was recorded to the end (`recorded`), and the patterns
+   * it already counted as {@link sessionHashKey}s (kept as 8-byte binary, in the session's row and in
+   * the parts each slice of a recording added), empty for a new session.
    */
-  sessionHashes(agentId: string, sessionKey: string): Set<string> | undefined {
+  session(agentId: string, sessionKey: string): { recorded: boolean; hashes: Set<string> } {
     const row = this.prepare<[string, string], { hashes: Buffer }>(
       "SELECT hashes FROM learning_sessions WHERE agent_id = ? AND session_key = ?",
     ).get(agentId, sessionKey);
-    if (!row) return undefined;
     const hashes = new Set<string>();
-    for (let i = 0; i + SESSION_HASH_BYTES <= row.hashes.length; i += SESSION_HASH_BYTES) {
-      hashes.add(row.hashes.subarray(i, i + SESSION_HASH_BYTES).toString("hex"));
+    const add = (blob: Buffer): void => {
+      for (let i = 0; i + SESSION_HASH_BYTES <= blob.length; i += SESSION_HASH_BYTES) {
+        hashes.add(blob.subarray(i, i + SESSION_HASH_BYTES).toString("hex"));
+      }
+    };
+    if (row) add(row.hashes);
+    for (const part of this.prepare<[string, string], { hashes: Buffer }>(
+      "SELECT hashes FROM learning_session_parts WHERE agent_id = ? AND session_key = ? ORDER BY part",
+    ).iterate(agentId, sessionKey)) {
+      add(part.hashes);
     }
-    return hashes;
+    return { recorded: row !== undefined, hashes };
   }
 
-  saveSession(agentId: string, sessionKey: string, hashes: readonly string[], toolCalls: number, at: string): void {
+  /** Marks a session recorded to the end; the hashes it counted are in its parts (see {@link countSessionSlice}). */
+  saveSession(agentId: string, sessionKey: string, toolCalls: number, at: string): void {
     this.prepare(
-      `INSERT INTO learning_sessions (agent_id, session_key, hashes, tool_calls, recorded_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (agent_id, session_key) DO UPDATE SET hashes = excluded.hashes, tool_calls = excluded.tool_calls, recorded_at = excluded.recorded_at`,
-    ).run(agentId, sessionKey, Buffer.from(hashes.map(sessionHashKey).join(""), "hex"), toolCalls, at);
+      `INSERT INTO learning_sessions (agent_id, session_key, hashes, tool_calls, recorded_at) VALUES (?, ?, X'', ?, ?)
+         ON CONFLICT (agent_id, session_key) DO UPDATE SET tool_calls = excluded.tool_calls, recorded_at = excluded.recorded_at`,
+    ).run(agentId, sessionKey, toolCalls, at);
   }
 
-  /** Adds one session to each pattern's count (and its key to the first few kept per pattern). */
-  countSession(agentId: string, sessionKey: string, hashes: Iterable<string>): void {
-    const upsert = this.prepare(
-      `INSERT INTO learning_patterns (agent_id, hash, sessions, session_keys) VALUES (?, ?, 1, json_array(?))
-       ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = sessions + 1,
+  /**
+   * Counts one slice of a session's patterns (not counted for this session before): one more session
+   * for each, last seen `at`, and adds them to the session's set as one part, so whatever slices a
+   * stopped recording committed are never counted twice. Answers each pattern's count now.
+   */
+  countSessionSlice(agentId: string, sessionKey: string, hashes: readonly string[], at: string): Map<string, number> {
+    const upsert = this.prepare<[string, string, string, string], { sessions: number }>(
+      `INSERT INTO learning_patterns (agent_id, hash, sessions, session_keys, last_seen) VALUES (?, ?, 1, json_array(?), ?)
+       ON CONFLICT (agent_id, hash) DO UPDATE SET sessions = sessions + 1, last_seen = excluded.last_seen,
          session_keys = CASE WHEN json_array_length(session_keys) < ${PATTERN_KEYS_KEPT}
-                             THEN json_insert(session_keys, '$[#]', excluded.session_keys ->> 0) ELSE session_keys END`,
+                             THEN json_insert(session_keys, '$[#]', excluded.session_keys ->> 0) ELSE session_keys END
+       RETURNING sessions`,
     );
-    for (const hash of hashes) upsert.run(agentId, hash, sessionKey);
+    const counts = new Map<string, number>();
+    for (const hash of hashes) counts.set(hash, (upsert.get(agentId, hash, sessionKey, at) as { sessions: number }).sessions);
+    if (hashes.length > 0) {
+      this.prepare(
+        `INSERT INTO learning_session_parts (agent_id, session_key, part, hashes)
+           VALUES (@agent, @key, (SELECT COALESCE(MAX(part), -1) + 1 FROM learning_session_parts WHERE agent_id = @agent AND session_key = @key), @hashes)`,
+      ).run({ agent: agentId, key: sessionKey, hashes: Buffer.from(hashes.map(sessionHashKey).join(""), "hex") });
+    }
+    return counts;
+  }
+
+  /** Patterns (pattern counts) an agent has stored. */
+  patternCount(agentId: string): number {
+    return this.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM learning_patterns WHERE agent_id = ?").get(agentId)?.n ?? 0;
+  }
+
+  /**
+   * Removes up to `limit` of an agent's patterns for its quota (docs/learning.md#pattern-quota): the
+   * ones last seen longest ago first and, of those last seen together, the ones seen in the fewest
+   * sessions; a pattern that is one of the agent's candidates (any status) is never removed, since its
+   * count is the candidate's. Answers how many went.
+   */
+  evictPatterns(agentId: string, limit: number): number {
+    return this.prepare(
+      `DELETE FROM learning_patterns WHERE agent_id = @agent AND hash IN (
+         SELECT p.hash FROM learning_patterns AS p
+          WHERE p.agent_id = @agent AND NOT EXISTS (SELECT 1 FROM skill_candidates AS c WHERE c.agent_id = @agent AND c.hash = p.hash)
+          ORDER BY p.last_seen, p.sessions LIMIT @limit)`,
+    ).run({ agent: agentId, limit }).changes;
   }
 
   /** Distinct sessions a pattern appeared in. */

@@ -52,21 +52,30 @@ export function sequenceHash(steps: readonly SequenceStep[]): string {
 }
 
 /**
- * Every window of `minLength`..`maxLength` consecutive calls, one entry per distinct hash (its first
- * position): a session contributes each pattern once however often it repeats it.
+ * Every window of `minLength`..`maxLength` consecutive calls, shortest first, then by position,
+ * repeats included; lazy, so a large session can be hashed in slices (docs/learning.md#large-sessions).
  */
-export function sessionWindows(steps: readonly SequenceStep[], minLength: number, maxLength: number): SessionWindow[] {
+export function* allWindows(steps: readonly SequenceStep[], minLength: number, maxLength: number): Generator<SessionWindow> {
   const tokens = steps.map(stepToken);
-  const seen = new Map<string, SessionWindow>();
   for (let length = minLength; length <= maxLength; length++) {
     for (let start = 0; start + length <= tokens.length; start++) {
       const hash = createHash("sha256");
       for (let i = start; i < start + length; i++) hash.update(tokens[i] as string).update("\n");
-      const digest = hash.digest("hex").slice(0, HASH_CHARS);
-      if (!seen.has(digest)) seen.set(digest, { hash: digest, start, length });
+      yield { hash: hash.digest("hex").slice(0, HASH_CHARS), start, length };
     }
   }
+}
+
+/** One entry per distinct hash, its first position: a session contributes each pattern once however often it repeats it. */
+export function distinctWindows(windows: Iterable<SessionWindow>): SessionWindow[] {
+  const seen = new Map<string, SessionWindow>();
+  for (const window of windows) if (!seen.has(window.hash)) seen.set(window.hash, window);
   return [...seen.values()];
+}
+
+/** Every window of `minLength`..`maxLength` consecutive calls, one entry per distinct hash (its first position). */
+export function sessionWindows(steps: readonly SequenceStep[], minLength: number, maxLength: number): SessionWindow[] {
+  return distinctWindows(allWindows(steps, minLength, maxLength));
 }
 
 /** A window with the number of distinct sessions its pattern appeared in. */
@@ -85,13 +94,15 @@ export interface CountedWindow extends SessionWindow {
  */
 export function selectCandidateWindows(windows: readonly CountedWindow[], threshold: number, limit: number): CountedWindow[] {
   const frequent = windows.filter((w) => w.sessions >= threshold);
-  const byPosition = new Map(frequent.map((w) => [`${w.start}:${w.length}`, w]));
-  const longest = Math.max(0, ...frequent.map((w) => w.length));
+  const longest = frequent.reduce((max, w) => Math.max(max, w.length), 0);
+  // A number per position (not a string): a large session has tens of thousands of frequent windows.
+  const position = (start: number, length: number): number => start * (longest + 1) + length;
+  const byPosition = new Map(frequent.map((w) => [position(w.start, w.length), w]));
   // Only windows that can contain w are looked up: longer, starting at most (length - w.length) before it.
   const explained = (w: CountedWindow): boolean => {
     for (let length = w.length + 1; length <= longest; length++) {
-      for (let start = w.start + w.length - length; start <= w.start; start++) {
-        const o = byPosition.get(`${start}:${length}`);
+      for (let start = Math.max(0, w.start + w.length - length); start <= w.start; start++) {
+        const o = byPosition.get(position(start, length));
         if (o && o.sessions >= w.sessions) return true;
       }
     }
