@@ -305,7 +305,10 @@ async function main(): Promise<void> {
   await mkdir(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `soak-${figures.date.replace(/[:.]/g, "-")}.json`);
   await writeFile(file, `${JSON.stringify(figures, null, 2)}\n`);
-  await writeFile(file.replace(/\.json$/, ".svg"), plotSamples(samples, `soak ${figures.date}: ${AGENTS} agents, SQLite cache ${SQLITE_CACHE_KIB} KiB`));
+  await writeFile(
+    file.replace(/\.json$/, ".svg"),
+    plotSamples(samples, `soak ${figures.date}: ${AGENTS} agents, SQLite cache ${SQLITE_CACHE_KIB} KiB`),
+  );
   console.log(`figures written to ${path.relative(process.cwd(), file)} (plot beside it, .svg)`);
   await rm(root, { recursive: true, force: true });
   if (containersLeft > 0) process.exitCode = 1;
@@ -339,7 +342,8 @@ function plotSamples(samples: readonly Sample[], title: string): string {
     (mb) => `<text x="${margin.left - 8}" y="${y(mb) + 4}" font-size="11" text-anchor="end">${mb.toFixed(0)}</text>`,
   );
   const ticksX = Array.from({ length: 7 }, (_, i) => (maxX / 6) * i).map(
-    (seconds) => `<text x="${x(seconds)}" y="${height - margin.bottom + 16}" font-size="11" text-anchor="middle">${(seconds / 60).toFixed(0)}</text>`,
+    (seconds) =>
+      `<text x="${x(seconds)}" y="${height - margin.bottom + 16}" font-size="11" text-anchor="middle">${(seconds / 60).toFixed(0)}</text>`,
   );
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif">`,
