@@ -18,12 +18,8 @@ import {
   REGISTRY_FILE,
   SkillRegistry,
   createControlPlane,
-  FolderStore,
-  SkillBundles,
-  SkillSources,
-  SourceStore,
-  SourceWatcher,
 } from "./control/index.js";
+import { FolderStore, SkillBundles, SkillSources, SourceStore, SourceWatcher } from "./sources/index.js";
 import { FolderSkillReads } from "./sources/index.js";
 import { connectToBus, type ExecutionPlane, localExecutionPlane, NatsSandboxRunner, runOutcome, subjectsUnder } from "./execution/index.js";
 import { loadServerCredentials, startGrpcServer } from "./grpc/index.js";

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { ControlPlane, SkillSources } from "../control/index.js";
+import type { ControlPlane } from "../control/index.js";
+import type { SkillSources } from "../sources/index.js";
 import { UnauthenticatedError } from "../errors/index.js";
 import { type Authenticator, type Caller, LOCAL_CALLER } from "../identity/index.js";
 import type { LearningService } from "../learning/index.js";

@@ -96,15 +96,3 @@ export {
   type TakeOutInput,
 } from "./use-cases/index.js";
 export { CanonicalStore, MirrorWriter } from "./store/index.js";
-export {
-  type FolderContent,
-  FolderStore,
-  type ScanReport,
-  type SkillContent,
-  SkillBundles,
-  SkillSources,
-  type SourcedCatalogEntry,
-  type SourceEntry,
-  SourceStore,
-  SourceWatcher,
-} from "../sources/index.js";

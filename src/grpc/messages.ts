@@ -13,9 +13,9 @@ import type {
   SkillVisibility as DomainVisibility,
   VersionRecord,
 } from "../control/index.js";
-import type { SourcedCatalogEntry } from "../control/index.js";
 import { pinnedVersionFor } from "../control/index.js";
 import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
+import type { SourcedCatalogEntry } from "../sources/index.js";
 import type { SkillGrant } from "../gen/skillengine/v1/sharing.js";
 import type { Caller } from "../identity/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";

@@ -1,6 +1,7 @@
 import type { sendUnaryData, ServerUnaryCall } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { CallContext, ControlPlane, SkillBundles, SkillSources, SkillVisibility } from "../control/index.js";
+import type { CallContext, ControlPlane, SkillVisibility } from "../control/index.js";
+import type { SkillBundles, SkillSources } from "../sources/index.js";
 import { InvalidArgumentError } from "../errors/index.js";
 import { RouteMode, ToolFormat } from "../gen/skillengine/v1/routing.js";
 import { type SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";

@@ -1,4 +1,5 @@
-import type { ScanReport, SkillBundles, SkillQueries, SkillSources } from "../control/index.js";
+import type { SkillQueries } from "../control/index.js";
+import type { ScanReport, SkillBundles, SkillSources } from "../sources/index.js";
 import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import type { SourceProblem } from "../gen/skillengine/v1/sources.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";

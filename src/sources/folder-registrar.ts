@@ -1,6 +1,6 @@
-import type { CallContext } from "../control/call-context.js";
+import type { CallContext } from "../control/index.js";
 import type { SkillRecord } from "../control/registry/index.js";
-import type { FolderRegistration, FolderSkillInput } from "../control/use-cases/index.js";
+import type { FolderRegistration, FolderSkillInput } from "../control/index.js";
 
 /**
  * Port: what the skill folders need of the control plane (docs/skill-sources.md#registration), handed

@@ -1,5 +1,5 @@
 import type { SkillRecord } from "../control/registry/index.js";
-import type { FolderHeader, FolderRun, FolderSkillRuns } from "../control/use-cases/index.js";
+import type { FolderHeader, FolderRun, FolderSkillRuns } from "../control/index.js";
 import type { FolderStore } from "./folder-store.js";
 import { folderLauncher } from "./launcher.js";
 import type { SourceStore } from "./source-store.js";

@@ -1,4 +1,5 @@
-import type { SkillQueries, SkillSources } from "../../control/index.js";
+import type { SkillQueries } from "../../control/index.js";
+import type { SkillSources } from "../../sources/index.js";
 import { markup } from "../html.js";
 import { page, type Viewer } from "../layout.js";
 import { skillHref } from "./skill.js";

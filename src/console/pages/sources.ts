@@ -1,4 +1,4 @@
-import type { SkillSources } from "../../control/index.js";
+import type { SkillSources } from "../../sources/index.js";
 import { markup } from "../html.js";
 import { page, time, type Viewer } from "../layout.js";
 import { skillHref } from "./skill.js";
