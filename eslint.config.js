@@ -5,7 +5,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", "src/gen/", "coverage/"] },
+  { ignores: ["dist/", "node_modules/", "src/gen/", "coverage/", "test/fixtures/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

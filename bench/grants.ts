@@ -32,6 +32,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import pino from "pino";
+import { migrateRegistry } from "../src/schema/index.js";
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
 const SCALES = (process.env.BENCH_GRANTS_SCALES ?? "10000,100000").split(",").map(Number);
@@ -257,6 +258,7 @@ async function todaysRouting(): Promise<{ module: RoutingModule; commit: string;
 function open(file: string): Database.Database {
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
+  migrateRegistry(db);
   return db;
 }
 

@@ -49,6 +49,7 @@ import {
 import { bm25Baseline } from "../test/support/bm25-baseline.js";
 import { startTestEngine, type TestClient } from "../test/support/test-engine.js";
 import { errorMessage } from "../src/errors/index.js";
+import { migrateRegistry } from "../src/schema/index.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -649,6 +650,7 @@ async function benchScale(size: number, words: readonly string[], queries: reado
     {
       const db = new Database(file);
       db.pragma("journal_mode = WAL");
+      migrateRegistry(db);
       const keywords = new KeywordIndex(db, { logger });
       const vectors = new SqliteVecIndex(db, { logger });
       await vectors.ensure(embedder.dimensions);

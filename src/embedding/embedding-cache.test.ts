@@ -9,6 +9,7 @@ import { EmbeddingsTestServer } from "../../test/support/embeddings-test-server.
 import { OpenAiEmbedder } from "./openai-embedder.js";
 import { SqliteEmbeddingStore } from "./sqlite-embedding-store.js";
 import { toUnitVector } from "./unit-vector.js";
+import { migrateRegistry } from "../schema/index.js";
 
 describe("CachedEmbedder over SqliteEmbeddingStore (real SQLite file, real HTTP backend)", () => {
   let server: EmbeddingsTestServer;
@@ -27,6 +28,7 @@ describe("CachedEmbedder over SqliteEmbeddingStore (real SQLite file, real HTTP 
     dbPath = path.join(root, "registry.db");
     db = new Database(dbPath);
     db.pragma("journal_mode = WAL");
+    migrateRegistry(db);
     server.requests.length = 0;
     server.dimensions = 8;
   });

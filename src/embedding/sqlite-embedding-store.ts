@@ -19,21 +19,13 @@ export class SqliteEmbeddingStore implements EmbeddingStore {
   private readonly putAll: (modelId: string, entries: ReadonlyMap<string, Float32Array>) => void;
 
   /**
-   * Creates the `embedding_cache` table in `db` when it is missing; the caller owns and closes `db`.
+   * Reads and writes `embedding_cache` (created by registry.db's migrations); the caller owns and closes `db`.
    * @param now the clock for `created_at` (milliseconds since the epoch)
    */
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number = Date.now,
   ) {
-    db.exec(`CREATE TABLE IF NOT EXISTS embedding_cache (
-      model_id   TEXT    NOT NULL,
-      text_hash  TEXT    NOT NULL,
-      dimensions INTEGER NOT NULL,
-      vector     BLOB    NOT NULL,
-      created_at INTEGER NOT NULL,
-      PRIMARY KEY (model_id, text_hash)
-    ) STRICT`);
     // json_each takes the whole hash list as one parameter: no chunking around SQLite's limit on
     // bound variables, however many skills a rebuild embeds.
     this.select = db.prepare(

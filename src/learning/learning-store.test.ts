@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LearningStore, sessionHashKey } from "./learning-store.js";
+import { migrateRegistry } from "../schema/index.js";
 
 /** A pattern hash (32 hex characters) from a small number. */
 const h = (n: number): string => n.toString(16).padStart(32, "0");
@@ -16,6 +17,7 @@ describe("the learning store's pattern quota and session sets (real SQLite)", ()
 
   beforeEach(() => {
     db = new Database(":memory:");
+    migrateRegistry(db);
     store = new LearningStore(db);
   });
   afterEach(() => db.close());
@@ -94,6 +96,7 @@ describe("the learning store's pattern quota and session sets (real SQLite)", ()
       old.exec(`CREATE TABLE learning_patterns (agent_id TEXT NOT NULL, hash TEXT NOT NULL, sessions INTEGER NOT NULL,
                   session_keys TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (agent_id, hash)) WITHOUT ROWID;
                 INSERT INTO learning_patterns (agent_id, hash, sessions) VALUES ('a', '${h(1)}', 5);`);
+      migrateRegistry(old);
       const upgraded = new LearningStore(old);
       upgraded.countSessionSlice("a", "s", [h(2)], "2026-01-05T10:00:00.000Z");
       expect(upgraded.evictPatterns("a", 1)).toBe(1);

@@ -1,8 +1,8 @@
 /**
  * The learning tables in registry.db (docs/learning.md#storage): recorded sessions (their pattern
- * hashes, so a session counts once), pattern counts per agent (within a quota), seed 004's
- * `skill_candidates` and the evolution events of auto-created skills. Created here with CREATE TABLE
- * IF NOT EXISTS; a column added later is added to an older file at start.
+ * hashes, so a session counts once), pattern counts per agent (within a quota), the
+ * `skill_candidates` and the evolution events of auto-created skills. The tables are created by
+ * registry.db's migrations (src/schema).
  */
 import type Database from "better-sqlite3";
 import { withSqlite } from "../sqlite/index.js";
@@ -90,71 +90,6 @@ export class LearningStore {
   }
 
   constructor(private readonly db: Database.Database) {
-    db.exec(`
-      CREATE TABLE IF NOT EXISTS learning_sessions (
-        agent_id TEXT NOT NULL,
-        session_key TEXT NOT NULL,
-        hashes BLOB NOT NULL,
-        tool_calls INTEGER NOT NULL,
-        recorded_at TEXT NOT NULL,
-        PRIMARY KEY (agent_id, session_key)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS learning_session_parts (
-        agent_id TEXT NOT NULL,
-        session_key TEXT NOT NULL,
-        part INTEGER NOT NULL,
-        hashes BLOB NOT NULL,
-        PRIMARY KEY (agent_id, session_key, part)
-      );
-      CREATE TABLE IF NOT EXISTS learning_patterns (
-        agent_id TEXT NOT NULL,
-        hash TEXT NOT NULL,
-        sessions INTEGER NOT NULL,
-        session_keys TEXT NOT NULL DEFAULT '[]',
-        last_seen TEXT NOT NULL DEFAULT '',
-        PRIMARY KEY (agent_id, hash)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS skill_candidates (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        agent_id TEXT NOT NULL DEFAULT 'default',
-        hash TEXT NOT NULL,
-        name TEXT NOT NULL,
-        description TEXT,
-        tool_sequence TEXT NOT NULL,
-        session_keys TEXT NOT NULL,
-        occurrences INTEGER NOT NULL DEFAULT 1,
-        status TEXT NOT NULL DEFAULT 'candidate' CHECK (status IN ('candidate', 'promoted', 'dismissed')),
-        created_at TEXT NOT NULL DEFAULT (datetime('now')),
-        promoted_at TEXT,
-        example_arguments TEXT NOT NULL DEFAULT '[]',
-        skill_name TEXT NOT NULL DEFAULT '',
-        UNIQUE (agent_id, hash)
-      );
-      CREATE TABLE IF NOT EXISTS learning_covered (
-        agent_id TEXT NOT NULL,
-        hash TEXT NOT NULL,
-        candidate_id INTEGER NOT NULL,
-        PRIMARY KEY (agent_id, hash, candidate_id)
-      ) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS skill_evolution_events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        agent_id TEXT NOT NULL,
-        skill_name TEXT NOT NULL,
-        from_version INTEGER NOT NULL,
-        to_version INTEGER NOT NULL,
-        candidate_id INTEGER NOT NULL,
-        overlap REAL NOT NULL,
-        summary TEXT NOT NULL,
-        at TEXT NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS skill_evolution_by_skill ON skill_evolution_events (skill_name, id);`);
-    // Files from before the pattern quota have no last_seen: their patterns count as the oldest.
-    const patternColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('learning_patterns')").all();
-    if (!patternColumns.some((c) => c.name === "last_seen"))
-      db.exec("ALTER TABLE learning_patterns ADD COLUMN last_seen TEXT NOT NULL DEFAULT ''");
-    // The quota's eviction order (docs/learning.md#pattern-quota), read from an index so an eviction
-    // never sorts an agent's whole table.
-    db.exec("CREATE INDEX IF NOT EXISTS learning_patterns_by_age ON learning_patterns (agent_id, last_seen, sessions)");
     // Checkpoints by this connection cut a WAL that one burst of writes grew back to this size
     // (docs/learning.md#large-sessions); SQLite otherwise keeps the file at its largest.
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);

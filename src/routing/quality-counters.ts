@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 
-/** Seed 001's per-skill quality counters (docs/skill-sources.md#quality-counters). */
+/** The per-skill quality counters (docs/skill-sources.md#quality-counters). */
 export interface SkillQuality {
   /** Times routing returned the skill. */
   readonly selections: number;
@@ -15,19 +15,11 @@ export interface SkillQuality {
 const ZERO: SkillQuality = { selections: 0, applied: 0, completions: 0, fallbacks: 0 };
 
 /**
- * The counters, per skill name across versions, in registry.db (a table of this concern, created
- * here). Counting is best effort beside the route: a failure here never fails a route or a call.
+ * The counters, per skill name across versions, in registry.db (`skill_quality`, created by its
+ * migrations in src/schema). Counting is best effort beside the route: a failure here never fails a route or a call.
  */
 export class QualityCounters {
-  constructor(private readonly db: Database.Database) {
-    db.exec(`CREATE TABLE IF NOT EXISTS skill_quality (
-      name TEXT PRIMARY KEY,
-      selections INTEGER NOT NULL DEFAULT 0,
-      applied INTEGER NOT NULL DEFAULT 0,
-      completions INTEGER NOT NULL DEFAULT 0,
-      fallbacks INTEGER NOT NULL DEFAULT 0
-    ) STRICT`);
-  }
+  constructor(private readonly db: Database.Database) {}
 
   selected(names: readonly string[]): void {
     const add = this.db.prepare(
@@ -64,7 +56,7 @@ export class QualityCounters {
 }
 
 /**
- * Seed 001's second filter (docs/skill-sources.md#quality-counters): applied at least twice and
+ * The second quality filter (docs/skill-sources.md#quality-counters): applied at least twice and
  * replaced by something else more than half the time. (Its first filter, selected repeatedly and
  * never completed, is routing's quality filter: docs/routing.md#quality-filter.)
  */

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { KeywordIndex, SqliteVecIndex } from "../search/index.js";
 import { WordEmbedder } from "../../test/support/word-embedder.js";
 import { documentText, type RoutableSkill, type RouteScope, SkillRouter } from "./skill-router.js";
+import { migrateRegistry } from "../schema/index.js";
 
 const logger = pino({ level: "silent" });
 const skill = (
@@ -24,6 +25,7 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
   let router: SkillRouter;
   beforeEach(async () => {
     db = new Database(":memory:");
+    migrateRegistry(db);
     router = new SkillRouter({
       db,
       embedder: new WordEmbedder(),
@@ -131,6 +133,7 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
 describe("SkillRouter upgrade from indexes without audience (layout 2)", () => {
   it("re-creates and re-indexes them at init, after which scoped routing finds own and public skills", async () => {
     const db = new Database(":memory:");
+    migrateRegistry(db);
     const skills = [
       skill("alice_private", "alice", "private"),
       skill("alice_public", "alice", "public"),

@@ -155,17 +155,6 @@ export class SkillRouter {
       throw new RangeError(`vectorWeight must be in [0, 1], got ${this.vectorWeight}`);
     this.splitClauses = options.splitClauses ?? true;
     this.calibration = options.calibration ?? calibrationFor(options.embedder.modelId);
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS routing_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
-      CREATE TABLE IF NOT EXISTS routes (route_id TEXT PRIMARY KEY, query TEXT NOT NULL, names TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
-      CREATE TABLE IF NOT EXISTS route_outcomes (route_id TEXT NOT NULL, name TEXT NOT NULL, success INTEGER NOT NULL, at INTEGER NOT NULL,
-                                                PRIMARY KEY (route_id, name)) STRICT;
-      CREATE INDEX IF NOT EXISTS route_outcomes_by_name ON route_outcomes (name);
-      CREATE TABLE IF NOT EXISTS route_evidence (name TEXT NOT NULL, query TEXT NOT NULL, hash TEXT NOT NULL, at INTEGER NOT NULL,
-                                                PRIMARY KEY (name, hash)) STRICT;`);
-    // Routes recorded before identity belong to nobody: no agent can credit them.
-    const routeColumns = this.db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('routes')").all();
-    if (!routeColumns.some((c) => c.name === "agent")) this.db.exec("ALTER TABLE routes ADD COLUMN agent TEXT NOT NULL DEFAULT ''");
     this.evidence = new RouteEvidence(this.db, this.vectors);
   }
 

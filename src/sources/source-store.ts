@@ -35,30 +35,10 @@ interface SourceRow {
 
 /**
  * Folder skills' versions and the ids of read-only folders, in registry.db (tables of this
- * concern, created here). A registry version with no row here is not a folder skill.
+ * concern, created by its migrations in src/schema). A registry version with no row here is not a folder skill.
  */
 export class SourceStore {
-  constructor(private readonly db: Database.Database) {
-    withSqlite("registry", "create the skill source tables", () =>
-      db.exec(`
-        CREATE TABLE IF NOT EXISTS skill_source_versions (
-          name TEXT NOT NULL,
-          version INTEGER NOT NULL,
-          skill_id TEXT NOT NULL,
-          kind TEXT NOT NULL CHECK (kind IN ('executable', 'instructions')),
-          entrypoint TEXT NOT NULL,
-          root TEXT NOT NULL,
-          folder TEXT NOT NULL,
-          folder_hash TEXT NOT NULL,
-          created_at INTEGER NOT NULL,
-          PRIMARY KEY (name, version)
-        ) STRICT;
-        CREATE TABLE IF NOT EXISTS skill_source_ids (
-          folder TEXT PRIMARY KEY,
-          skill_id TEXT NOT NULL
-        ) STRICT;`),
-    );
-  }
+  constructor(private readonly db: Database.Database) {}
 
   /** Written before the registry commits the version, so a committed version always has its row. */
   record(entry: SourceVersion): void {

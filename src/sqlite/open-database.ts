@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { migrateRegistry } from "../schema/index.js";
 
 /**
  * Page cache per connection, in KiB (docs/performance.md#memory-over-time). better-sqlite3 builds
@@ -20,6 +21,8 @@ export interface RegistryDatabaseOptions {
  * short write transactions. `durable` adds `synchronous = FULL` (the registry's acknowledged
  * writes survive a power cut; routing's indexes can be rebuilt and do without). Each connection's
  * page cache is bounded by `cacheKib`, so what SQLite holds in memory does not grow with the file.
+ * Every open brings the file to the current schema (docs/architecture.md#storage), so no store
+ * creates tables of its own and every connection sees the same schema.
  */
 export function openRegistryDatabase(file: string, options: RegistryDatabaseOptions): Database.Database {
   const db = new Database(file);
@@ -27,5 +30,11 @@ export function openRegistryDatabase(file: string, options: RegistryDatabaseOpti
   db.pragma("journal_mode = WAL");
   if (options.durable) db.pragma("synchronous = FULL");
   db.pragma("busy_timeout = 5000");
+  try {
+    migrateRegistry(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DependencyStore } from "./dependency-store.js";
+import { migrateRegistry } from "../../schema/index.js";
 
 describe("DependencyStore.declaring (real SQLite file)", () => {
   let root: string;
@@ -11,6 +12,7 @@ describe("DependencyStore.declaring (real SQLite file)", () => {
   beforeEach(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "dependency-store-test-"));
     db = new Database(path.join(root, "registry.db"));
+    migrateRegistry(db);
   });
   afterEach(async () => {
     db.close();

@@ -20,31 +20,11 @@ const PLAIN: DeclaredDependencies = { kind: "plain", dependsOn: [] };
 
 /**
  * Dependency declarations per skill version, and the outcome of re-tests, in registry.db (tables
- * of this concern, created here). A version with no row is a plain skill with no dependencies:
+ * of this concern, created by its migrations in src/schema). A version with no row is a plain skill with no dependencies:
  * every skill from before composition existed.
  */
 export class DependencyStore {
-  constructor(private readonly db: Database.Database) {
-    withSqlite("registry", "create the dependency tables", () =>
-      db.exec(`
-        CREATE TABLE IF NOT EXISTS skill_dependencies (
-          name TEXT NOT NULL,
-          version INTEGER NOT NULL,
-          kind TEXT NOT NULL CHECK (kind IN ('plain', 'composed')),
-          depends_on TEXT NOT NULL,
-          PRIMARY KEY (name, version)
-        ) STRICT;
-        CREATE TABLE IF NOT EXISTS dependency_retests (
-          dependent TEXT NOT NULL,
-          dependency TEXT NOT NULL,
-          dependency_version INTEGER NOT NULL,
-          passed INTEGER NOT NULL,
-          error TEXT NOT NULL,
-          at INTEGER NOT NULL,
-          PRIMARY KEY (dependent, dependency)
-        ) STRICT;`),
-    );
-  }
+  constructor(private readonly db: Database.Database) {}
 
   /** Written before the version is committed, so an acknowledged version never lacks its declaration. */
   record(name: string, version: number, declared: DeclaredDependencies): void {
