@@ -162,7 +162,7 @@ describe("Playbook credit, prune, cap and isolation through gRPC (an injected cl
     ).toBe(status.INVALID_ARGUMENT);
   });
 
-  it("adding the 51st lesson trims in the seed's order: head pins, then verified, then the highest-utility unverified", async () => {
+  it("adding the 51st lesson trims in the documented order (docs/playbook.md#cap-and-trim): head pins, then verified, then the highest-utility unverified", async () => {
     const capper = as("capper-token-0123456789");
     const added: Lesson[] = [];
     for (let i = 0; i < 50; i++) {

@@ -224,7 +224,7 @@ describe("bundles: ImportSkillBundle refuses hostile archives, ExportSkill → I
   });
 });
 
-describe("seed 001's quality counters and filters in routing", () => {
+describe("the quality counters and filters in routing (docs/skill-sources.md#quality-counters)", () => {
   let engine: TestEngine;
   const route = (query: string) =>
     engine.client.call(engine.client.raw.routeSkills, {

@@ -21,7 +21,7 @@ export interface SkillIndexer {
   applied?(routeId: string, skill: SkillRecord, success: boolean, agentId: string): Promise<boolean>;
   /** The agent used something else instead of a routed skill; true when it counted. */
   fallback?(routeId: string, skill: SkillRecord, agentId: string): Promise<boolean>;
-  /** Seed 001's quality counters of a skill, where they are kept. */
+  /** The quality counters of a skill (docs/skill-sources.md#quality-counters), where they are kept. */
   quality?(name: string): { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
   /** How many stored queries route to the skill as evidence. */
   evidenceCount(name: string): number;

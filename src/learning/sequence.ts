@@ -137,7 +137,7 @@ export function sequenceOverlap(a: readonly string[], b: readonly string[]): num
   return (previous[b.length] as number) / Math.max(a.length, b.length);
 }
 
-/** Seed 004's v1 description: mechanical, from the tool names and shapes. */
+/** A candidate's description: mechanical, from the tool names and shapes (docs/learning.md#candidates). */
 export function mechanicalDescription(steps: readonly SequenceStep[]): string {
   return `Runs ${steps.length} tools in sequence, as observed in repeated sessions: ${steps.map(stepToken).join(" → ")}`;
 }

@@ -38,7 +38,7 @@ export interface RoutedSkill {
   /** "plain", "composed", "directory" or "instructions", and a folder skill's id (docs/skill-sources.md#routing). */
   readonly kind: string;
   readonly skillId: string;
-  /** Seed 001's counters, as the header shows them; undefined where they are not kept. */
+  /** The quality counters (docs/skill-sources.md#quality-counters), as the header shows them; undefined where they are not kept. */
   readonly quality: SkillQuality | undefined;
 }
 

@@ -138,7 +138,7 @@ export interface SequenceStep {
   shape: string;
 }
 
-/** A repeated tool sequence (seed 004's skill_candidates row). */
+/** A repeated tool sequence: one row of the skill_candidates table (docs/learning.md#candidates). */
 export interface Candidate {
   id: number;
   agentId: string;

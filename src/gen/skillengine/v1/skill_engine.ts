@@ -192,7 +192,7 @@ export const SkillEngineService = {
       Buffer.from(ListSkillVersionsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListSkillVersionsResponse => ListSkillVersionsResponse.decode(value),
   },
-  /** Seed 004's scorer features and duration percentiles of one skill. */
+  /** The scorer's features and duration percentiles of one skill (docs/skill-lifecycle.md#stats). */
   getSkillStats: {
     path: "/skillengine.v1.SkillEngine/GetSkillStats" as const,
     requestStream: false as const,
@@ -658,7 +658,7 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
   listSkills: handleUnaryCall<ListSkillsRequest, ListSkillsResponse>;
   /** Every version of a skill, oldest first. */
   listSkillVersions: handleUnaryCall<ListSkillVersionsRequest, ListSkillVersionsResponse>;
-  /** Seed 004's scorer features and duration percentiles of one skill. */
+  /** The scorer's features and duration percentiles of one skill (docs/skill-lifecycle.md#stats). */
   getSkillStats: handleUnaryCall<GetSkillStatsRequest, GetSkillStatsResponse>;
   /**
    * Find/replace on the active code (the find text must occur exactly once); the result becomes
@@ -882,7 +882,7 @@ export interface SkillEngineClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ListSkillVersionsResponse) => void,
   ): ClientUnaryCall;
-  /** Seed 004's scorer features and duration percentiles of one skill. */
+  /** The scorer's features and duration percentiles of one skill (docs/skill-lifecycle.md#stats). */
   getSkillStats(
     request: GetSkillStatsRequest,
     callback: (error: ServiceError | null, response: GetSkillStatsResponse) => void,

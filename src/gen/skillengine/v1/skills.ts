@@ -234,7 +234,10 @@ export interface GetSkillStatsRequest {
 
 export interface GetSkillStatsResponse {
   name: string;
-  /** Seed 004's scorer features. */
+  /**
+   * The scorer's features, computed as docs/skill-lifecycle.md#stats says. Days since the skill's
+   * first registration.
+   */
   ageDays: number;
   /**
    * Over the rolling window of the active version; unset (has_success_rate false) until the
