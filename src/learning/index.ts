@@ -2,14 +2,11 @@
 export { NearDuplicateScreen } from "./duplicate-screen.js";
 export { implicitFailures } from "./implicit-outcomes.js";
 export { LEARNING_MIRROR_FILE, LearningMirror } from "./learning-mirror.js";
-export {
-  DEFAULT_LEARNING_POLICY,
-  type LearningEvents,
-  type LearningPolicy,
-  LearningService,
-  type Promotion,
-  type RecordedSession,
-} from "./learning-service.js";
+export type { LearningEvents } from "./learning-deps.js";
+export { DEFAULT_LEARNING_POLICY, type LearningPolicy } from "./learning-policy.js";
+export { LearningService } from "./learning-service.js";
+export type { Promotion } from "./candidate-review.js";
+export type { RecordedSession } from "./session-recorder.js";
 export { jsonNesting, SESSION_FIELD_LIMITS } from "./session-input.js";
 export { CANDIDATE_STATUSES, type CandidateRecord, type CandidateStatus, type EvolutionRecord, LearningStore } from "./learning-store.js";
 export {
