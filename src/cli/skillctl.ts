@@ -4,8 +4,7 @@
  * `skillctl --help` lists the commands. Exit codes: 0 ok, 1 a skill (test) failed, 2 usage or gRPC error.
  * The work is in ./skillctl/main.ts (importable without side effects); this file binds it to the process.
  */
-import type { Io } from "./skillctl/format.js";
-import { main } from "./skillctl/main.js";
+import { type Io, main } from "./skillctl/index.js";
 
 /**
  * grpc-js sets the TLS server name to the target host even when that is an IP address (as the default

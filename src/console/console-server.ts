@@ -10,13 +10,28 @@ import type { PlaybookService } from "../playbook/index.js";
 import { loadAssets, type StaticAsset } from "./assets.js";
 import { httpErrorOf, isLoopback } from "./http-status.js";
 import type { Viewer } from "./layout.js";
-import { CANDIDATE_ACTIONS, type CandidateAction, candidateConfirmPage, candidatesPage, runCandidateAction } from "./pages/candidates.js";
-import { catalogPage } from "./pages/catalog.js";
-import { libraryPage, parseLibraryQuery } from "./pages/library.js";
-import { errorPage, loginPage } from "./pages/login.js";
-import { playbookPage, pruneResultPage } from "./pages/playbook.js";
-import { sourcesPage } from "./pages/sources.js";
-import { confirmPage, diffPage, runAction, SKILL_ACTIONS, type SkillAction, skillHref, skillPage } from "./pages/skill.js";
+import {
+  CANDIDATE_ACTIONS,
+  type CandidateAction,
+  candidateConfirmPage,
+  candidatesPage,
+  catalogPage,
+  confirmPage,
+  diffPage,
+  errorPage,
+  libraryPage,
+  loginPage,
+  parseLibraryQuery,
+  playbookPage,
+  pruneResultPage,
+  runAction,
+  runCandidateAction,
+  SKILL_ACTIONS,
+  type SkillAction,
+  skillHref,
+  skillPage,
+  sourcesPage,
+} from "./pages/index.js";
 import { type ConsoleSession, parseCookies, randomToken, SESSION_COOKIE, SessionStore, tokensMatch } from "./sessions.js";
 
 export interface ConsoleOptions {

@@ -1,5 +1,5 @@
 /** The control plane: the use cases, and one sub-package per concern behind them. The only way in. */
-export { canManage, canSee, type GranteeInput, pinnedVersionFor, SkillSharing } from "./access/index.js";
+export { canManage, canSee, type GranteeInput, notYoursError, pinnedVersionFor, requireAdmin, SkillSharing } from "./access/index.js";
 export {
   type CodeIntake,
   type ContentGuardMode,
@@ -8,8 +8,12 @@ export {
   LIMITS,
   NormalizingGuardedIntake,
   type PreparedCode,
+  scanSkillCode,
   SKILL_NAME_PATTERN,
+  validateSkillName,
 } from "./intake/index.js";
+/** Atomic file writes and coalesced rewrites, which the playbook, learning and sources reuse for their mirrors. */
+export { CoalescedWrites, writeFileAtomic } from "./store/index.js";
 export {
   migrateLegacySkills,
   type LegacyMigrationReport,

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { OutcomeRecord, SkillRegistry } from "../control/index.js";
 import { errorMessage } from "../errors/index.js";
-import { CoalescedWrites, writeFileAtomic } from "../control/store/index.js";
+import { CoalescedWrites, writeFileAtomic } from "../control/index.js";
 import type { CandidateRecord, EvolutionRecord, LearningStore } from "./learning-store.js";
 
 /** Beside `skills_registry.json` and `lessons.json` in the canonical directory. */

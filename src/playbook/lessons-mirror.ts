@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "pino";
 import { z } from "zod";
-import { CoalescedWrites, writeFileAtomic } from "../control/store/index.js";
+import { CoalescedWrites, writeFileAtomic } from "../control/index.js";
 import { errorMessage } from "../errors/index.js";
 import type { LessonRecord } from "./lesson.js";
 

@@ -1,5 +1,5 @@
 import type { CallContext } from "../control/index.js";
-import type { SkillRecord } from "../control/registry/index.js";
+import type { SkillRecord } from "../control/index.js";
 import type { FolderRegistration, FolderSkillInput } from "../control/index.js";
 
 /**

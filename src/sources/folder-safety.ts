@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { scanSkillCode } from "../control/intake/index.js";
+import { scanSkillCode } from "../control/index.js";
 
 /** What a skill folder may hold (docs/skill-sources.md#safety). */
 export interface FolderLimits {

@@ -1,4 +1,4 @@
-import type { SkillRecord } from "../control/registry/index.js";
+import type { SkillRecord } from "../control/index.js";
 import type { FolderHeader, FolderRun, FolderSkillRuns } from "../control/index.js";
 import type { FolderStore } from "./folder-store.js";
 import { folderLauncher } from "./launcher.js";

@@ -4,7 +4,7 @@ import { lstat, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promi
 import path from "node:path";
 import { InvalidArgumentError, NotFoundError } from "../errors/index.js";
 import type { SandboxFolderFile } from "../execution/index.js";
-import { writeFileAtomic } from "../control/store/index.js";
+import { writeFileAtomic } from "../control/index.js";
 import { SKILL_ID_FILE } from "./skill-identity.js";
 
 /** A file of a skill folder in memory: its path inside the folder and its bytes. */

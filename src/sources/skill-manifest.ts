@@ -1,6 +1,6 @@
 import { parseDocument } from "yaml";
 import { InvalidArgumentError } from "../errors/index.js";
-import { validateSkillName } from "../control/intake/index.js";
+import { validateSkillName } from "../control/index.js";
 
 /** The longest description a SKILL.md may give (docs/skill-sources.md#skillmd). */
 export const MAX_DESCRIPTION_CHARS = 1_024;

@@ -1,4 +1,4 @@
-import type { CatalogEntry } from "../control/composition/index.js";
+import type { CatalogEntry } from "../control/index.js";
 import type { SourceEntry } from "./skill-sources.js";
 
 /**
