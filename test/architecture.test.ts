@@ -74,3 +74,51 @@ describe("each folder's index.ts is its only way in", () => {
     expect(violations).toEqual([]);
   });
 });
+
+describe("long files", () => {
+  it("no hand-written file in src/ is over 500 lines, except the data tables docs/architecture.md names", () => {
+    const doc = readFileSync(path.join(ROOT, "docs", "architecture.md"), "utf8");
+    const paragraph = /\*\*Long files\.\*\*([\s\S]*?)\n\n/.exec(doc)?.[1] ?? "";
+    const allowed = [...paragraph.matchAll(/`(src\/[^`]+\.ts)`/g)].map((m) => m[1]);
+    const long = sourceFiles(SRC)
+      .filter((file) => readFileSync(file, "utf8").split("\n").length - 1 > 500)
+      .map((file) => path.relative(ROOT, file));
+    expect(long.filter((file) => !allowed.includes(file))).toEqual([]);
+    expect(allowed.length).toBeGreaterThan(0);
+  });
+});
+
+describe("import direction", () => {
+  /** Room → the rooms of ours it imports, from the code (the composition roots aside). */
+  function importGraph(): Map<string, string[]> {
+    const roomOf = (file: string): string => {
+      const parts = path.relative(SRC, file).split(path.sep);
+      return parts.length === 1 ? (parts[0] as string).replace(/\.ts$/, "") : (parts[0] as string);
+    };
+    const graph = new Map<string, Set<string>>();
+    for (const file of sourceFiles(SRC)) {
+      const from = roomOf(file);
+      const imports = graph.get(from) ?? new Set<string>();
+      graph.set(from, imports);
+      for (const match of readFileSync(file, "utf8").matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+        const to = roomOf(path.resolve(path.dirname(file), match[1] as string)).replace(/\.js$/, "");
+        if (to !== from) imports.add(to);
+      }
+    }
+    for (const root of ["main", "runner-main", "app", "wiring"]) graph.delete(root);
+    graph.set("gen", new Set());
+    return new Map([...graph].map(([room, imports]) => [room, [...imports].sort()]));
+  }
+
+  it("is what docs/architecture.md's table says, room by room", () => {
+    const doc = readFileSync(path.join(ROOT, "docs", "architecture.md"), "utf8");
+    const section = doc.slice(doc.indexOf("### Ways in and import direction"), doc.indexOf("Two more boundaries:"));
+    const documented = new Map<string, string[]>();
+    for (const row of section.matchAll(/^\| (`[^|]+) \| ([^|]+) \|/gm)) {
+      const imports = [...(row[2] as string).matchAll(/`([\w-]+)`/g)].map((m) => m[1] as string).sort();
+      for (const room of (row[1] as string).matchAll(/`([\w-]+)`/g)) documented.set(room[1] as string, imports);
+    }
+    const actual = importGraph();
+    expect(Object.fromEntries([...documented].sort())).toEqual(Object.fromEntries([...actual].sort()));
+  });
+});

@@ -1,6 +1,7 @@
 /**
- * The execution plane: single-use, hardened sandboxes for skill runs. The port (sandbox-runner.ts)
- * and what every adapter's results mean (error-summary.ts) sit here; the adapters sit below it:
+ * The execution plane: single-use, hardened sandboxes for skill runs. The port (sandbox-runner.ts),
+ * what every adapter's results mean (error-summary.ts) and how a plane is kept in service (probe,
+ * orphan sweep, warm pool: engine-upkeep.ts) sit here; the adapters sit below it:
  * docker/ (the local Docker engine), nats/ (the bus), runner/ (the execution host program that
  * serves docker/ over nats/). Vocabulary: docs/execution-hosts.md#vocabulary. The only way in.
  */
@@ -16,6 +17,7 @@ export type {
   SandboxRunRequest,
 } from "./sandbox-runner.js";
 export { runOutcome } from "./sandbox-runner.js";
+export { EngineUpkeep, type EngineUpkeepOptions } from "./engine-upkeep.js";
 export {
   DockerSandboxRunner,
   type DockerSandboxRunnerOptions,

@@ -9,6 +9,7 @@ import type { PatternQuota } from "./pattern-quota.js";
 import { allWindows, type CountedWindow, distinctWindows, type SequenceStep, type SessionWindow } from "./sequence.js";
 import { type ParsedCall, parseSession, type ToolCallInput } from "./session-input.js";
 import { collectInSlices, forEachSlice, type SliceGate, type Slicing } from "./slices.js";
+import { KeyedMutex } from "../concurrency/index.js";
 
 /**
  * Slice sizes of a recording (docs/learning.md#large-sessions): each slice is a few milliseconds of
@@ -47,8 +48,11 @@ interface Counted {
 
 /** RecordSession (docs/learning.md#patterns): sessions → patterns → candidates, scoped by the calling agent. */
 export class SessionRecorder {
-  /** The recording in progress of each agent and session key: the same session is recorded one call at a time. */
-  private readonly recording = new Map<string, Promise<unknown>>();
+  /**
+   * One recording at a time per agent and session key: a session recorded twice at once must not
+   * count its patterns twice, and its set of counted patterns is read once at the start of a recording.
+   */
+  private readonly recording = new KeyedMutex();
 
   constructor(
     private readonly deps: Pick<LearningDeps, "store" | "policy" | "logger" | "mirror" | "now">,
@@ -70,7 +74,7 @@ export class SessionRecorder {
       await collectInSlices(allWindows(steps, policy.minSequenceLength, policy.maxSequenceLength), SLICES.hash, slicing),
     );
     const at = this.deps.now().toISOString();
-    const outcome = await this.oneRecordingAtATime(`${agent}\n${sessionKey}`, () =>
+    const outcome = await this.recording.run(`${agent}\n${sessionKey}`, () =>
       this.countAndPropose(agent, sessionKey, parsed, steps, windows, at, slicing),
     );
     await this.parts.quota.keep(agent);
@@ -107,23 +111,6 @@ export class SessionRecorder {
       alreadyRecorded: outcome.alreadyRecorded,
       implicitFailures: implicit,
     };
-  }
-
-  /**
-   * Runs `work` after the recording of the same agent and session key in progress, if any: a session
-   * recorded twice at once must not count its patterns twice, and its set of counted patterns is read
-   * once at the start of a recording.
-   */
-  private async oneRecordingAtATime<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.recording.get(key) ?? Promise.resolve();
-    const run = previous.then(work, work);
-    const settled = run.catch(() => undefined);
-    this.recording.set(key, settled);
-    try {
-      return await run;
-    } finally {
-      if (this.recording.get(key) === settled) this.recording.delete(key);
-    }
   }
 
   /**

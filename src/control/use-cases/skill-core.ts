@@ -5,7 +5,7 @@ import type { CallContext } from "../call-context.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
 import { compileParametersSchema, type CodeIntake, type PayloadValidator } from "../intake/index.js";
-import { KeyedMutex } from "../keyed-mutex.js";
+import { KeyedMutex } from "../../concurrency/index.js";
 import type { HealthPolicy, SkillRecord, SkillRegistry } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
 import { type CanonicalStore, contentHash, locationOf, type MirrorWriter } from "../store/index.js";

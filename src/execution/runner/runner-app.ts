@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { SkillEngineConfig } from "../../config/index.js";
 import { HostAllowList, ServiceMetrics, startMetricsServer } from "../../observability/index.js";
 import { localExecutionPlane } from "../docker/index.js";
+import { EngineUpkeep } from "../engine-upkeep.js";
 import { connectToBus, RunServer, subjectsUnder } from "../nats/index.js";
 
 export interface RunnerApp {
@@ -44,7 +45,17 @@ export async function startRunner(config: SkillEngineConfig, logger: Logger): Pr
     awaitingRemoval: () => executor.awaitingRemoval,
     skillsByStatus: () => ({}),
   });
-  let engineReady = false;
+  const upkeep = new EngineUpkeep({
+    plane: executor,
+    probeEveryMs: config.engineProbeMs,
+    // What this runner's previous life left on the engine (it was killed mid-run).
+    sweepEveryMs: config.sandboxSweepMs,
+    logger,
+    onHealth: (health) => {
+      if (!health.ready) logger.warn({ detail: health.detail }, "sandbox engine not ready; this runner takes no runs until it is");
+    },
+    afterUpkeep: (health) => server.engineHealth(health),
+  });
   const metricsServer =
     config.metricsPort === undefined
       ? undefined
@@ -52,39 +63,10 @@ export async function startRunner(config: SkillEngineConfig, logger: Logger): Pr
           host: config.host,
           port: config.metricsPort,
           allowedHosts: new HostAllowList(config.httpAllowedHosts),
-          probes: { ready: () => engineReady && !connection.isClosed() },
+          probes: { ready: () => upkeep.engineReady && !connection.isClosed() },
         });
 
-  let started = false;
-  let lastSweep = 0;
-  let closing: Promise<void> | undefined;
-  const probeEngine = async (): Promise<void> => {
-    const health = await executor.health();
-    if (closing) return;
-    const cameBack = health.ready && !engineReady;
-    engineReady = health.ready;
-    if (!health.ready) logger.warn({ detail: health.detail }, "sandbox engine not ready; this runner takes no runs until it is");
-    else {
-      // What this runner's previous life left on the engine (it was killed mid-run), on every return of the engine and periodically.
-      const sweepDue = config.sandboxSweepMs > 0 && Date.now() - lastSweep >= config.sandboxSweepMs;
-      if (cameBack || sweepDue) {
-        lastSweep = Date.now();
-        const reaped = await executor.reapOrphans();
-        if (reaped.containers + reaped.runDirectories > 0)
-          logger.warn(reaped, "removed sandbox containers and run directories no run tracks");
-      }
-      if (!started) {
-        started = true;
-        executor.startPool();
-      }
-    }
-    server.engineHealth(health);
-  };
-  await probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
-  const probe = setInterval(() => {
-    probeEngine().catch((error: unknown) => logger.error({ err: error }, "engine probe failed"));
-  }, config.engineProbeMs);
-  probe.unref();
+  await upkeep.start();
   server.start();
   logger.info(
     {
@@ -98,6 +80,7 @@ export async function startRunner(config: SkillEngineConfig, logger: Logger): Pr
     `skill engine runner ${runnerId} taking runs from ${config.nats.servers.join(", ")}`,
   );
 
+  let closing: Promise<void> | undefined;
   let endGrace: (() => void) | undefined;
   const graceEndedEarly = new Promise<void>((resolve) => (endGrace = resolve));
   return {
@@ -108,7 +91,7 @@ export async function startRunner(config: SkillEngineConfig, logger: Logger): Pr
     },
     close() {
       closing ??= (async () => {
-        clearInterval(probe);
+        upkeep.stop();
         const before = server.busy;
         logger.info(
           { runsInFlight: before, graceMs: config.shutdownGraceMs },

@@ -1,6 +1,8 @@
 /**
- * Serializes async work per key (here: per skill name), so two registrations of one name can
- * never take the same version number or interleave their file writes.
+ * Serializes async work per key: work under one key runs one at a time, in the order it came;
+ * different keys run side by side. The control plane keys by skill name (two registrations of one
+ * name never take the same version number or interleave their file writes); learning by agent and
+ * session key (a session recorded twice at once counts its patterns once).
  */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<unknown>>();

@@ -1,0 +1,2 @@
+/** Small concurrency primitives shared by the planes. The only way in. */
+export { KeyedMutex } from "./keyed-mutex.js";

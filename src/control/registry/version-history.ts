@@ -1,0 +1,126 @@
+/**
+ * The immutable version history (`skill_versions`) and which version of a skill is active: commit
+ * a new version, roll back (or forward) to a committed one.
+ */
+import type Database from "better-sqlite3";
+import { SkillVersionNotFoundError } from "../../errors/index.js";
+import { withSqlite } from "../../sqlite/index.js";
+import type { SkillAccess, SkillRecord, VersionRecord } from "./records.js";
+import { storedVisibility, toVersionRecord, type VersionRow } from "./row-mapping.js";
+import type { SkillRows } from "./skill-rows.js";
+import type { StatusRows } from "./skill-status.js";
+
+export class VersionHistory {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly rows: SkillRows,
+    private readonly status: StatusRows,
+  ) {}
+
+  nextVersion(name: string): number {
+    const row = withSqlite("registry", "read the latest version", () =>
+      this.db.prepare<[string], { v: number | null }>("SELECT MAX(version) AS v FROM skill_versions WHERE name = ?").get(name),
+    );
+    return (row?.v ?? 0) + 1;
+  }
+
+  versions(name: string): VersionRecord[] {
+    return withSqlite("registry", "list versions", () =>
+      this.db.prepare<[string], VersionRow>("SELECT * FROM skill_versions WHERE name = ? ORDER BY version").all(name).map(toVersionRecord),
+    );
+  }
+
+  version(name: string, version: number): VersionRecord | undefined {
+    const row = withSqlite("registry", "read a version", () =>
+      this.db.prepare<[string, number], VersionRow>("SELECT * FROM skill_versions WHERE name = ? AND version = ?").get(name, version),
+    );
+    return row ? toVersionRecord(row) : undefined;
+  }
+
+  /** The version row and the skill row (created or reset to a fresh health record) in one transaction. */
+  commit(next: VersionRecord, access: SkillAccess): SkillRecord {
+    return withSqlite("registry", "commit a skill version", () =>
+      this.db.transaction(() => {
+        this.insert(next);
+        const at = next.createdAt.getTime();
+        this.db
+          .prepare(
+            `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason,
+                                 health_warning, version, content_hash, usage_count, failure_count,
+                                 created_at, updated_at, status_changed_at, owner, visibility)
+             VALUES (@name, @description, @schema, @payload, 'active', '', '', @version, @hash, 0, 0, @at, @at, @at, @owner, @visibility)
+             ON CONFLICT (name) DO UPDATE SET
+               description = excluded.description,
+               parameters_schema = excluded.parameters_schema,
+               test_payload = excluded.test_payload,
+               status = 'active', status_reason = '', health_warning = '',
+               version = excluded.version,
+               content_hash = excluded.content_hash,
+               failure_count = 0,
+               updated_at = excluded.updated_at,
+               status_changed_at = excluded.status_changed_at,
+               owner = excluded.owner,
+               visibility = excluded.visibility`,
+          )
+          .run({
+            name: next.name,
+            description: next.description,
+            schema: next.parametersSchema,
+            payload: next.testPayload,
+            version: next.version,
+            hash: next.contentHash,
+            at,
+            owner: access.owner,
+            visibility: storedVisibility(access.visibility),
+          });
+        return this.rows.get(next.name) as SkillRecord;
+      })(),
+    );
+  }
+
+  activate(name: string, version: number, at: Date): SkillRecord {
+    return withSqlite("registry", "activate a version", () =>
+      this.db.transaction(() => {
+        const target = this.version(name, version);
+        if (!target) throw new SkillVersionNotFoundError(name, version);
+        this.db
+          .prepare(
+            `UPDATE skills SET description = ?, parameters_schema = ?, test_payload = ?, version = ?, content_hash = ?,
+                               status = 'active', status_reason = '', failure_count = 0,
+                               updated_at = ?, status_changed_at = ?
+             WHERE name = ?`,
+          )
+          .run(
+            target.description,
+            target.parametersSchema,
+            target.testPayload,
+            version,
+            target.contentHash,
+            at.getTime(),
+            at.getTime(),
+            name,
+          );
+        return this.status.reevaluate(name, at);
+      })(),
+    );
+  }
+
+  /** One version row; a number another writer already took fails. Call inside a transaction. */
+  insert(next: VersionRecord): void {
+    this.db
+      .prepare(
+        `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        next.name,
+        next.version,
+        next.description,
+        next.parametersSchema,
+        next.testPayload,
+        next.contentHash,
+        next.origin,
+        next.createdAt.getTime(),
+      );
+  }
+}

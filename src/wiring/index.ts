@@ -1,0 +1,20 @@
+/**
+ * The wiring of each plane, one module a plane, called in order by the composition root (src/app.ts):
+ * config → stores → planes → server. The only way in.
+ */
+export {
+  checkComposedSkills,
+  closeControlStores,
+  type ControlStores,
+  createUseCases,
+  openControlStores,
+  startIntake,
+  startRetirementSweep,
+} from "./control-plane.js";
+export { connectBus, createExecutionPlane, instanceTagOf, keepEngineInService } from "./execution-plane.js";
+export { createDuplicateScreen, prepareDuplicateScreen, startLearning } from "./learning-plane.js";
+export { attachServiceGauges, ServingState, startMetricsPort } from "./observability.js";
+export { type PlaybookPlane, startLessonPruneSweep, startPlaybook, startPlaybookPlane } from "./playbook-plane.js";
+export { startRouting, withQdrant } from "./routing-plane.js";
+export { ShutdownGrace, type DrainOutcome } from "./shutdown.js";
+export { type FolderStores, openFolderStores, startSkillSources, watchSkillFolders } from "./sources-plane.js";
