@@ -23,7 +23,8 @@ export class TelemetrySync {
   ) {
     this.relaxed = syncMs > 0;
     if (this.relaxed) {
-      this.timer = setInterval(() => void this.flush(), syncMs);
+      // A failed flush marks the WAL unsynced again and the next tick retries; it must not reject unheard.
+      this.timer = setInterval(() => void this.flush().catch(() => undefined), syncMs);
       this.timer.unref();
     }
   }
