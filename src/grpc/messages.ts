@@ -74,6 +74,9 @@ export function toSkillMessage(record: SkillRecord): Skill {
     disabledBy: record.disabledBy,
     pinnedVersion: 0,
     grantCount: record.grants.length,
+    requirements: [...record.requirements],
+    systemPackages: [...record.systemPackages],
+    environmentId: record.environmentId,
   };
 }
 

@@ -55,6 +55,8 @@ export function skillEngineHandlers(
           dependsOn: request.dependsOn,
           system: request.system,
           onDuplicate: fromOnDuplicateMessage(request.onDuplicate),
+          requirements: request.requirements,
+          systemPackages: request.systemPackages,
         },
         context,
       );

@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { COMPOSITION_MIGRATIONS } from "./composition-tables.js";
 import { EMBEDDING_MIGRATIONS } from "./embedding-tables.js";
+import { ENVIRONMENT_MIGRATIONS } from "./environment-tables.js";
 import { LEARNING_MIGRATIONS } from "./learning-tables.js";
 import type { Migration } from "./migration.js";
 import { PLAYBOOK_MIGRATIONS } from "./playbook-tables.js";
@@ -22,6 +23,7 @@ export const REGISTRY_SCHEMA: readonly Migration[] = [
   ...LEARNING_MIGRATIONS,
   ...ROUTING_MIGRATIONS,
   ...EMBEDDING_MIGRATIONS,
+  ...ENVIRONMENT_MIGRATIONS,
 ];
 
 /** The schema version this code writes: the number of steps in the list. */

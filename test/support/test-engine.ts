@@ -135,6 +135,8 @@ export function connect(
           parametersSchema: '{"type":"object"}',
           testPayload: "{}",
           exampleQueries: [],
+          requirements: [],
+          systemPackages: [],
           visibility: 0,
           dependsOn: [],
           system: false,

@@ -95,6 +95,8 @@ export const register: Command = async (ctx) => {
       onDuplicate: ctx.options["reject-duplicates"] === true ? OnDuplicate.ON_DUPLICATE_REJECT : OnDuplicate.ON_DUPLICATE_WARN,
       dependsOn: Array.isArray(ctx.options["depends-on"]) ? ctx.options["depends-on"] : [],
       system: ctx.options.system === true,
+      requirements: [],
+      systemPackages: [],
     })
     .catch((error: unknown) => {
       throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);

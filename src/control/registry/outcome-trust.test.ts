@@ -222,10 +222,13 @@ describe("whose reports count, in the registry (real SQLite file)", () => {
     const file = path.join(root, "old.db");
     const before = SkillRegistry.open(file, policy);
     before.close();
-    // What a registry of the previous schema holds: user_version 3, the table without `trusted`.
+    // What a registry of the previous schema holds: user_version 3, the table without `trusted`, no packages.
     const old = new Database(file);
     old.exec(`DROP INDEX invocation_outcomes_by_trust; DROP INDEX invocation_outcomes_by_caller;
               ALTER TABLE invocation_outcomes DROP COLUMN trusted;
+              DROP INDEX skill_versions_by_environment; DROP TABLE skill_environments;
+              ALTER TABLE skill_versions DROP COLUMN requirements; ALTER TABLE skill_versions DROP COLUMN system_packages;
+              ALTER TABLE skill_versions DROP COLUMN environment_id;
               INSERT INTO skills (name, description, parameters_schema, test_payload, status, version, content_hash, created_at, updated_at,
                                   status_changed_at, owner, visibility)
                 VALUES ('convert', 'd', '{}', '{}', 'active', 1, 'h', 1, 1, 1, 'bob', 'public');

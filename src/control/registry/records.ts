@@ -85,6 +85,21 @@ export interface SkillRecord {
   readonly disabledBy: string;
   /** Every grant of the skill, oldest first. */
   readonly grants: readonly SkillGrant[];
+  /** The active version's declared packages and the environment they run in (docs/packages.md). */
+  readonly requirements: readonly string[];
+  readonly systemPackages: readonly string[];
+  /** Empty: the active version needs no package (the sandbox image alone). */
+  readonly environmentId: string;
+}
+
+/** What a version declares it needs beyond the standard library, and the environment built for it (docs/packages.md). */
+export interface VersionPackages {
+  /** Normalised PEP 508 requirement specifiers, sorted. */
+  readonly requirements: readonly string[];
+  /** Debian package names, sorted. */
+  readonly systemPackages: readonly string[];
+  /** The environment's id; empty when both lists are. */
+  readonly environmentId: string;
 }
 
 /** One immutable version of a skill. */
@@ -97,6 +112,8 @@ export interface VersionRecord {
   readonly contentHash: string;
   readonly origin: VersionOrigin;
   readonly createdAt: Date;
+  /** Absent: none (every version from before packages existed). */
+  readonly packages?: VersionPackages;
 }
 
 /** One invocation's outcome, as recorded for telemetry. */

@@ -33,6 +33,8 @@ export interface SkillRow {
   enabled: number;
   disabled_by: string;
   grants_json: string;
+  /** `[requirements, system_packages, environment_id]` of the active version. */
+  packages_json: string | null;
 }
 
 interface GrantRow {
@@ -53,6 +55,9 @@ export interface VersionRow {
   content_hash: string;
   origin: string;
   created_at: number;
+  requirements: string;
+  system_packages: string;
+  environment_id: string;
 }
 
 /** A row of `invocations` (`SELECT *`). */
@@ -62,7 +67,9 @@ export type InvocationRow = Record<string, number | string>;
 export const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version,
                              (SELECT json_group_array(json_object('name', g.name, 'grantee_kind', g.grantee_kind, 'grantee', g.grantee,
                                                                   'version', g.version, 'granted_by', g.granted_by, 'granted_at', g.granted_at))
-                                FROM (SELECT * FROM skill_grants WHERE name = s.name ORDER BY granted_at, grantee_kind, grantee) g) AS grants_json
+                                FROM (SELECT * FROM skill_grants WHERE name = s.name ORDER BY granted_at, grantee_kind, grantee) g) AS grants_json,
+                             (SELECT json_array(a.requirements, a.system_packages, a.environment_id)
+                                FROM skill_versions a WHERE a.name = s.name AND a.version = s.version) AS packages_json
                       FROM skills s`;
 
 export function toRecord(row: SkillRow): SkillRecord {
@@ -87,7 +94,14 @@ export function toRecord(row: SkillRow): SkillRecord {
     lastInvokedAt: row.last_invoked_at === null ? undefined : new Date(row.last_invoked_at),
     owner: row.owner,
     ...sharingOf(row),
+    ...activePackages(row),
   };
+}
+
+/** The active version's declared packages, from {@link SELECT_SKILL}'s `packages_json`. */
+function activePackages(row: SkillRow): Pick<SkillRecord, "requirements" | "systemPackages" | "environmentId"> {
+  const [requirements, systemPackages, environmentId] = JSON.parse(row.packages_json ?? '["[]", "[]", ""]') as [string, string, string];
+  return { requirements: JSON.parse(requirements) as string[], systemPackages: JSON.parse(systemPackages) as string[], environmentId };
 }
 
 /** The visibility column holds the owner's choice (private or public); internal is derived from the grants. */
@@ -123,6 +137,15 @@ export function toVersionRecord(row: VersionRow): VersionRecord {
     contentHash: row.content_hash,
     origin: VERSION_ORIGINS.find((o) => o === row.origin) ?? "register",
     createdAt: new Date(row.created_at),
+    ...(row.environment_id !== "" || row.requirements !== "[]" || row.system_packages !== "[]"
+      ? {
+          packages: {
+            requirements: JSON.parse(row.requirements) as string[],
+            systemPackages: JSON.parse(row.system_packages) as string[],
+            environmentId: row.environment_id,
+          },
+        }
+      : {}),
   };
 }
 

@@ -109,8 +109,9 @@ export class VersionHistory {
   insert(next: VersionRecord): void {
     this.db
       .prepare(
-        `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at,
+                                     requirements, system_packages, environment_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         next.name,
@@ -121,6 +122,9 @@ export class VersionHistory {
         next.contentHash,
         next.origin,
         next.createdAt.getTime(),
+        JSON.stringify(next.packages?.requirements ?? []),
+        JSON.stringify(next.packages?.systemPackages ?? []),
+        next.packages?.environmentId ?? "",
       );
   }
 }

@@ -23,6 +23,10 @@ export interface RegisterSkillInput extends RegistrationInput {
   readonly system?: boolean;
   /** @default "warn" */
   readonly onDuplicate?: OnDuplicate;
+  /** PEP 508 requirement specifiers the skill's imports need (docs/packages.md). @default [] */
+  readonly requirements?: readonly string[];
+  /** Debian packages the skill needs (docs/packages.md). @default [] */
+  readonly systemPackages?: readonly string[];
 }
 
 /** The outcome of a gated change of code (registration or patch). */

@@ -40,6 +40,17 @@ export interface RegisterSkillRequest {
   system: boolean;
   /** Near-duplicates of skills the caller can see: warn (default) or reject (docs/learning.md#near-duplicates). */
   onDuplicate: OnDuplicate;
+  /**
+   * Python packages the skill imports, as PEP 508 requirement specifiers ("PyYAML==6.0.1",
+   * "python-dateutil>=2.8"); installed, binary wheels only, into an environment shared by every
+   * skill with the same set (docs/packages.md). Part of the version; PatchSkill keeps them.
+   */
+  requirements: string[];
+  /**
+   * Debian packages the skill needs ("python3-numpy"), fetched on the host from its own apt
+   * sources, never by a sandbox container (docs/packages.md). Part of the version.
+   */
+  systemPackages: string[];
 }
 
 export interface RegisterSkillResponse {
@@ -119,6 +130,8 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     dependsOn: [],
     system: false,
     onDuplicate: 0,
+    requirements: [],
+    systemPackages: [],
   };
 }
 
@@ -153,6 +166,12 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     if (message.onDuplicate !== 0) {
       writer.uint32(320).int32(message.onDuplicate);
+    }
+    for (const v of message.requirements) {
+      writer.uint32(74).string(v!);
+    }
+    for (const v of message.systemPackages) {
+      writer.uint32(82).string(v!);
     }
     return writer;
   },
@@ -250,6 +269,22 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.onDuplicate = reader.int32() as any;
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.requirements.push(reader.string());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.systemPackages.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -294,6 +329,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         : isSet(object.on_duplicate)
         ? onDuplicateFromJSON(object.on_duplicate)
         : 0,
+      requirements: globalThis.Array.isArray(object?.requirements)
+        ? object.requirements.map((e: any) => globalThis.String(e))
+        : [],
+      systemPackages: globalThis.Array.isArray(object?.systemPackages)
+        ? object.systemPackages.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.system_packages)
+        ? object.system_packages.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -329,6 +372,12 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.onDuplicate !== 0) {
       obj.onDuplicate = onDuplicateToJSON(message.onDuplicate);
     }
+    if (message.requirements?.length) {
+      obj.requirements = message.requirements;
+    }
+    if (message.systemPackages?.length) {
+      obj.systemPackages = message.systemPackages;
+    }
     return obj;
   },
 
@@ -347,6 +396,8 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.dependsOn = object.dependsOn?.map((e) => e) || [];
     message.system = object.system ?? false;
     message.onDuplicate = object.onDuplicate ?? 0;
+    message.requirements = object.requirements?.map((e) => e) || [];
+    message.systemPackages = object.systemPackages?.map((e) => e) || [];
     return message;
   },
 };

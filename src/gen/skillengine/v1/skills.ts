@@ -172,6 +172,14 @@ export interface Skill {
   pinnedVersion: number;
   /** How many grants the skill has (the grants themselves: ListGrants, owner or admin). */
   grantCount: number;
+  /** The active version's declared packages (docs/packages.md). */
+  requirements: string[];
+  systemPackages: string[];
+  /**
+   * The environment the active version runs in: a content hash of the sandbox image, the
+   * normalised requirements and the Debian packages; empty for a skill that needs none.
+   */
+  environmentId: string;
 }
 
 export interface SkillVersion {
@@ -308,6 +316,9 @@ function createBaseSkill(): Skill {
     disabledBy: "",
     pinnedVersion: 0,
     grantCount: 0,
+    requirements: [],
+    systemPackages: [],
+    environmentId: "",
   };
 }
 
@@ -384,6 +395,15 @@ export const Skill: MessageFns<Skill> = {
     }
     if (message.grantCount !== 0) {
       writer.uint32(432).uint32(message.grantCount);
+    }
+    for (const v of message.requirements) {
+      writer.uint32(482).string(v!);
+    }
+    for (const v of message.systemPackages) {
+      writer.uint32(490).string(v!);
+    }
+    if (message.environmentId !== "") {
+      writer.uint32(498).string(message.environmentId);
     }
     return writer;
   },
@@ -593,6 +613,30 @@ export const Skill: MessageFns<Skill> = {
             message.grantCount = reader.uint32();
             continue;
           }
+          case 60: {
+            if (tag !== 482) {
+              break;
+            }
+
+            message.requirements.push(reader.string());
+            continue;
+          }
+          case 61: {
+            if (tag !== 490) {
+              break;
+            }
+
+            message.systemPackages.push(reader.string());
+            continue;
+          }
+          case 62: {
+            if (tag !== 498) {
+              break;
+            }
+
+            message.environmentId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -687,6 +731,19 @@ export const Skill: MessageFns<Skill> = {
         : isSet(object.grant_count)
         ? globalThis.Number(object.grant_count)
         : 0,
+      requirements: globalThis.Array.isArray(object?.requirements)
+        ? object.requirements.map((e: any) => globalThis.String(e))
+        : [],
+      systemPackages: globalThis.Array.isArray(object?.systemPackages)
+        ? object.systemPackages.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.system_packages)
+        ? object.system_packages.map((e: any) => globalThis.String(e))
+        : [],
+      environmentId: isSet(object.environmentId)
+        ? globalThis.String(object.environmentId)
+        : isSet(object.environment_id)
+        ? globalThis.String(object.environment_id)
+        : "",
     };
   },
 
@@ -764,6 +821,15 @@ export const Skill: MessageFns<Skill> = {
     if (message.grantCount !== 0) {
       obj.grantCount = Math.round(message.grantCount);
     }
+    if (message.requirements?.length) {
+      obj.requirements = message.requirements;
+    }
+    if (message.systemPackages?.length) {
+      obj.systemPackages = message.systemPackages;
+    }
+    if (message.environmentId !== "") {
+      obj.environmentId = message.environmentId;
+    }
     return obj;
   },
 
@@ -796,6 +862,9 @@ export const Skill: MessageFns<Skill> = {
     message.disabledBy = object.disabledBy ?? "";
     message.pinnedVersion = object.pinnedVersion ?? 0;
     message.grantCount = object.grantCount ?? 0;
+    message.requirements = object.requirements?.map((e) => e) || [];
+    message.systemPackages = object.systemPackages?.map((e) => e) || [];
+    message.environmentId = object.environmentId ?? "";
     return message;
   },
 };
