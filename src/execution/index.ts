@@ -12,6 +12,7 @@ export type {
   PlaneGauges,
   SandboxFile,
   SandboxFolderFile,
+  SandboxEnvironment,
   SandboxLimits,
   SandboxRunner,
   SandboxRunRequest,

@@ -58,6 +58,19 @@ export interface SandboxRunRequest {
    * test runs may always be.
    */
   readonly idempotencyKey?: string;
+  /**
+   * The environment holding the skill's declared packages (docs/packages.md#at-run-time): mounted
+   * read-only at `/opt/skill-env` and put on the import path. Absent: the sandbox image alone.
+   */
+  readonly environment?: SandboxEnvironment;
+}
+
+/** A built environment of packages, as the execution plane needs it. */
+export interface SandboxEnvironment {
+  /** Its content hash (docs/packages.md#environments). */
+  readonly id: string;
+  /** Its directory on the host of the local Docker engine; never written by a run. */
+  readonly hostPath: string;
 }
 
 /** A file of a skill folder: its path relative to the folder and its bytes. */

@@ -97,3 +97,30 @@ describe("sandboxContainerSpec: the hardening a security reviewer checks", () =>
     expect(warm.Cmd?.slice(0, 2)).toEqual(["python3", "-c"]);
   });
 });
+
+describe("sandboxContainerSpec: a run with an environment of packages (docs/packages.md#at-run-time)", () => {
+  const environment = { id: "0123abcd", hostPath: "/srv/home/environments/0123abcd" };
+  const withEnvironment = sandboxContainerSpec({
+    ...base,
+    command: { kind: "cold", skillName: "yaml_skill", purpose: "invoke", environment },
+  });
+  const without = sandboxContainerSpec({ ...base, command: { kind: "cold", skillName: "echo", purpose: "invoke" } });
+
+  it("mounts the environment read-only at /opt/skill-env beside the run directory, and puts it on the import path", () => {
+    expect(withEnvironment.HostConfig?.Mounts).toEqual([
+      { Type: "bind", Source: base.runDir, Target: "/sandbox", ReadOnly: true },
+      { Type: "bind", Source: environment.hostPath, Target: "/opt/skill-env", ReadOnly: true },
+    ]);
+    expect(withEnvironment.Env).toContain("PYTHONPATH=/opt/skill-env/site:/opt/skill-env/deb/usr/lib/python3/dist-packages");
+  });
+
+  it("keeps everything else exactly as a run without one: no network, read-only root, the same user and limits", () => {
+    const { Mounts: _mounts, ...hostConfig } = withEnvironment.HostConfig ?? {};
+    const { Mounts: _plainMounts, ...plainHostConfig } = without.HostConfig ?? {};
+    expect(hostConfig).toEqual(plainHostConfig);
+    expect(withEnvironment.User).toBe(without.User);
+    expect(withEnvironment.NetworkDisabled).toBe(true);
+    expect(without.Env?.some((e) => e.startsWith("PYTHONPATH="))).toBe(false);
+    expect(without.HostConfig?.Mounts).toHaveLength(1);
+  });
+});

@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR } from "./run-directories.js";
-import type { SandboxLimits } from "../sandbox-runner.js";
+import type { SandboxEnvironment, SandboxLimits } from "../sandbox-runner.js";
 import { CONTAINER_ENTRY_SCRIPT } from "./container-entry.js";
 
 /**
@@ -29,7 +29,18 @@ const OPEN_FILES_LIMIT = 256;
  * would see it in `ps` (docs/security.md#the-payload-travels-on-stdin). A cold container is made
  * for one skill's run and gets its job as soon as it has started; a warm one waits in the pool.
  */
-export type ContainerCommand = { readonly kind: "cold"; readonly skillName: string; readonly purpose: string } | { readonly kind: "warm" };
+export type ContainerCommand =
+  | { readonly kind: "cold"; readonly skillName: string; readonly purpose: string; readonly environment?: SandboxEnvironment }
+  | { readonly kind: "warm" };
+
+/** Where a run's environment of packages is mounted, read-only (docs/packages.md#at-run-time). */
+export const CONTAINER_ENVIRONMENT_DIR = "/opt/skill-env";
+
+/** The import and library paths into an environment: pip's target, then what Debian packages unpacked. */
+const ENVIRONMENT_PATHS = [
+  `PYTHONPATH=${CONTAINER_ENVIRONMENT_DIR}/site:${CONTAINER_ENVIRONMENT_DIR}/deb/usr/lib/python3/dist-packages`,
+  `LD_LIBRARY_PATH=${CONTAINER_ENVIRONMENT_DIR}/deb/usr/lib/x86_64-linux-gnu:${CONTAINER_ENVIRONMENT_DIR}/deb/lib/x86_64-linux-gnu`,
+];
 
 export interface SandboxContainerSpecInput {
   readonly image: string;
@@ -48,12 +59,20 @@ export interface SandboxContainerSpecInput {
 export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.ContainerCreateOptions {
   const { limits, command } = input;
   const warm = command.kind === "warm";
+  const environment = command.kind === "cold" ? command.environment : undefined;
   return {
     Image: input.image,
     Cmd: ["python3", "-c", CONTAINER_ENTRY_SCRIPT],
     User: SANDBOX_USER,
     WorkingDir: CONTAINER_SCRATCH_DIR,
-    Env: ["HOME=/tmp", "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1", "PYTHONIOENCODING=utf-8", "LANG=C.UTF-8"],
+    Env: [
+      "HOME=/tmp",
+      "PYTHONDONTWRITEBYTECODE=1",
+      "PYTHONUNBUFFERED=1",
+      "PYTHONIOENCODING=utf-8",
+      "LANG=C.UTF-8",
+      ...(environment ? ENVIRONMENT_PATHS : []),
+    ],
     Labels: {
       [LABEL_MANAGED]: "true",
       [LABEL_INSTANCE]: input.instanceTag,
@@ -88,7 +107,14 @@ export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.C
       ShmSize: limits.tmpfsBytes,
       // Read-only: nothing a skill writes ever reaches the host disk (no disk filling, no planted
       // links); its scratch space is the working directory on the size-capped /tmp tmpfs.
-      Mounts: [{ Type: "bind", Source: input.runDir, Target: CONTAINER_CODE_DIR, ReadOnly: true }],
+      // An environment of packages is the one other host path a container sees, read-only too: a
+      // skill can import from it and never change it (docs/packages.md#at-run-time).
+      Mounts: [
+        { Type: "bind", Source: input.runDir, Target: CONTAINER_CODE_DIR, ReadOnly: true },
+        ...(environment
+          ? [{ Type: "bind" as const, Source: environment.hostPath, Target: CONTAINER_ENVIRONMENT_DIR, ReadOnly: true }]
+          : []),
+      ],
       Ulimits: [
         { Name: "nofile", Soft: OPEN_FILES_LIMIT, Hard: OPEN_FILES_LIMIT },
         { Name: "fsize", Soft: limits.maxFileBytes, Hard: limits.maxFileBytes },

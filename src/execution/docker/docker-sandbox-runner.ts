@@ -128,7 +128,17 @@ export class DockerSandboxRunner implements ExecutionPlane {
       logger,
       faults: { engine: this.engine, watch: this.watch },
       prepareCold: (request) =>
-        this.prepare({ kind: "cold", skillName: request.skillName, purpose: request.purpose }, request.code, request.files, request.folder),
+        this.prepare(
+          {
+            kind: "cold",
+            skillName: request.skillName,
+            purpose: request.purpose,
+            ...(request.environment ? { environment: request.environment } : {}),
+          },
+          request.code,
+          request.files,
+          request.folder,
+        ),
       destroyLater: (member) => this.removals.enqueue(member),
     };
     this.removals = new RemovalQueue<SandboxContainer>({
@@ -281,9 +291,12 @@ export class DockerSandboxRunner implements ExecutionPlane {
     await this.removals.drain();
   }
 
-  /** A warm container when the pool has one that is still usable, else a cold start. */
+  /**
+   * A warm container when the pool has one that is still usable, else a cold start. Warm
+   * containers hold no environment, so a run that needs one starts cold (docs/packages.md#at-run-time).
+   */
   private async execute(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
-    const warm = this.pool?.take();
+    const warm = request.environment ? undefined : this.pool?.take();
     if (warm) {
       const result = await runWarm(warm, request, signal, this.strategies);
       if (result) return this.finished(result, "warm", request);

@@ -92,6 +92,15 @@ export class NatsSandboxRunner implements ExecutionPlane {
 
   async run(request: SandboxRunRequest): Promise<ExecutionResult> {
     if (this.shutdown.signal.aborted) throw new RunCancelledError("shutdown");
+    // Runners do not build environments yet: a run that needs one must not reach a host without
+    // its packages, where it would fail as if the skill were wrong (docs/packages.md#execution-hosts).
+    if (request.environment) {
+      throw new SandboxUnavailableError(
+        `environment ${request.environment.id} is not available on execution hosts over the bus; ` +
+          "skills with packages run on the service's local Docker engine only (docs/packages.md#execution-hosts)",
+        "engine-error",
+      );
+    }
     const signal = anySignal([request.signal, this.shutdown.signal]);
     const work = this.runWithRetries(request, signal);
     this.inFlight.add(work);
