@@ -12,8 +12,12 @@ import jsonata from "jsonata";
 
 /** docs/composition.md#conditions: the box every evaluation runs in. */
 export const CONDITION_LIMITS = {
-  /** JSONata's own time limit, checked between evaluation steps. */
-  timeoutMs: 100,
+  /**
+   * JSONata's own time limit, checked between evaluation steps: a loop ends with its message. Half
+   * the wall clock, so a busy machine does not fail a condition that is merely slow to be scheduled,
+   * and a looping one still ends with JSONata's message before the host kills the process.
+   */
+  timeoutMs: 500,
   /** JSONata's evaluation depth. */
   stackDepth: 200,
   /** Items in one sequence (and one range). */

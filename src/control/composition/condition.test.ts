@@ -55,7 +55,7 @@ describe("conditions (JSONata)", () => {
       /^\$pad would build a string of 250000000 characters; the limit is 1000000 \(at character \d+\)$/,
     );
     await expect(evaluate(`$pad("x", -${over})`)).rejects.toThrow(/\$pad would build a string of 1000001 characters/);
-    // Long strings from the payload, so that nothing before the call can use up JSONata's 100 ms on a busy machine.
+    // Long strings from the payload, so that nothing before the call can use up JSONata's time limit on a busy machine.
     const long = { params: { s: "x".repeat(600_000), a: "a".repeat(500_000) }, steps: {} };
     await expect(evaluateCondition("$length($join([params.s, params.s])) > 0", long)).rejects.toThrow(
       /\$join would build a string of 1200000/,
