@@ -40,6 +40,7 @@ export {
   type SkillVisibility,
   type OutcomeRecord,
   type SourceWindow,
+  type VersionPackages,
   type VersionRecord,
   windowRate,
 } from "./registry/index.js";
@@ -73,6 +74,8 @@ export {
   type FolderRun,
   type FolderSkillInput,
   type FolderSkillRuns,
+  type DeclaredPackages,
+  type SkillEnvironments,
   type FolderSkills,
   type HealthTimeline,
   type HiddenRetests,

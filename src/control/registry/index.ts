@@ -12,6 +12,7 @@ export type {
   SkillVisibility,
   UsageFigures,
   VersionOrigin,
+  VersionPackages,
   VersionRecord,
 } from "./records.js";
 export { SKILL_VISIBILITIES, VERSION_ORIGINS } from "./records.js";

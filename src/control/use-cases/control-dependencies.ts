@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import type { SandboxFolderFile, SandboxRunner } from "../../execution/index.js";
+import type { SandboxEnvironment, SandboxFolderFile, SandboxRunner } from "../../execution/index.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
 import type { CodeIntake } from "../intake/index.js";
-import type { HealthPolicy, SkillRecord, SkillRegistry } from "../registry/index.js";
+import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
 import type { CanonicalStore, MirrorWriter } from "../store/index.js";
 
@@ -27,6 +27,30 @@ export interface ControlDependencies {
   readonly now?: () => Date;
   /** Folder skills (docs/skill-sources.md); omitted where no skill sources are wired. */
   readonly folders?: FolderSkillRuns;
+  /** Environments of packages (docs/packages.md); omitted: a skill that declares packages is refused. */
+  readonly environments?: SkillEnvironments;
+}
+
+/** What a version declares beyond the standard library, as the caller sent it. */
+export interface DeclaredPackages {
+  readonly requirements: readonly string[];
+  readonly systemPackages: readonly string[];
+}
+
+/**
+ * Port: environments of packages (docs/packages.md), implemented by src/environments. Building
+ * waits for the installer; a declaration that cannot be built is refused before any test run.
+ */
+export interface SkillEnvironments {
+  /**
+   * Validates and normalises a declaration and builds (or reuses) its environment; undefined when
+   * it declares nothing. Invalid: InvalidArgumentError; cannot be built: FailedPreconditionError.
+   */
+  prepare(
+    declared: DeclaredPackages,
+  ): Promise<{ readonly packages: VersionPackages; readonly environment: SandboxEnvironment } | undefined>;
+  /** A committed version's environment, rebuilt from its lock when its directory was lost. */
+  environmentOf(packages: VersionPackages): Promise<SandboxEnvironment>;
 }
 
 /** How a folder skill's version runs: its launcher with the folder beside it, or nothing (instructions only). */

@@ -1,13 +1,19 @@
-import { AlreadyExistsError, SkillTestFailedError } from "../../errors/index.js";
+import { AlreadyExistsError } from "../../errors/index.js";
 import type { ExecutionResult, SandboxFolderFile } from "../../execution/index.js";
 import type { CallContext } from "../call-context.js";
 import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
-import { validateRegistration } from "../intake/index.js";
+import {
+  type DeclaredPackageNames,
+  type IntakeWarning,
+  localModulesOf,
+  missingDependencyWarnings,
+  validateRegistration,
+} from "../intake/index.js";
 import { isLive, type SkillAccess, type SkillRecord } from "../registry/index.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { screenDuplicates } from "./registration-rules.js";
 import type { SkillCore } from "./skill-core.js";
-import type { VersionGate } from "./version-gate.js";
+import { testFailure, type VersionGate } from "./version-gate.js";
 
 /** A version of a folder skill to register (docs/skill-sources.md#registration). */
 export interface FolderSkillInput {
@@ -30,6 +36,10 @@ export interface FolderSkillInput {
    * @default "warn"
    */
   readonly onDuplicate?: OnDuplicate;
+  /** PEP 508 requirement specifiers the folder declares (docs/packages.md). @default [] */
+  readonly requirements?: readonly string[];
+  /** Debian packages the folder declares (docs/packages.md). @default [] */
+  readonly systemPackages?: readonly string[];
 }
 
 /** A folder's version as registered: the record, its test run (executable folders) and what it resembles. */
@@ -37,7 +47,12 @@ export interface FolderRegistration {
   readonly skill: SkillRecord;
   readonly test: ExecutionResult | undefined;
   readonly similarSkills: SimilarSkillReport[];
+  /** The dependency scan's findings over the folder's Python files (docs/packages.md#the-dependency-scan); logged too. */
+  readonly warnings: IntakeWarning[];
 }
+
+/** At most this many of a folder's Python files are scanned for imports (docs/packages.md#the-dependency-scan). */
+export const MAX_SCANNED_FOLDER_FILES = 32;
 
 /**
  * What the skill folders ask of the control plane (docs/skill-sources.md#registration): register
@@ -73,7 +88,9 @@ export class FolderSkills {
     );
     const near = similarSkills.filter((s) => s.nearDuplicate).map((s) => s.name);
     if (near.length > 0) core.logger.warn({ skill: valid.name, nearDuplicates: near }, "folder skill is a near-duplicate");
+    const declaredPackages = { requirements: input.requirements ?? [], systemPackages: input.systemPackages ?? [] };
     let test: ExecutionResult | undefined;
+    let warnings: IntakeWarning[] = [];
     if (input.run) {
       test = await core.runSandbox(
         { purpose: "test", skillName: valid.name, code: input.run.launcher, payload: testPayload, folder: input.run.folder },
@@ -81,8 +98,9 @@ export class FolderSkills {
       );
       if (!test.success) {
         core.logger.info({ skill: valid.name, cause: test.errorSummary }, "skill folder rejected by its test run");
-        throw new SkillTestFailedError(valid.name, test.errorSummary);
+        throw testFailure(valid.name, test, declaredPackages, (module) => this.gate.skillSeen(module, context));
       }
+      warnings = await this.scanFolder(valid.name, input.run.folder, declaredPackages);
     }
     const skill = await core.locked(valid.name, () =>
       this.gate.commit({
@@ -98,7 +116,34 @@ export class FolderSkills {
     );
     await core.reindex(skill);
     core.logger.info({ skill: skill.name, version: skill.version, requestId: context.requestId }, "folder skill registered");
-    return { skill, test, similarSkills };
+    return { skill, test, similarSkills, warnings };
+  }
+
+  /**
+   * The dependency scan over an executable folder's Python files, each finding quoting its file
+   * (docs/packages.md#the-dependency-scan). Warn only: a parser that cannot run skips it.
+   */
+  private async scanFolder(name: string, folder: readonly SandboxFolderFile[], declared: DeclaredPackageNames): Promise<IntakeWarning[]> {
+    const { core } = this;
+    const python = folder
+      .filter((file) => file.path.endsWith(".py"))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+      .slice(0, MAX_SCANNED_FOLDER_FILES);
+    const localModules = localModulesOf(folder.map((file) => file.path));
+    const warnings: IntakeWarning[] = [];
+    try {
+      for (const file of python) {
+        const imports = await core.intake.listImports(file.content.toString("utf8"));
+        warnings.push(...missingDependencyWarnings({ imports, ...declared, localModules, file: file.path }));
+      }
+    } catch (error) {
+      core.logger.error({ err: error, skill: name }, "could not scan the folder's imports; registered without the scan");
+      return [];
+    }
+    if (warnings.length > 0) {
+      core.logger.warn({ skill: name, warnings: warnings.map((w) => w.message) }, "folder skill imports undeclared packages");
+    }
+    return warnings;
   }
 
   /** Retires a folder skill whose folder is gone (docs/skill-sources.md#hot-reload); a no-op unless it is live. */

@@ -1,7 +1,14 @@
 /** The control plane's use cases, one per file, over one shared core. The only way in. */
 export type { AccessChanges } from "./access-changes.js";
 export type { ConsoleReads, HealthTimeline, LibraryKind } from "./console-reads.js";
-export type { ControlDependencies, FolderHeader, FolderRun, FolderSkillRuns } from "./control-dependencies.js";
+export type {
+  ControlDependencies,
+  DeclaredPackages,
+  FolderHeader,
+  FolderRun,
+  FolderSkillRuns,
+  SkillEnvironments,
+} from "./control-dependencies.js";
 export { type ControlPlane, createControlPlane } from "./control-plane.js";
 export type { DependentRetest, HiddenRetests } from "./dependent-retests.js";
 export type { FolderRegistration, FolderSkillInput, FolderSkills } from "./folder-skills.js";

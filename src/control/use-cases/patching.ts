@@ -1,6 +1,6 @@
 import { ConflictError, FailedPreconditionError, InvalidArgumentError, SkillVersionNotFoundError } from "../../errors/index.js";
 import type { CallContext } from "../call-context.js";
-import { validateSkillName } from "../intake/index.js";
+import { localModulesOf, missingDependencyWarnings, validateSkillName } from "../intake/index.js";
 import { isLive, type SkillRecord } from "../registry/index.js";
 import { fromStoreError } from "../store/index.js";
 import type { DependentRetests } from "./dependent-retests.js";
@@ -52,7 +52,15 @@ export class Patching {
     const testPayload = validate("test_payload", input.testPayload.trim() === "" ? skill.testPayload : input.testPayload);
     const prepared = await core.intake.prepare(patched);
     const files = await core.composition.dependencyFiles(skill.name, declared.dependsOn);
-    const test = await this.gate.test({ skillName: skill.name, code: prepared.code, payload: testPayload, files }, context);
+    // A patch keeps the version's packages (docs/packages.md#declaring): its test runs in their environment.
+    const packages = core.packagesOf(skill, skill.version);
+    const environment = await core.environmentOf(packages, skill.name);
+    const declaredPackages = { requirements: skill.requirements, systemPackages: skill.systemPackages };
+    const test = await this.gate.test(
+      { skillName: skill.name, code: prepared.code, payload: testPayload, files, environment },
+      context,
+      declaredPackages,
+    );
     const committed = await core.locked(skill.name, async () => {
       const latest = core.registry.get(skill.name);
       if (!latest || latest.version !== skill.version || !isLive(latest.status)) {
@@ -69,6 +77,7 @@ export class Patching {
         origin: "patch",
         access: latest,
         declared,
+        packages,
       });
     });
     await core.reindex(committed);
@@ -81,7 +90,15 @@ export class Patching {
       skill: committed,
       test,
       normalizations: prepared.normalizations,
-      warnings: prepared.warnings,
+      // The dependency scan (warn only) against the packages the patch keeps (docs/packages.md#the-dependency-scan).
+      warnings: [
+        ...prepared.warnings,
+        ...missingDependencyWarnings({
+          imports: prepared.imports,
+          ...declaredPackages,
+          localModules: localModulesOf(files.map((f) => f.name)),
+        }),
+      ],
       dependentsRetested,
       hiddenDependentsRetested,
     };

@@ -1,11 +1,19 @@
-import { InvalidArgumentError } from "../../errors/index.js";
-import type { ExecutionResult } from "../../execution/index.js";
+import { FailedPreconditionError, InvalidArgumentError } from "../../errors/index.js";
+import type { ExecutionResult, SandboxEnvironment } from "../../execution/index.js";
 import { requireAdmin } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import { isDefinitionText } from "../composition/index.js";
 import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
-import { type IntakeWarning, type PreparedCode, type RegistrationInput, validateRegistration } from "../intake/index.js";
-import type { SkillRecord, SkillVisibility } from "../registry/index.js";
+import {
+  type IntakeWarning,
+  localModulesOf,
+  missingDependencyWarnings,
+  type PreparedCode,
+  type RegistrationInput,
+  validateRegistration,
+} from "../intake/index.js";
+import type { SkillRecord, SkillVisibility, VersionPackages } from "../registry/index.js";
+import type { DeclaredPackages } from "./control-dependencies.js";
 import type { DependentRetest, DependentRetests, HiddenRetests } from "./dependent-retests.js";
 import { accessForRegistration, checkExampleQueries, refuseKindChange, screenDuplicates } from "./registration-rules.js";
 import type { SkillCore } from "./skill-core.js";
@@ -59,6 +67,7 @@ export class RegisterSkill {
   async register(input: RegisterSkillInput, context: CallContext): Promise<RegistrationResult> {
     const { core, gate } = this;
     const { exampleQueries = [], visibility, dependsOn = [], system = false, onDuplicate = "warn" } = input;
+    const declaredPackages = { requirements: input.requirements ?? [], systemPackages: input.systemPackages ?? [] };
     // A system skill is an operator's decision (docs/security.md#system-skills).
     if (system) requireAdmin(context.caller, "registering a system skill");
     const valid = validateRegistration(input);
@@ -77,13 +86,17 @@ export class RegisterSkill {
     const declared = core.composition.preflightPlain(valid.name, dependsOn, context.caller);
     const loadingFiles = core.composition.dependencyFiles(valid.name, declared);
     loadingFiles.catch(() => undefined); // awaited below, after intake's verdict
+    // The environment of its packages is built (or found) beside intake; the test run waits for it.
+    const environment = prepareEnvironment(core, declaredPackages);
+    environment.catch(() => undefined); // awaited below, after intake's verdict
     // validateRegistration has checked it against the schema already: this cannot throw.
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const intake = core.intake.begin(valid.code);
     // Code the guard passes as sent starts its test run while the parser checks it; "reject"
     // screens before any run, so a refused near-duplicate costs none (docs/performance.md#registration).
+    const needsPackages = declaredPackages.requirements.length > 0 || declaredPackages.systemPackages.length > 0;
     const early: EarlyTest | undefined =
-      intake.runnableAsSent && onDuplicate === "warn"
+      intake.runnableAsSent && onDuplicate === "warn" && !needsPackages
         ? gate.startEarlyTest({ skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles }, context)
         : undefined;
     let prepared: PreparedCode;
@@ -97,6 +110,7 @@ export class RegisterSkill {
     const screened = { name: valid.name, description: valid.description, code: prepared.code };
     const rejectScreened = onDuplicate === "reject" ? await screenDuplicates(core, { skill: screened, onDuplicate }, context) : undefined;
     const files = await loadingFiles;
+    const built = await environment;
     // The early run is kept when normalization left the code as sent (the usual case); otherwise
     // the code that passed intake is what runs. The run starts before the screen and the staging,
     // so that what they do before their first await overlaps the sandbox's work.
@@ -104,9 +118,12 @@ export class RegisterSkill {
     if (early && prepared.code === early.code) run = early.result;
     else {
       early?.discard();
-      run = core.runSandbox({ purpose: "test", skillName: valid.name, code: prepared.code, payload: testPayload, files }, context);
+      run = core.runSandbox(
+        { purpose: "test", skillName: valid.name, code: prepared.code, payload: testPayload, files, environment: built?.environment },
+        context,
+      );
     }
-    const testing = run.then((result) => gate.verdict(valid.name, result, context));
+    const testing = run.then((result) => gate.verdict(valid.name, result, context, declaredPackages));
     const screening = rejectScreened
       ? Promise.resolve(rejectScreened)
       : screenDuplicates(core, { skill: screened, onDuplicate: "warn" }, context);
@@ -134,6 +151,7 @@ export class RegisterSkill {
           origin: "register",
           access: accessForRegistration(core.registry.get(valid.name), { name: valid.name, visibility }, context.caller),
           declared: { kind: "plain", dependsOn: declared },
+          packages: built?.packages,
           staged,
         });
         return system && !committed.system ? core.registry.setSystem(committed.name, true, core.now()) : committed;
@@ -167,10 +185,36 @@ export class RegisterSkill {
       skill,
       test,
       normalizations: [...valid.normalizations, ...prepared.normalizations],
-      warnings: prepared.warnings,
+      // The dependency scan (warn only): its dependency skills are importable by name (docs/packages.md#the-dependency-scan).
+      warnings: [
+        ...prepared.warnings,
+        ...missingDependencyWarnings({
+          imports: prepared.imports,
+          ...declaredPackages,
+          localModules: localModulesOf(files.map((f) => f.name)),
+        }),
+      ],
       dependentsRetested,
       hiddenDependentsRetested,
       similarSkills,
     };
   }
+}
+
+/**
+ * The environment of a registration's declared packages (docs/packages.md#environments), or none
+ * when it declares nothing. A service without a package source refuses a declaration outright.
+ */
+async function prepareEnvironment(
+  core: SkillCore,
+  declared: DeclaredPackages,
+): Promise<{ readonly packages: VersionPackages; readonly environment: SandboxEnvironment } | undefined> {
+  if (declared.requirements.length === 0 && declared.systemPackages.length === 0) return undefined;
+  if (!core.environments) {
+    throw new FailedPreconditionError(
+      "this service installs no packages: it has no package source configured; set SKILL_ENGINE_WHEELHOUSE or " +
+        "SKILL_ENGINE_PIP_INDEX_URL, or register the skill without requirements (docs/packages.md)",
+    );
+  }
+  return core.environments.prepare(declared);
 }

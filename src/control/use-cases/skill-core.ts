@@ -1,15 +1,22 @@
 import type { Logger } from "pino";
 import { FailedPreconditionError, InternalError, SkillEngineError } from "../../errors/index.js";
-import type { ExecutionResult, SandboxFile, SandboxFolderFile, SandboxRunner, SandboxRunRequest } from "../../execution/index.js";
+import type {
+  ExecutionResult,
+  SandboxEnvironment,
+  SandboxFile,
+  SandboxFolderFile,
+  SandboxRunner,
+  SandboxRunRequest,
+} from "../../execution/index.js";
 import type { CallContext } from "../call-context.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
 import { compileParametersSchema, type CodeIntake, type PayloadValidator } from "../intake/index.js";
 import { KeyedMutex } from "../../concurrency/index.js";
-import type { HealthPolicy, SkillRecord, SkillRegistry } from "../registry/index.js";
+import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
 import { type CanonicalStore, contentHash, locationOf, type MirrorWriter } from "../store/index.js";
-import type { ControlDependencies, FolderSkillRuns } from "./control-dependencies.js";
+import type { ControlDependencies, FolderSkillRuns, SkillEnvironments } from "./control-dependencies.js";
 import { SkillLookup } from "./skill-lookup.js";
 
 /** One sandbox run a use case asks for. */
@@ -22,6 +29,8 @@ export interface SandboxRunInput {
   readonly files?: readonly SandboxFile[];
   /** A folder skill's files (docs/skill-sources.md#running). */
   readonly folder?: readonly SandboxFolderFile[];
+  /** The version's environment of packages (docs/packages.md#at-run-time). */
+  readonly environment?: SandboxEnvironment | undefined;
 }
 
 /**
@@ -41,6 +50,7 @@ export class SkillCore {
   readonly indexer: SkillIndexer | undefined;
   readonly duplicates: DuplicateScreen | undefined;
   readonly folders: FolderSkillRuns | undefined;
+  readonly environments: SkillEnvironments | undefined;
   readonly now: () => Date;
   readonly lookup: SkillLookup;
   private readonly runner: SandboxRunner;
@@ -59,6 +69,7 @@ export class SkillCore {
     this.indexer = deps.indexer;
     this.duplicates = deps.duplicates;
     this.folders = deps.folders;
+    this.environments = deps.environments;
     this.now = deps.now ?? (() => new Date());
     this.lookup = new SkillLookup(deps.registry);
   }
@@ -85,9 +96,35 @@ export class SkillCore {
       agentId: context.caller.agentId,
       ...(files.length > 0 ? { files } : {}),
       ...(folder.length > 0 ? { folder } : {}),
+      ...(input.environment ? { environment: input.environment } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.idempotencyKey && input.purpose === "invoke" ? { idempotencyKey: context.idempotencyKey } : {}),
     });
+  }
+
+  /**
+   * The environment a committed version runs in, if it declared packages (docs/packages.md#at-run-time).
+   * A version with packages on a service without environments cannot run: refused, never run without them.
+   */
+  async environmentOf(packages: VersionPackages | undefined, name: string): Promise<SandboxEnvironment | undefined> {
+    if (!packages || packages.environmentId === "") return undefined;
+    if (!this.environments) {
+      throw new FailedPreconditionError(
+        `"${name}" needs packages (environment ${packages.environmentId}) and this service has no package source configured; ` +
+          "set SKILL_ENGINE_WHEELHOUSE or SKILL_ENGINE_PIP_INDEX_URL (docs/packages.md)",
+      );
+    }
+    return this.environments.environmentOf(packages);
+  }
+
+  /** What `name` v`version` declared: the active version's from its record, an older one's from history. */
+  packagesOf(record: SkillRecord, version: number): VersionPackages | undefined {
+    if (version === record.version) {
+      return record.environmentId === "" && record.requirements.length === 0 && record.systemPackages.length === 0
+        ? undefined
+        : { requirements: record.requirements, systemPackages: record.systemPackages, environmentId: record.environmentId };
+    }
+    return this.registry.version(record.name, version)?.packages;
   }
 
   /**

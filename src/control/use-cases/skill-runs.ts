@@ -59,19 +59,24 @@ export class SkillRuns {
       return this.composed({ name, definition }, request, context);
     }
     const purpose = telemetry ? "invoke" : "test";
+    const environment = await core.environmentOf(core.packagesOf(resolved.record, resolved.version), name);
     const folderRun = await core.folders?.runOf(name, resolved.version);
     if (folderRun?.kind === "instructions") {
       throw new FailedPreconditionError(`"${name}" is an instructions-only skill: there is nothing to run; read it with GetSkillContent`);
     }
     if (folderRun) {
       const result = await core.runSandbox(
-        { purpose, skillName: name, code: folderRun.launcher, payload, folder: folderRun.folder },
+        { purpose, skillName: name, code: folderRun.launcher, payload, folder: folderRun.folder, environment },
         context,
       );
       return { result, steps: [], warnings: [] };
     }
     const files = await core.composition.dependencyFiles(name, resolved.declared.dependsOn);
-    return { result: await core.runSandbox({ purpose, skillName: name, code, payload, files }, context), steps: [], warnings: [] };
+    return {
+      result: await core.runSandbox({ purpose, skillName: name, code, payload, files, environment }, context),
+      steps: [],
+      warnings: [],
+    };
   }
 
   /** A composition's steps, each a full invocation of its skill (docs/composition.md#running). */

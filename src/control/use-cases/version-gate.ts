@@ -1,9 +1,11 @@
 import { anySignal } from "any-signal";
-import { SkillEngineError, SkillTestFailedError } from "../../errors/index.js";
+import { SkillEngineError, SkillModuleMissingError, SkillTestFailedError } from "../../errors/index.js";
 import type { ExecutionResult, SandboxFile } from "../../execution/index.js";
+import { canSee } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { DeclaredDependencies } from "../composition/index.js";
-import { isLive, type SkillAccess, type SkillRecord, type VersionOrigin } from "../registry/index.js";
+import { type DeclaredPackageNames, missingModuleCause, missingModuleOf } from "../intake/index.js";
+import { isLive, type SkillAccess, type SkillRecord, type VersionOrigin, type VersionPackages } from "../registry/index.js";
 import { contentHash, fromStoreError, locationOf, type PreparedFile, type StagedVersion } from "../store/index.js";
 import type { SandboxRunInput, SkillCore } from "./skill-core.js";
 
@@ -38,6 +40,8 @@ export interface NewVersion {
   readonly extras?: VersionExtras;
   /** Files written ahead while the test ran (see {@link VersionGate.stage}). */
   readonly staged?: StagedFiles;
+  /** What the version declared beyond the standard library (docs/packages.md); absent: nothing. */
+  readonly packages?: VersionPackages | undefined;
 }
 
 /** An early test run (see {@link VersionGate.startEarlyTest}): its code, its result, and how to cancel it. */
@@ -45,6 +49,25 @@ export interface EarlyTest {
   readonly code: string;
   readonly result: Promise<ExecutionResult>;
   discard(): void;
+}
+
+const NOTHING_DECLARED: DeclaredPackageNames = { requirements: [], systemPackages: [] };
+
+/**
+ * The error a failed test run answers: a {@link SkillModuleMissingError} naming the module and
+ * where to declare it when the run failed on a missing module (docs/packages.md#missing-modules),
+ * else a {@link SkillTestFailedError} with the run's one-line cause.
+ */
+export function testFailure(
+  name: string,
+  test: ExecutionResult,
+  declared: DeclaredPackageNames = NOTHING_DECLARED,
+  skillSeen: (name: string) => boolean = () => false,
+): SkillTestFailedError {
+  const module = missingModuleOf(test);
+  if (module === undefined) return new SkillTestFailedError(name, test.errorSummary);
+  const top = module.split(".")[0] ?? module;
+  return new SkillModuleMissingError(name, module, missingModuleCause(module, declared, top !== name && skillSeen(top)));
 }
 
 /**
@@ -55,21 +78,34 @@ export interface EarlyTest {
 export class VersionGate {
   constructor(private readonly core: SkillCore) {}
 
-  /** Runs the TDD gate: the result, or a {@link SkillTestFailedError} with the run's one-line cause. */
-  async test(run: Omit<SandboxRunInput, "purpose">, context: CallContext): Promise<ExecutionResult> {
-    return this.verdict(run.skillName, await this.core.runSandbox({ ...run, purpose: "test" }, context), context);
+  /**
+   * Runs the TDD gate: the result, or a {@link SkillTestFailedError} with the run's one-line cause.
+   * `declared`: the version's packages, which a missing module's cause takes into account.
+   */
+  async test(
+    run: Omit<SandboxRunInput, "purpose">,
+    context: CallContext,
+    declared: DeclaredPackageNames = NOTHING_DECLARED,
+  ): Promise<ExecutionResult> {
+    return this.verdict(run.skillName, await this.core.runSandbox({ ...run, purpose: "test" }, context), context, declared);
   }
 
-  /** A test run's verdict: the result, or a {@link SkillTestFailedError} with the run's one-line cause. */
-  verdict(name: string, test: ExecutionResult, context: CallContext): ExecutionResult {
+  /** A test run's verdict: the result, or a {@link SkillTestFailedError} with the run's one-line cause (see {@link testFailure}). */
+  verdict(name: string, test: ExecutionResult, context: CallContext, declared: DeclaredPackageNames = NOTHING_DECLARED): ExecutionResult {
     if (!test.success) {
       this.core.logger.info(
         { skill: name, cause: test.errorSummary, agent: context.caller.agentId, requestId: context.requestId },
         "code rejected by its test run",
       );
-      throw new SkillTestFailedError(name, test.errorSummary);
+      throw testFailure(name, test, declared, (module) => this.skillSeen(module, context));
     }
     return test;
+  }
+
+  /** Whether `module` names a live skill the caller may see: its missing module is a missing depends_on, never a package. */
+  skillSeen(module: string, context: CallContext): boolean {
+    const skill = this.core.registry.get(module);
+    return skill !== undefined && isLive(skill.status) && canSee(skill, context.caller);
   }
 
   /**
@@ -191,6 +227,7 @@ export class VersionGate {
           contentHash: contentHash(code),
           origin: input.origin,
           createdAt: now(),
+          ...(input.packages ? { packages: input.packages } : {}),
         },
         { owner: input.access.owner, visibility: input.access.visibility },
       );
