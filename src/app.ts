@@ -14,12 +14,14 @@ import {
   createDuplicateScreen,
   createExecutionPlane,
   createUseCases,
+  instanceTagOf,
   keepEngineInService,
   openControlStores,
   openFolderStores,
   prepareDuplicateScreen,
   ServingState,
   ShutdownGrace,
+  startEnvironments,
   startIntake,
   startLearning,
   startLessonPruneSweep,
@@ -102,12 +104,14 @@ export async function startSkillEngine(
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
   const duplicates = createDuplicateScreen(config, routing.embedder, metrics);
+  const environments = startEnvironments(config, logger, compositionDb, instanceTagOf(config.home));
   const control = createUseCases(config, logger, stores, {
     intake,
     runner,
     indexer: routing.service,
     duplicates: duplicates.screen,
     folders: folders.reads,
+    environments: environments.port,
   });
   const { skillSources, bundles } = await startSkillSources(config, logger, { stores: folders, registry, control, metrics });
   const learning = await startLearning(config, logger, {

@@ -1,4 +1,5 @@
 import type { HealthPolicy } from "../control/index.js";
+import type { EnvironmentSettings } from "../environments/index.js";
 import type { SandboxLimits } from "../execution/index.js";
 import type { DuplicateThresholds, LearningPolicy } from "../learning/index.js";
 import type { PlaybookPolicy } from "../playbook/index.js";
@@ -203,6 +204,16 @@ export interface SkillEngineConfig {
    * @default as listed
    */
   readonly learning: LearningPolicy & { readonly duplicates: DuplicateThresholds };
+  /**
+   * Packages for skills (docs/packages.md): where Python packages come from, the Python whose pip
+   * installs them, Debian packages' apt sources, and each environment's limits.
+   * @default no package source (SKILL_ENGINE_PIP_INDEX_URL: a PEP 503 index URL, or SKILL_ENGINE_WHEELHOUSE: a
+   * folder of wheels; not both); pip of "/usr/bin/python3" (SKILL_ENGINE_PIP_PYTHON); the host's apt sources
+   * (SKILL_ENGINE_APT_SOURCES: a sources.list of its own); 300 s a build (SKILL_ENGINE_ENV_BUILD_TIMEOUT_SECONDS);
+   * 512 MiB an environment (SKILL_ENGINE_ENV_MAX_BYTES); unused environments kept 24 h
+   * (SKILL_ENGINE_ENV_UNUSED_GRACE_HOURS)
+   */
+  readonly environments: EnvironmentSettings;
   /**
    * Where sandbox runs execute (docs/execution-hosts.md): `local`, in this process on the local
    * Docker engine, or `nats`, on runner processes (`npm run runner`) fed over a NATS bus.

@@ -122,6 +122,16 @@ export const environmentSchema = z.object({
   SKILL_ENGINE_PATTERNS_PER_AGENT: integer(1, 100_000_000).default(50_000),
   SKILL_ENGINE_DUPLICATE_DESCRIPTION: z.coerce.number().min(-1).max(1.01).default(0.5875),
   SKILL_ENGINE_DUPLICATE_CODE: z.coerce.number().min(0).max(1.01).default(0),
+  SKILL_ENGINE_PIP_INDEX_URL: z.url({ protocol: /^(https?|file)$/, error: "must be an http(s) or file URL of a PEP 503 index" }).optional(),
+  SKILL_ENGINE_WHEELHOUSE: z.string().min(1).optional(),
+  SKILL_ENGINE_PIP_PYTHON: z
+    .string()
+    .startsWith("/", "must be an absolute path to a python3 interpreter with pip")
+    .default("/usr/bin/python3"),
+  SKILL_ENGINE_APT_SOURCES: z.string().min(1).optional(),
+  SKILL_ENGINE_ENV_BUILD_TIMEOUT_SECONDS: integer(1, 86_400).default(300),
+  SKILL_ENGINE_ENV_MAX_BYTES: integer(1024, 64 * 1024 * MiB).default(512 * MiB),
+  SKILL_ENGINE_ENV_UNUSED_GRACE_HOURS: z.coerce.number().min(0).max(8760).default(24),
   SKILL_ENGINE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SKILL_ENGINE_EXECUTION: z.enum(["local", "nats"]).default("local"),
   SKILL_ENGINE_NATS_URL: z

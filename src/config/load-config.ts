@@ -85,6 +85,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       "SKILL_ENGINE_NATS_TLS_CERT and SKILL_ENGINE_NATS_TLS_KEY go together (a client certificate and its key): set both or neither",
     );
   }
+  if (v.SKILL_ENGINE_PIP_INDEX_URL !== undefined && v.SKILL_ENGINE_WHEELHOUSE !== undefined) {
+    problems.push("SKILL_ENGINE_PIP_INDEX_URL and SKILL_ENGINE_WHEELHOUSE are two package sources: set one (docs/packages.md#sources)");
+  }
   const maxQueuedRunsByAgent = agentNumbers("SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT", v.SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const natsTls = v.SKILL_ENGINE_NATS_TLS_CA ?? v.SKILL_ENGINE_NATS_TLS_CERT;
@@ -234,6 +237,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       maxSessionBytes: v.SKILL_ENGINE_SESSION_MAX_BYTES,
       maxPatternsPerAgent: v.SKILL_ENGINE_PATTERNS_PER_AGENT,
       duplicates: { description: v.SKILL_ENGINE_DUPLICATE_DESCRIPTION, code: v.SKILL_ENGINE_DUPLICATE_CODE },
+    },
+    environments: {
+      pipIndexUrl: v.SKILL_ENGINE_PIP_INDEX_URL,
+      wheelhouse: v.SKILL_ENGINE_WHEELHOUSE === undefined ? undefined : path.resolve(v.SKILL_ENGINE_WHEELHOUSE),
+      pipPython: v.SKILL_ENGINE_PIP_PYTHON,
+      aptSourceList: v.SKILL_ENGINE_APT_SOURCES === undefined ? undefined : path.resolve(v.SKILL_ENGINE_APT_SOURCES),
+      buildTimeoutMs: v.SKILL_ENGINE_ENV_BUILD_TIMEOUT_SECONDS * 1000,
+      maxBytes: v.SKILL_ENGINE_ENV_MAX_BYTES,
+      unusedGraceMs: Math.round(v.SKILL_ENGINE_ENV_UNUSED_GRACE_HOURS * 3600 * 1000),
     },
     logLevel: v.SKILL_ENGINE_LOG_LEVEL,
   };

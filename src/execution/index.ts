@@ -26,7 +26,9 @@ export {
   LABEL_MANAGED,
   LABEL_SKILL,
   localExecutionPlane,
+  localSandboxImage,
   sandboxContainerSpec,
+  SandboxImageInfo,
 } from "./docker/index.js";
 export { BusUnreachableError, connectToBus, NatsSandboxRunner, type NatsSandboxRunnerOptions, subjectsUnder } from "./nats/index.js";
 export { type RunnerApp, runnerInstanceTag, startRunner } from "./runner/index.js";

@@ -18,6 +18,7 @@ import {
   reconcile,
   type ReconcileReport,
   REGISTRY_FILE,
+  type SkillEnvironments,
   type SkillIndexer,
   SkillRegistry,
 } from "../control/index.js";
@@ -111,6 +112,7 @@ export function createUseCases(
     readonly indexer: SkillIndexer;
     readonly duplicates: DuplicateScreen;
     readonly folders: FolderSkillRuns;
+    readonly environments: SkillEnvironments;
   },
 ): ControlPlane {
   return createControlPlane({
@@ -125,6 +127,7 @@ export function createUseCases(
     indexer: ports.indexer,
     logger: logger.child({ component: "control" }),
     folders: ports.folders,
+    environments: ports.environments,
   });
 }
 

@@ -11,6 +11,7 @@ export {
   startIntake,
   startRetirementSweep,
 } from "./control-plane.js";
+export { type EnvironmentsPlane, startEnvironments } from "./environments-plane.js";
 export { connectBus, createExecutionPlane, instanceTagOf, keepEngineInService } from "./execution-plane.js";
 export { createDuplicateScreen, prepareDuplicateScreen, startLearning } from "./learning-plane.js";
 export { attachServiceGauges, ServingState, startMetricsPort } from "./observability.js";

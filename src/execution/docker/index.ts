@@ -4,4 +4,5 @@
  */
 export { LABEL_INSTANCE, LABEL_MANAGED, LABEL_SKILL, sandboxContainerSpec } from "./container-spec.js";
 export { DockerSandboxRunner, type DockerSandboxRunnerOptions } from "./docker-sandbox-runner.js";
-export { localExecutionPlane } from "./local-plane.js";
+export { localExecutionPlane, localSandboxImage } from "./local-plane.js";
+export { SandboxImageInfo } from "./sandbox-image-info.js";

@@ -4,6 +4,7 @@ import { dockerConnection, type SkillEngineConfig } from "../../config/index.js"
 import type { ServiceMetrics } from "../../observability/index.js";
 import { runOutcome } from "../sandbox-runner.js";
 import { DockerSandboxRunner } from "./docker-sandbox-runner.js";
+import { SandboxImageInfo } from "./sandbox-image-info.js";
 
 /**
  * The local Docker engine as an execution plane, configured from the service's settings: what the
@@ -35,4 +36,9 @@ export function localExecutionPlane(
     onRunFinished: (result, runPath, purpose) => metrics.recordRun(runOutcome(result), runPath, purpose, result.durationMs / 1000),
     onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
   });
+}
+
+/** The sandbox image of the local Docker engine, as environments need to know it (docs/packages.md#environments). */
+export function localSandboxImage(config: SkillEngineConfig, instanceTag: string): SandboxImageInfo {
+  return new SandboxImageInfo(new Docker(dockerConnection(config.dockerHost)), config.image, instanceTag);
 }
