@@ -15,7 +15,12 @@ export interface EnvironmentsPlane {
  * Environments live under SKILL_ENGINE_HOME, in registry.db's `skill_environments` and on disk,
  * built on this host for the local Docker engine's sandbox image.
  */
-export function startEnvironments(config: SkillEngineConfig, logger: Logger, db: Database.Database, instanceTag: string): EnvironmentsPlane {
+export function startEnvironments(
+  config: SkillEngineConfig,
+  logger: Logger,
+  db: Database.Database,
+  instanceTag: string,
+): EnvironmentsPlane {
   const environments = new Environments({
     db,
     home: config.home,
