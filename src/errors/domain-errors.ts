@@ -89,6 +89,20 @@ export class SkillTestFailedError extends FailedPreconditionError {
   }
 }
 
+/**
+ * The TDD run failed because the code imports a module the sandbox does not have
+ * (docs/packages.md#missing-modules); the message names the module and the field to declare it in.
+ */
+export class SkillModuleMissingError extends SkillTestFailedError {
+  constructor(
+    skillName: string,
+    readonly module: string,
+    cause: string,
+  ) {
+    super(skillName, cause);
+  }
+}
+
 /** The caller is known but may not do this (another agent's skill, an admin-only call). */
 export class PermissionDeniedError extends SkillEngineError {
   constructor(

@@ -16,6 +16,7 @@ export {
   RunCancelledError,
   SandboxUnavailableError,
   SkillEngineError,
+  SkillModuleMissingError,
   SkillNotFoundError,
   SkillTestFailedError,
   SkillVersionNotFoundError,

@@ -1,4 +1,6 @@
-/** A content-guard finding that did not block the code (severity "caution"). */
+import type { ImportedModule } from "./python-syntax.js";
+
+/** A finding that did not block the code: a content-guard caution, or the dependency scan's warning (docs/packages.md#the-dependency-scan). */
 export interface IntakeWarning {
   readonly ruleId: string;
   readonly category: string;
@@ -13,6 +15,8 @@ export interface PreparedCode {
   /** What normalization changed, for the calling agent to learn from. */
   readonly normalizations: string[];
   readonly warnings: IntakeWarning[];
+  /** What the code imports, for the dependency scan (docs/packages.md#the-dependency-scan). */
+  readonly imports: readonly ImportedModule[];
 }
 
 /**
@@ -29,6 +33,11 @@ export interface CodeIntake {
    * when `prepared` rejects or returns other code (docs/performance.md#registration).
    */
   begin(rawCode: string): IntakeInProgress;
+  /**
+   * What code that does not pass through {@link prepare} imports (a folder skill's files): none
+   * when it does not parse. Nothing in it is executed.
+   */
+  listImports(code: string): Promise<readonly ImportedModule[]>;
   close(): Promise<void>;
 }
 

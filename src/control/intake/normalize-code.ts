@@ -6,13 +6,15 @@ import { extractFences } from "./normalize-fences.js";
 import { removeCommonIndentation } from "./normalize-indentation.js";
 import { type Candidate, ParseCache, type RepairKind } from "./normalize-repair.js";
 import { stripCdata, stripXmlTags } from "./normalize-wrappers.js";
-import type { PythonSyntaxChecker } from "./python-syntax.js";
+import type { ImportedModule, PythonSyntaxChecker } from "./python-syntax.js";
 
 /** Skill code as it will be stored, and what was done to it on the way in. */
 export interface NormalizedCode {
   readonly code: string;
   /** One human-readable line per applied repair, for the calling agent to learn from. Empty for clean code. */
   readonly normalizations: readonly string[];
+  /** What `code` imports, as its parse listed it (docs/packages.md#the-dependency-scan). */
+  readonly imports: readonly ImportedModule[];
 }
 
 /**
@@ -33,21 +35,26 @@ export interface NormalizedCode {
  */
 export async function normalizeSkillCode(raw: string, checker: PythonSyntaxChecker): Promise<NormalizedCode> {
   const parses = new ParseCache(checker);
+  // Every text returned below was parsed through the cache, which keeps its imports.
+  const normalized = (code: string, normalizations: readonly string[]): NormalizedCode => ({
+    code,
+    normalizations,
+    imports: parses.importsOf(code),
+  });
   const rawVerdict = await parses.check(raw);
-  if (rawVerdict.ok && !rawVerdict.inert) return { code: raw, normalizations: [] };
+  if (rawVerdict.ok && !rawVerdict.inert) return normalized(raw, []);
   const { found, inert } = await search(raw, parses);
-  if (found) return result(await decodeEvidentEntities(found, parses));
+  if (found) {
+    const decoded = await decodeEvidentEntities(found, parses);
+    return normalized(decoded.text, decoded.notes);
+  }
   // Valid code that only a real program may replace: it stays as it came.
-  if (rawVerdict.ok) return { code: raw, normalizations: [] };
-  if (inert) return result(inert);
+  if (rawVerdict.ok) return normalized(raw, []);
+  if (inert) return normalized(inert.text, inert.notes);
   const trace = await traceRepairs(raw, parses);
   // Only reachable when the search ran out of budget before reaching the traced chain.
-  if (trace.verdict.ok) return { code: trace.text, normalizations: trace.steps };
+  if (trace.verdict.ok) return normalized(trace.text, trace.steps);
   throw new InvalidArgumentError("code", diagnose(raw, trace, trace.verdict));
-}
-
-function result(state: SearchState): NormalizedCode {
-  return { code: state.text, normalizations: state.notes };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { PythonSyntaxChecker, SyntaxVerdict } from "./python-syntax.js";
+import type { ImportedModule, PythonSyntaxChecker, SyntaxVerdict } from "./python-syntax.js";
 
 // The repairs (normalize-entities, -escapes, -newlines, -wrappers, -fences, -indentation) each
 // return the texts they can make of their input, most plausible first, or none when their trigger
@@ -31,6 +31,12 @@ export class ParseCache {
     const verdict = await this.checker.check(text);
     this.verdicts.set(text, verdict);
     return verdict;
+  }
+
+  /** The imports the parser listed for `text`, already parsed; none when it did not parse. */
+  importsOf(text: string): readonly ImportedModule[] {
+    const verdict = this.verdicts.get(text);
+    return verdict?.ok ? (verdict.imports ?? []) : [];
   }
 }
 

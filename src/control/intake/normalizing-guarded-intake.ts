@@ -1,7 +1,7 @@
 import type { CodeIntake, IntakeInProgress, PreparedCode } from "./code-intake.js";
 import { type GuardReport, GuardViolationError, scanSkillCode } from "./content-guard.js";
 import { type NormalizedCode, normalizeSkillCode } from "./normalize-code.js";
-import type { PythonSyntaxChecker } from "./python-syntax.js";
+import type { ImportedModule, PythonSyntaxChecker } from "./python-syntax.js";
 
 /**
  * `enforce` rejects code with a dangerous finding; `warn` only reports it (for operators and test
@@ -50,7 +50,13 @@ export class NormalizingGuardedIntake implements CodeIntake {
         message: finding.message,
         line: finding.line,
       })),
+      imports: normalized.imports,
     };
+  }
+
+  async listImports(code: string): Promise<readonly ImportedModule[]> {
+    const verdict = await this.checker.check(code);
+    return verdict.ok ? (verdict.imports ?? []) : [];
   }
 
   close(): Promise<void> {

@@ -55,11 +55,11 @@ describe("CPythonSyntaxChecker", () => {
   afterAll(() => checker.close());
 
   it("accepts valid code and says whether it does anything", async () => {
-    expect(await checker.check(SKILL)).toEqual({ ok: true, inert: false });
-    expect(await checker.check('é = "ü"\nprint(é)\n')).toEqual({ ok: true, inert: false });
-    expect(await checker.check("# only a comment\n")).toEqual({ ok: true, inert: true });
-    expect(await checker.check('"""Only a docstring."""\n')).toEqual({ ok: true, inert: true });
-    expect(await checker.check("")).toEqual({ ok: true, inert: true });
+    expect(await checker.check(SKILL)).toMatchObject({ ok: true, inert: false });
+    expect(await checker.check('é = "ü"\nprint(é)\n')).toMatchObject({ ok: true, inert: false });
+    expect(await checker.check("# only a comment\n")).toMatchObject({ ok: true, inert: true });
+    expect(await checker.check('"""Only a docstring."""\n')).toMatchObject({ ok: true, inert: true });
+    expect(await checker.check("")).toMatchObject({ ok: true, inert: true });
   });
 
   it("reports the parser's message, line and column", async () => {
@@ -115,8 +115,8 @@ describe("CPythonSyntaxChecker", () => {
     expect(nul).toMatchObject({ message: expect.stringMatching(/null bytes/), line: 2, column: 6 });
     const big = typicalSkill(1).repeat(40);
     expect(big.length).toBeGreaterThan(100 * 1024);
-    expect(await checker.check(big)).toEqual({ ok: true, inert: false });
-    expect(await checker.check(SKILL)).toEqual({ ok: true, inert: false });
+    expect(await checker.check(big)).toMatchObject({ ok: true, inert: false });
+    expect(await checker.check(SKILL)).toMatchObject({ ok: true, inert: false });
     expect(checker.pid).toBe(pid);
   });
 
@@ -126,7 +126,7 @@ describe("CPythonSyntaxChecker", () => {
     expect(pid).toBeTypeOf("number");
     process.kill(pid as number, "SIGKILL");
     await waitFor(() => checker.pid === undefined, "the parser to be reaped");
-    expect(await checker.check(SKILL)).toEqual({ ok: true, inert: false });
+    expect(await checker.check(SKILL)).toMatchObject({ ok: true, inert: false });
     expect(checker.pid).not.toBe(pid);
   });
 
@@ -158,8 +158,8 @@ describe("CPythonSyntaxChecker", () => {
         column: 0,
         atEndOfInput: false,
       });
-      expect(await queuedBehind).toEqual({ ok: true, inert: false });
-      expect(await impatient.check(SKILL)).toEqual({ ok: true, inert: false });
+      expect(await queuedBehind).toMatchObject({ ok: true, inert: false });
+      expect(await impatient.check(SKILL)).toMatchObject({ ok: true, inert: false });
       expect(impatient.pid).not.toBe(pid);
     } finally {
       await impatient.close();

@@ -2,6 +2,9 @@ import { spawn, type ChildProcessByStdio } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
 import { InternalError, errorMessage } from "../../errors/index.js";
+import { MAX_LISTED_IMPORTS, PARSER_SCRIPT } from "./parser-script.js";
+
+export { MAX_LISTED_IMPORTS };
 
 /** Debian's own interpreter; a pyenv or venv `python3` first on PATH may be a different build. */
 export const DEBIAN_PYTHON = "/usr/bin/python3";
@@ -36,6 +39,11 @@ export type SyntaxVerdict =
        * Absent means false.
        */
       readonly inert?: boolean;
+      /**
+       * What the module imports, in line order (docs/packages.md#the-dependency-scan). Absent
+       * means none were listed (an older answer, or listing them ran out of memory).
+       */
+      readonly imports?: readonly ImportedModule[];
     }
   | {
       readonly ok: false;
@@ -44,6 +52,25 @@ export type SyntaxVerdict =
       readonly column: number;
       readonly atEndOfInput: boolean;
     };
+
+/**
+ * One module the code imports, as the parser found it (docs/packages.md#the-dependency-scan):
+ * `import a.b` and `from a.b import c` both give `a.b`; relative imports (`from . import x`) are
+ * not listed. Each name is listed once, at its first line.
+ */
+export interface ImportedModule {
+  /** The dotted name as written; its first part is the top-level module. */
+  readonly module: string;
+  /** 1-based line of its first import. */
+  readonly line: number;
+  /** The top-level module is in the parsing interpreter's `sys.stdlib_module_names` (or is `__future__`). */
+  readonly stdlib: boolean;
+  /**
+   * Every import of it sits in the body of a `try` that catches `ImportError` or
+   * `ModuleNotFoundError`: the code has a fallback for its absence.
+   */
+  readonly optional: boolean;
+}
 
 /** Port: checks Python source for syntax errors without ever executing it. */
 export interface PythonSyntaxChecker {
@@ -100,90 +127,6 @@ function addDefaults(options: CPythonSyntaxCheckerOptions): ResolvedOptions {
 
 /** Answered when the parser process dies while parsing: the input is what killed it. */
 export const PARSER_CRASHED_MESSAGE = "the Python parser crashed on this input";
-
-/**
- * The parser: one persistent interpreter per checker. Requests are a 4-byte big-endian length
- * and UTF-8 source; answers are a 4-byte length and JSON. `compile(..., PyCF_ONLY_AST)` builds
- * the AST only, so nothing in the input is ever executed. The memory cap is set from inside
- * (no preexec hook is available to Node's spawn). Kept in sync with {@link SyntaxVerdict}.
- */
-const PARSER_SCRIPT = String.raw`
-import ast, json, resource, struct, sys, warnings
-limit = int(sys.argv[1])
-resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-warnings.simplefilter("ignore")
-# PyCF_DONT_IMPLY_DEDENT | PyCF_ALLOW_INCOMPLETE_INPUT, as codeop uses them (Include/cpython/compile.h)
-INCOMPLETE = ast.PyCF_ONLY_AST | 0x200 | 0x4000
-stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-
-def read_exact(n):
-    data = b""
-    while len(data) < n:
-        chunk = stdin.read(n - len(data))
-        if not chunk:
-            sys.exit(0)
-        data += chunk
-    return data
-
-def send(obj):
-    data = json.dumps(obj).encode("ascii")
-    stdout.write(struct.pack(">I", len(data)) + data)
-    stdout.flush()
-
-def fail(message, line, column, at_end):
-    return {"ok": False, "message": message, "line": max(line, 0), "column": max(column, 0), "atEndOfInput": at_end}
-
-def incomplete(src):
-    try:
-        compile(src, "<skill>", "exec", flags=INCOMPLETE, dont_inherit=True)
-    except SyntaxError as e:
-        return e.msg == "incomplete input"
-    except Exception:
-        pass
-    return False
-
-def at_end(src, e):
-    if incomplete(src):
-        return True
-    body = src.rstrip()
-    last_line = body.count("\n") + 1
-    last_column = len(body) - body.rfind("\n") - 1
-    line, column = e.lineno or 0, e.offset or 0
-    if (line, column) > (last_line, last_column):
-        return True
-    return str(e.msg).startswith("unterminated string literal") and line == last_line
-
-def inert(tree):
-    return all(isinstance(node, ast.Pass) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) for node in tree.body)
-
-def verdict(src):
-    try:
-        tree = compile(src, "<skill>", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        return {"ok": True, "inert": inert(tree)}
-    except SyntaxError as e:
-        return fail(str(e.msg or e), e.lineno or 0, e.offset or 0, at_end(src, e))
-    except ValueError as e:
-        at = src.find("\0")
-        if at < 0:
-            return fail(str(e), 0, 0, False)
-        return fail(str(e), src.count("\n", 0, at) + 1, at - src.rfind("\n", 0, at), False)
-    except RecursionError:
-        return fail("the code is nested too deeply for the Python parser", 0, 0, False)
-    except MemoryError:
-        return fail("the code is too complex for the Python parser (it ran out of memory)", 0, 0, False)
-    except OverflowError as e:
-        return fail(str(e), 0, 0, False)
-
-send({"ready": True})
-while True:
-    (size,) = struct.unpack(">I", read_exact(4))
-    source = read_exact(size).decode("utf-8", "replace")
-    try:
-        answer = verdict(source)
-    except MemoryError:
-        answer = fail("the code is too complex for the Python parser (it ran out of memory)", 0, 0, False)
-    send(answer)
-`;
 
 type Outcome =
   | { readonly kind: "answer"; readonly value: unknown }
@@ -426,8 +369,21 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 function toVerdict(value: unknown): SyntaxVerdict | undefined {
   if (!isRecord(value)) return undefined;
-  if (value.ok === true) return { ok: true, inert: value.inert === true };
+  if (value.ok === true) {
+    const imports = toImports(value.imports);
+    return imports ? { ok: true, inert: value.inert === true, imports } : { ok: true, inert: value.inert === true };
+  }
   const { message, line, column, atEndOfInput } = value;
   if (typeof message !== "string" || typeof line !== "number" || typeof column !== "number") return undefined;
   return { ok: false, message, line, column, atEndOfInput: atEndOfInput === true };
+}
+
+function toImports(value: unknown): ImportedModule[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const imports: ImportedModule[] = [];
+  for (const entry of value as unknown[]) {
+    if (!isRecord(entry) || typeof entry.module !== "string" || typeof entry.line !== "number") return undefined;
+    imports.push({ module: entry.module, line: entry.line, stdlib: entry.stdlib === true, optional: entry.optional === true });
+  }
+  return imports;
 }
