@@ -126,7 +126,7 @@ export class SkillBundles {
       );
     } else {
       skillId = `${name}__imp_${createHash("sha256").update(`${name}\0${found.skill.createdAt.getTime()}`).digest("hex").slice(0, 8)}`;
-      files = plainSkillFolder(found.skill, found.code);
+      files = plainSkillFolder(found.skill, found.code, found.packages);
     }
     files.push({ path: SKILL_ID_FILE, content: Buffer.from(`${skillId}\n`) });
     return { archive: await packBundle(name, files), fileName: `${name}.tar.gz`, skillId };
@@ -135,13 +135,28 @@ export class SkillBundles {
 
 /**
  * The folder of a plain Python skill (docs/skill-sources.md#export): a SKILL.md from its name,
- * description and schema, the code as `scripts/<name>.py`, the test payload as
+ * description and schema (and its packages as `metadata.requirements` and `metadata.system_packages`,
+ * so an import declares the same ones), the code as `scripts/<name>.py`, the test payload as
  * `tests/test_payload.json`.
  */
-export function plainSkillFolder(skill: SkillRecord, code: string): FolderContent[] {
+export function plainSkillFolder(
+  skill: SkillRecord,
+  code: string,
+  packages: { readonly requirements: readonly string[]; readonly systemPackages: readonly string[] } | undefined = undefined,
+): FolderContent[] {
   const entrypoint = `scripts/${skill.name}.py`;
+  const metadata = {
+    ...(packages && packages.requirements.length > 0 ? { requirements: [...packages.requirements] } : {}),
+    ...(packages && packages.systemPackages.length > 0 ? { system_packages: [...packages.systemPackages] } : {}),
+  };
   const frontmatter = stringify(
-    { name: skill.name, description: skill.description, entrypoint, parameters_schema: skill.parametersSchema },
+    {
+      name: skill.name,
+      description: skill.description,
+      entrypoint,
+      parameters_schema: skill.parametersSchema,
+      ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+    },
     { lineWidth: 0 },
   );
   const body = [

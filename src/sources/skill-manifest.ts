@@ -1,6 +1,7 @@
 import { parseDocument } from "yaml";
 import { InvalidArgumentError } from "../errors/index.js";
 import { validateSkillName } from "../control/index.js";
+import { normalizePackageDeclarations } from "../environments/index.js";
 
 /** The longest description a SKILL.md may give (docs/skill-sources.md#skillmd). */
 export const MAX_DESCRIPTION_CHARS = 1_024;
@@ -17,6 +18,13 @@ export interface SkillManifest {
   readonly entrypoint: string | undefined;
   /** The test payload given inline (`test_payload`, JSON text or a YAML mapping), if any. */
   readonly testPayload: string | undefined;
+  /**
+   * Python packages the frontmatter declares (`metadata.requirements`), as written; undefined when
+   * it declares none, so that a `requirements.txt` beside it can be told apart (docs/skill-sources.md#packages).
+   */
+  readonly requirements: readonly string[] | undefined;
+  /** Debian packages the frontmatter declares (`metadata.system_packages`), as written; undefined when none. */
+  readonly systemPackages: readonly string[] | undefined;
   /** Every other frontmatter key, kept as metadata. */
   readonly metadata: Readonly<Record<string, unknown>>;
   /** The markdown after the frontmatter: the instructions. */
@@ -58,12 +66,15 @@ export function parseSkillManifest(text: string): SkillManifest {
     throw new SkillManifestError("SKILL.md", `description is ${description.length} characters; the limit is ${MAX_DESCRIPTION_CHARS}`);
   }
   const entrypoint = optionalEntrypoint(fields["entrypoint"]);
+  const packages = declaredPackages(fields["metadata"], entrypoint !== undefined);
   return {
     name,
     description,
     kind: entrypoint === undefined ? "instructions" : "executable",
     entrypoint,
     testPayload: testPayloadText(fields["test_payload"]),
+    requirements: packages.requirements,
+    systemPackages: packages.systemPackages,
     metadata: Object.fromEntries(Object.entries(fields).filter(([key]) => !READ_KEYS.has(key))),
     body: text.slice(match[0].length),
   };
@@ -86,6 +97,47 @@ function optionalEntrypoint(value: unknown): string | undefined {
     );
   }
   return value;
+}
+
+/**
+ * `metadata.requirements` and `metadata.system_packages` (docs/skill-sources.md#packages): lists of
+ * strings, each checked by the environments' rules (docs/packages.md#declarations) so a bad one fails
+ * the folder before anything is built. A `metadata` that is not a mapping is someone else's field
+ * and is only kept. Packages need something to run in: an instructions-only skill declaring them is refused.
+ */
+function declaredPackages(
+  metadata: unknown,
+  executable: boolean,
+): { requirements: readonly string[] | undefined; systemPackages: readonly string[] | undefined } {
+  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) {
+    return { requirements: undefined, systemPackages: undefined };
+  }
+  const fields = metadata as Record<string, unknown>;
+  const requirements = stringList(fields["requirements"], "metadata.requirements");
+  const systemPackages = stringList(fields["system_packages"], "metadata.system_packages");
+  if (requirements === undefined && systemPackages === undefined) return { requirements, systemPackages };
+  if (!executable) {
+    throw new SkillManifestError(
+      "SKILL.md",
+      "declares packages (metadata.requirements or metadata.system_packages) but has no entrypoint: nothing of an " +
+        "instructions-only skill runs here; add an entrypoint or remove the declaration",
+    );
+  }
+  try {
+    normalizePackageDeclarations({ requirements: requirements ?? [], systemPackages: systemPackages ?? [] });
+  } catch (error) {
+    // The environments' message starts with its field (`requirements[2]: …`): here it is metadata's.
+    throw new SkillManifestError("SKILL.md", `metadata.${(error as Error).message}`, { cause: error });
+  }
+  return { requirements, systemPackages };
+}
+
+function stringList(value: unknown, key: string): readonly string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.some((item) => typeof item !== "string")) {
+    throw new SkillManifestError("SKILL.md", `${key} must be a list of strings`);
+  }
+  return value as string[];
 }
 
 /** `test_payload` may be JSON text or a mapping written in YAML; either way it is sent as JSON text. */

@@ -15,6 +15,7 @@ import { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./so
 import { type DiscoveredSkill, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 import { DEFAULT_FOLDER_LIMITS, type FolderLimits } from "./folder-safety.js";
 import { type FolderContent, FolderStore, readDiscoveredFolder } from "./folder-store.js";
+import { folderPackages, REQUIREMENTS_FILE } from "./folder-packages.js";
 import { folderLauncher } from "./launcher.js";
 import { parseSkillManifest, type SkillManifest } from "./skill-manifest.js";
 import type { FolderSkillKind, SourceStore, SourceVersion } from "./source-store.js";
@@ -300,6 +301,8 @@ export class SkillSources {
     } else {
       code = text("SKILL.md") as string;
     }
+    // The version's packages; a bad declaration refuses the folder before anything is built or run.
+    const packages = folderPackages(manifest, text(REQUIREMENTS_FILE));
     const { sources, folders } = this.options;
     const row = (version: number): SourceVersion => ({
       name: source.name,
@@ -329,6 +332,8 @@ export class SkillSources {
         },
         discard: (version) => folders.discard(source.name, version),
         onDuplicate,
+        requirements: packages.requirements,
+        systemPackages: packages.systemPackages,
       },
       { caller: context.caller, ...(context.signal ? { signal: context.signal } : {}) },
     );

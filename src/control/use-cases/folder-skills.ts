@@ -11,6 +11,7 @@ import {
 } from "../intake/index.js";
 import { isLive, type SkillAccess, type SkillRecord } from "../registry/index.js";
 import type { Lifecycle } from "./lifecycle.js";
+import { prepareEnvironment } from "./package-environment.js";
 import { screenDuplicates } from "./registration-rules.js";
 import type { SkillCore } from "./skill-core.js";
 import { testFailure, type VersionGate } from "./version-gate.js";
@@ -89,11 +90,21 @@ export class FolderSkills {
     const near = similarSkills.filter((s) => s.nearDuplicate).map((s) => s.name);
     if (near.length > 0) core.logger.warn({ skill: valid.name, nearDuplicates: near }, "folder skill is a near-duplicate");
     const declaredPackages = { requirements: input.requirements ?? [], systemPackages: input.systemPackages ?? [] };
+    // The environment of its packages, as RegisterSkill builds it (docs/skill-sources.md#packages): a
+    // declaration that cannot be built refuses this version, and the folder's version before stays active.
+    const built = await prepareEnvironment(core, declaredPackages);
     let test: ExecutionResult | undefined;
     let warnings: IntakeWarning[] = [];
     if (input.run) {
       test = await core.runSandbox(
-        { purpose: "test", skillName: valid.name, code: input.run.launcher, payload: testPayload, folder: input.run.folder },
+        {
+          purpose: "test",
+          skillName: valid.name,
+          code: input.run.launcher,
+          payload: testPayload,
+          folder: input.run.folder,
+          environment: built?.environment,
+        },
         context,
       );
       if (!test.success) {
@@ -112,6 +123,7 @@ export class FolderSkills {
         origin: "register",
         access: input.access,
         extras: { before: input.beforeCommit, discard: input.discard },
+        packages: built?.packages,
       }),
     );
     await core.reindex(skill);

@@ -1,5 +1,5 @@
-import { FailedPreconditionError, InvalidArgumentError } from "../../errors/index.js";
-import type { ExecutionResult, SandboxEnvironment } from "../../execution/index.js";
+import { InvalidArgumentError } from "../../errors/index.js";
+import type { ExecutionResult } from "../../execution/index.js";
 import { requireAdmin } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import { isDefinitionText } from "../composition/index.js";
@@ -12,9 +12,9 @@ import {
   type RegistrationInput,
   validateRegistration,
 } from "../intake/index.js";
-import type { SkillRecord, SkillVisibility, VersionPackages } from "../registry/index.js";
-import type { DeclaredPackages } from "./control-dependencies.js";
+import type { SkillRecord, SkillVisibility } from "../registry/index.js";
 import type { DependentRetest, DependentRetests, HiddenRetests } from "./dependent-retests.js";
+import { prepareEnvironment } from "./package-environment.js";
 import { accessForRegistration, checkExampleQueries, refuseKindChange, screenDuplicates } from "./registration-rules.js";
 import type { SkillCore } from "./skill-core.js";
 import type { EarlyTest, VersionGate } from "./version-gate.js";
@@ -199,22 +199,4 @@ export class RegisterSkill {
       similarSkills,
     };
   }
-}
-
-/**
- * The environment of a registration's declared packages (docs/packages.md#environments), or none
- * when it declares nothing. A service without a package source refuses a declaration outright.
- */
-async function prepareEnvironment(
-  core: SkillCore,
-  declared: DeclaredPackages,
-): Promise<{ readonly packages: VersionPackages; readonly environment: SandboxEnvironment } | undefined> {
-  if (declared.requirements.length === 0 && declared.systemPackages.length === 0) return undefined;
-  if (!core.environments) {
-    throw new FailedPreconditionError(
-      "this service installs no packages: it has no package source configured; set SKILL_ENGINE_WHEELHOUSE or " +
-        "SKILL_ENGINE_PIP_INDEX_URL, or register the skill without requirements (docs/packages.md)",
-    );
-  }
-  return core.environments.prepare(declared);
 }

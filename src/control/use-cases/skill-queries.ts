@@ -3,7 +3,7 @@ import { agentIdProblem } from "../../identity/index.js";
 import { canSee, pinnedVersionFor } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { CatalogEntry, DependencyReport, SkillKind } from "../composition/index.js";
-import { quantile, type SkillRecord, type SourceWindow, type VersionRecord, windowRate } from "../registry/index.js";
+import { quantile, type SkillRecord, type SourceWindow, type VersionPackages, type VersionRecord, windowRate } from "../registry/index.js";
 import type { FolderHeader } from "./control-dependencies.js";
 import type { SkillCore } from "./skill-core.js";
 
@@ -17,6 +17,8 @@ export interface SkillWithCode {
   readonly dependsOn: readonly string[];
   /** Set for a skill kept as a folder (docs/skill-sources.md). */
   readonly folder?: FolderHeader | undefined;
+  /** The packages of the version whose code this is (docs/packages.md); undefined: none. */
+  readonly packages?: VersionPackages | undefined;
 }
 
 /** The scorer features of docs/skill-lifecycle.md#stats plus duration percentiles. */
@@ -66,10 +68,11 @@ export class SkillQueries {
         contentHash: version.contentHash,
         declared,
       });
-      return { skill, code, kind: declared.kind, dependsOn: declared.dependsOn, folder };
+      return { skill, code, kind: declared.kind, dependsOn: declared.dependsOn, folder, packages: version.packages };
     }
     const declared = core.composition.declaredOf(skill);
-    return { skill, code: await core.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn, folder };
+    const packages = core.packagesOf(skill, skill.version);
+    return { skill, code: await core.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn, folder, packages };
   }
 
   /** The skills the caller may see, optionally only one owner's. */
