@@ -22,6 +22,7 @@ import {
   ServingState,
   ShutdownGrace,
   startEnvironments,
+  startEnvironmentSweep,
   startIntake,
   startLearning,
   startLessonPruneSweep,
@@ -104,7 +105,7 @@ export async function startSkillEngine(
     ...(overrides.clock ? { clock: overrides.clock } : {}),
   });
   const duplicates = createDuplicateScreen(config, routing.embedder, metrics);
-  const environments = startEnvironments(config, logger, compositionDb, instanceTagOf(config.home));
+  const environments = startEnvironments(config, logger, compositionDb, instanceTagOf(config.home), metrics);
   const control = createUseCases(config, logger, stores, {
     intake,
     runner,
@@ -112,6 +113,7 @@ export async function startSkillEngine(
     duplicates: duplicates.screen,
     folders: folders.reads,
     environments: environments.port,
+    environmentAdmin: environments.admin,
   });
   const { skillSources, bundles } = await startSkillSources(config, logger, { stores: folders, registry, control, metrics });
   const learning = await startLearning(config, logger, {
@@ -148,6 +150,8 @@ export async function startSkillEngine(
   await engine.start();
   const retirementSweep = startRetirementSweep(config, logger, control);
   const lessonSweep = startLessonPruneSweep(config, logger, playbook.service);
+  // Unused environments go after their grace; missing ones are not rebuilt here but on first use.
+  const environmentSweep = startEnvironmentSweep(config, logger, environments, () => registry.environmentUses().keys());
   const sourceWatcher = watchSkillFolders(config, logger, skillSources);
   prepareDuplicateScreen(duplicates.screen, registry, logger, () => closing !== undefined);
 
@@ -180,6 +184,8 @@ export async function startSkillEngine(
         engine.stop();
         clearInterval(retirementSweep);
         clearInterval(lessonSweep);
+        // Stopped now; a sweep in progress still writes registry.db, which closes last.
+        const environmentSweepStopped = environmentSweep.stop();
         await sourceWatcher.close();
         serving.stop(); // /readyz: 503 from now on, like grpc.health.v1
         const outcome = await grace.drain();
@@ -196,6 +202,7 @@ export async function startSkillEngine(
         await playbook.close();
         await learning.close();
         await routing.close();
+        await environmentSweepStopped;
         await composition.close();
         if (compositionDb.open) compositionDb.close();
         registry.close();

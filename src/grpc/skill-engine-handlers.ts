@@ -24,6 +24,7 @@ import {
   toStatsMessage,
   toVersionMessage,
 } from "./messages.js";
+import { environmentHandlers } from "./environment-handlers.js";
 import { sharingHandlers } from "./sharing-handlers.js";
 import { skillSourceHandlers } from "./source-handlers.js";
 import { learningHandlers } from "./learning-handlers.js";
@@ -239,6 +240,7 @@ export function skillEngineHandlers(
       ...(metrics ? { metrics } : {}),
     }),
     ...sharingHandlers(control.access.sharing, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
+    ...environmentHandlers(control.environments, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
   };
 
   /** The shared wrapper (unary-call.ts), with the skill's name and version in the rpc log line. */

@@ -5,3 +5,4 @@ export { type HttpMount, type MetricsServerOptions, startMetricsServer } from ".
 export { type LessonCount, PlaybookMetrics } from "./playbook-metrics.js";
 export { SourceMetrics } from "./source-metrics.js";
 export { LearningMetrics } from "./learning-metrics.js";
+export { EnvironmentMetrics } from "./environment-metrics.js";

@@ -10,6 +10,7 @@ import {
   CPythonSyntaxChecker,
   createControlPlane,
   type DuplicateScreen,
+  type EnvironmentAdministration,
   type FolderSkillRuns,
   type LegacyMigrationReport,
   migrateLegacySkills,
@@ -113,6 +114,7 @@ export function createUseCases(
     readonly duplicates: DuplicateScreen;
     readonly folders: FolderSkillRuns;
     readonly environments: SkillEnvironments;
+    readonly environmentAdmin?: EnvironmentAdministration;
   },
 ): ControlPlane {
   return createControlPlane({
@@ -128,6 +130,7 @@ export function createUseCases(
     logger: logger.child({ component: "control" }),
     folders: ports.folders,
     environments: ports.environments,
+    ...(ports.environmentAdmin ? { environmentAdmin: ports.environmentAdmin } : {}),
   });
 }
 

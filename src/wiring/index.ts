@@ -11,7 +11,13 @@ export {
   startIntake,
   startRetirementSweep,
 } from "./control-plane.js";
-export { type EnvironmentsPlane, startEnvironments } from "./environments-plane.js";
+export {
+  ENVIRONMENT_SWEEP_EVERY_MS,
+  type EnvironmentSweep,
+  type EnvironmentsPlane,
+  startEnvironments,
+  startEnvironmentSweep,
+} from "./environments-plane.js";
 export { connectBus, createExecutionPlane, instanceTagOf, keepEngineInService } from "./execution-plane.js";
 export { createDuplicateScreen, prepareDuplicateScreen, startLearning } from "./learning-plane.js";
 export { attachServiceGauges, ServingState, startMetricsPort } from "./observability.js";

@@ -6,6 +6,7 @@ import { afterEach, beforeEach } from "vitest";
 import {
   CanonicalStore,
   Composition,
+  type ControlDependencies,
   type ControlPlane,
   CPythonSyntaxChecker,
   createControlPlane,
@@ -34,9 +35,12 @@ export interface ControlPlaneFixture {
 /**
  * Builds the use cases as the composition root does, on a fresh home in the temp directory: a real
  * SkillRegistry (SQLite file), the real canonical store and mirror, real intake (Debian's python3
- * parses), real composition; only the execution plane is the {@link ScriptedSandboxRunner}.
+ * parses), real composition; only the execution plane is the {@link ScriptedSandboxRunner}. `ports`
+ * adds the environments' ports (none by default: a declaration of packages is refused).
  */
-export async function startControlPlane(): Promise<ControlPlaneFixture> {
+export async function startControlPlane(
+  ports: Pick<ControlDependencies, "environments" | "environmentAdmin"> = {},
+): Promise<ControlPlaneFixture> {
   requireDebianPython();
   const home = await mkdtemp(path.join(os.tmpdir(), "control-plane-"));
   const logger = pino({ level: "silent" });
@@ -49,7 +53,17 @@ export async function startControlPlane(): Promise<ControlPlaneFixture> {
   const composition = new Composition(registry, store, compositionDb, { maxDepth: 4, composedSkillsPerAgent: 50 });
   const intake = new NormalizingGuardedIntake(new CPythonSyntaxChecker({ pythonPath: DEBIAN_PYTHON, logger }));
   const runner = new ScriptedSandboxRunner();
-  const control = createControlPlane({ registry, store, runner, mirror, intake, policy: DEFAULT_HEALTH_POLICY, logger, composition });
+  const control = createControlPlane({
+    registry,
+    store,
+    runner,
+    mirror,
+    intake,
+    policy: DEFAULT_HEALTH_POLICY,
+    logger,
+    composition,
+    ...ports,
+  });
   return {
     control,
     registry,

@@ -107,6 +107,26 @@ describe("skillctl command line: the new commands", () => {
     expect(usageError(["show", "x", "--owner", "alice"]).message).toContain("'show' does not take --owner");
   });
 
+  it("register takes repeated --requirements and --system-packages; envs takes rebuild and --missing-only", () => {
+    const options = command([
+      "register",
+      "f.py",
+      "--requirements",
+      "PyYAML==6.0.1",
+      "--requirements",
+      "attrs",
+      "--system-packages",
+      "python3-numpy",
+    ]).options;
+    expect(options.requirements).toEqual(["PyYAML==6.0.1", "attrs"]);
+    expect(options["system-packages"]).toEqual(["python3-numpy"]);
+    const rebuild = command(["envs", "rebuild", "--missing-only"]);
+    expect(rebuild.positionals).toEqual(["rebuild"]);
+    expect(rebuild.options["missing-only"]).toBe(true);
+    expect(usageError(["envs", "rebuild", "now"]).message).toContain("'envs' takes at most 1 argument(s)");
+    expect(usageError(["runtimes", "--missing-only"]).message).toContain("'runtimes' does not take --missing-only");
+  });
+
   it("visibility words", () => {
     expect(visibilityWord("PUBLIC")).toBe("public");
     expect(visibilityWord("private")).toBe("private");

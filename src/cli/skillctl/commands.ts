@@ -54,6 +54,11 @@ async function readText(file: string, what: string): Promise<string> {
 }
 
 const arg = (ctx: CommandContext, index: number): string => ctx.positionals[index] ?? "";
+/** A repeatable option's values, in the order given; none when absent. */
+const repeated = (ctx: CommandContext, key: string): string[] => {
+  const value = ctx.options[key];
+  return Array.isArray(value) ? value : [];
+};
 
 export const register: Command = async (ctx) => {
   const file = arg(ctx, 0);
@@ -95,8 +100,8 @@ export const register: Command = async (ctx) => {
       onDuplicate: ctx.options["reject-duplicates"] === true ? OnDuplicate.ON_DUPLICATE_REJECT : OnDuplicate.ON_DUPLICATE_WARN,
       dependsOn: Array.isArray(ctx.options["depends-on"]) ? ctx.options["depends-on"] : [],
       system: ctx.options.system === true,
-      requirements: [],
-      systemPackages: [],
+      requirements: repeated(ctx, "requirements"),
+      systemPackages: repeated(ctx, "system-packages"),
     })
     .catch((error: unknown) => {
       throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);

@@ -4,6 +4,7 @@ import * as commands from "./commands.js";
 import * as compositionCommands from "./composition-commands.js";
 import * as sourceCommands from "./source-commands.js";
 import { channelCredentials, resolveToken, transportWarnings } from "./credentials.js";
+import { envs, runtimes } from "./environment-commands.js";
 import type { Io } from "./format.js";
 import * as learningCommands from "./learning-commands.js";
 import { lessons, playbook } from "./lesson-commands.js";
@@ -30,6 +31,8 @@ const HANDLERS: Record<string, commands.Command> = {
   transfer: commands.transfer,
   "wipe-sandbox": commands.wipeSandbox,
   rebuild: commands.rebuild,
+  envs,
+  runtimes,
   test,
   compose: compositionCommands.compose,
   deps: compositionCommands.deps,

@@ -121,6 +121,11 @@ export class SkillRegistry {
     return this.history.version(name, version);
   }
 
+  /** Environment id → the number of versions that refer to it (docs/packages.md#removal). */
+  environmentUses(): Map<string, number> {
+    return this.history.environmentUses();
+  }
+
   /**
    * Records a new version and makes it the active one, with a fresh health record (a new
    * version gets a new chance). `access` is the skill's owner and visibility from now on. Fails

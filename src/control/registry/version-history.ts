@@ -37,6 +37,21 @@ export class VersionHistory {
     return row ? toVersionRecord(row) : undefined;
   }
 
+  /**
+   * Environment id → how many versions (of any skill, in any status) refer to it: every version
+   * may run again (rollback, restore), so each keeps its environment from removal.
+   */
+  environmentUses(): Map<string, number> {
+    const rows = withSqlite("registry", "count versions by environment", () =>
+      this.db
+        .prepare<[], { id: string; n: number }>(
+          "SELECT environment_id AS id, COUNT(*) AS n FROM skill_versions WHERE environment_id != '' GROUP BY environment_id",
+        )
+        .all(),
+    );
+    return new Map(rows.map((row) => [row.id, row.n]));
+  }
+
   /** The version row and the skill row (created or reset to a fresh health record) in one transaction. */
   commit(next: VersionRecord, access: SkillAccess): SkillRecord {
     return withSqlite("registry", "commit a skill version", () =>

@@ -6,6 +6,7 @@ import type { CodeIntake } from "../intake/index.js";
 import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
 import type { CanonicalStore, MirrorWriter } from "../store/index.js";
+import type { EnvironmentAdministration } from "./environment-operations.js";
 
 /** What the control plane's use cases are built from: its stores and the ports it talks through. */
 export interface ControlDependencies {
@@ -29,6 +30,8 @@ export interface ControlDependencies {
   readonly folders?: FolderSkillRuns;
   /** Environments of packages (docs/packages.md); omitted: a skill that declares packages is refused. */
   readonly environments?: SkillEnvironments;
+  /** The operator's side of the environments (docs/packages.md#operators); omitted: none are listed. */
+  readonly environmentAdmin?: EnvironmentAdministration;
 }
 
 /** What a version declares beyond the standard library, as the caller sent it. */

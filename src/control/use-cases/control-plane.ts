@@ -3,6 +3,7 @@ import { AccessChanges } from "./access-changes.js";
 import { ConsoleReads } from "./console-reads.js";
 import type { ControlDependencies } from "./control-dependencies.js";
 import { DependentRetests } from "./dependent-retests.js";
+import { EnvironmentOperations } from "./environment-operations.js";
 import { FolderSkills } from "./folder-skills.js";
 import { Invocation } from "./invocation.js";
 import { Lifecycle } from "./lifecycle.js";
@@ -41,6 +42,8 @@ export interface ControlPlane {
   readonly access: AccessChanges;
   /** WipeSandbox, RebuildIndexes. */
   readonly operations: Operations;
+  /** ListEnvironments, RebuildEnvironments, CheckRuntimes. */
+  readonly environments: EnvironmentOperations;
   /** What the skill folders register, retire and restore (their port). */
   readonly folderSkills: FolderSkills;
   /** After an outcome recorded elsewhere changed a skill's record: the mirror and routing follow a status change. */
@@ -65,6 +68,7 @@ export function createControlPlane(deps: ControlDependencies): ControlPlane {
     consoleReads: new ConsoleReads(core),
     access: new AccessChanges(core),
     operations: new Operations(core),
+    environments: new EnvironmentOperations(core, deps.environmentAdmin),
     folderSkills: new FolderSkills(core, gate, lifecycle),
     followStatusChange: (before, after) => core.followStatusChange(before, after),
   };

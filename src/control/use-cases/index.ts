@@ -11,6 +11,15 @@ export type {
 } from "./control-dependencies.js";
 export { type ControlPlane, createControlPlane } from "./control-plane.js";
 export type { DependentRetest, HiddenRetests } from "./dependent-retests.js";
+export type {
+  EnvironmentAdministration,
+  EnvironmentLockEntry,
+  EnvironmentOperations,
+  EnvironmentRebuildOutcome,
+  EnvironmentState,
+  EnvironmentView,
+  RuntimeReport,
+} from "./environment-operations.js";
 export type { FolderRegistration, FolderSkillInput, FolderSkills } from "./folder-skills.js";
 export type { InvocationResult, Invocation, InvokeInput } from "./invocation.js";
 export type { Lifecycle, TakeOutInput } from "./lifecycle.js";

@@ -25,6 +25,14 @@ import {
   RegisterComposedSkillRequest,
   RegisterComposedSkillResponse,
 } from "./composition.js";
+import {
+  CheckRuntimesRequest,
+  CheckRuntimesResponse,
+  ListEnvironmentsRequest,
+  ListEnvironmentsResponse,
+  RebuildEnvironmentsRequest,
+  RebuildEnvironmentsResponse,
+} from "./environments.js";
 import { InvokeSkillRequest, InvokeSkillResponse } from "./execution.js";
 import {
   DismissCandidateRequest,
@@ -120,7 +128,7 @@ export const protobufFileName = "skillengine/v1/skill_engine.proto";
  * that does not exist. A public skill is visible, routable and invocable by every agent;
  * changing it (patch, rollback, delete, restore, protect, visibility) is for its owner and
  * admins (others get PERMISSION_DENIED). Operator RPCs (WipeSandbox, TransferSkill,
- * RebuildIndexes) are admin-only.
+ * RebuildIndexes, RebuildEnvironments) are admin-only.
  */
 export type SkillEngineService = typeof SkillEngineService;
 export const SkillEngineService = {
@@ -630,6 +638,51 @@ export const SkillEngineService = {
     responseSerialize: (value: RetireSkillResponse): Buffer => Buffer.from(RetireSkillResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RetireSkillResponse => RetireSkillResponse.decode(value),
   },
+  /**
+   * Environments of packages (docs/packages.md#operators): every recorded environment with its
+   * declarations, lock, size, status and how many skill versions refer to it. Any caller: they
+   * hold package names and hashes, no secret and no skill's code.
+   */
+  listEnvironments: {
+    path: "/skillengine.v1.SkillEngine/ListEnvironments" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListEnvironmentsRequest): Buffer =>
+      Buffer.from(ListEnvironmentsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListEnvironmentsRequest => ListEnvironmentsRequest.decode(value),
+    responseSerialize: (value: ListEnvironmentsResponse): Buffer =>
+      Buffer.from(ListEnvironmentsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListEnvironmentsResponse => ListEnvironmentsResponse.decode(value),
+  },
+  /**
+   * Installs recorded environments again from their locks (all, or only those whose directory is
+   * gone), one at a time; each answers rebuilt, skipped or failed with its cause. Admin only.
+   */
+  rebuildEnvironments: {
+    path: "/skillengine.v1.SkillEngine/RebuildEnvironments" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RebuildEnvironmentsRequest): Buffer =>
+      Buffer.from(RebuildEnvironmentsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RebuildEnvironmentsRequest => RebuildEnvironmentsRequest.decode(value),
+    responseSerialize: (value: RebuildEnvironmentsResponse): Buffer =>
+      Buffer.from(RebuildEnvironmentsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RebuildEnvironmentsResponse => RebuildEnvironmentsResponse.decode(value),
+  },
+  /**
+   * The sandbox image's Python against the installer's, and whether the package index or
+   * wheelhouse and Debian packages can be had now (docs/packages.md#runtimes). Any caller.
+   */
+  checkRuntimes: {
+    path: "/skillengine.v1.SkillEngine/CheckRuntimes" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CheckRuntimesRequest): Buffer => Buffer.from(CheckRuntimesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CheckRuntimesRequest => CheckRuntimesRequest.decode(value),
+    responseSerialize: (value: CheckRuntimesResponse): Buffer =>
+      Buffer.from(CheckRuntimesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CheckRuntimesResponse => CheckRuntimesResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -784,6 +837,22 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    *   FAILED_PRECONDITION already retired or deleted; live skills depend on it (without force)
    */
   retireSkill: handleUnaryCall<RetireSkillRequest, RetireSkillResponse>;
+  /**
+   * Environments of packages (docs/packages.md#operators): every recorded environment with its
+   * declarations, lock, size, status and how many skill versions refer to it. Any caller: they
+   * hold package names and hashes, no secret and no skill's code.
+   */
+  listEnvironments: handleUnaryCall<ListEnvironmentsRequest, ListEnvironmentsResponse>;
+  /**
+   * Installs recorded environments again from their locks (all, or only those whose directory is
+   * gone), one at a time; each answers rebuilt, skipped or failed with its cause. Admin only.
+   */
+  rebuildEnvironments: handleUnaryCall<RebuildEnvironmentsRequest, RebuildEnvironmentsResponse>;
+  /**
+   * The sandbox image's Python against the installer's, and whether the package index or
+   * wheelhouse and Debian packages can be had now (docs/packages.md#runtimes). Any caller.
+   */
+  checkRuntimes: handleUnaryCall<CheckRuntimesRequest, CheckRuntimesResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -1483,6 +1552,64 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: RetireSkillResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Environments of packages (docs/packages.md#operators): every recorded environment with its
+   * declarations, lock, size, status and how many skill versions refer to it. Any caller: they
+   * hold package names and hashes, no secret and no skill's code.
+   */
+  listEnvironments(
+    request: ListEnvironmentsRequest,
+    callback: (error: ServiceError | null, response: ListEnvironmentsResponse) => void,
+  ): ClientUnaryCall;
+  listEnvironments(
+    request: ListEnvironmentsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListEnvironmentsResponse) => void,
+  ): ClientUnaryCall;
+  listEnvironments(
+    request: ListEnvironmentsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListEnvironmentsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Installs recorded environments again from their locks (all, or only those whose directory is
+   * gone), one at a time; each answers rebuilt, skipped or failed with its cause. Admin only.
+   */
+  rebuildEnvironments(
+    request: RebuildEnvironmentsRequest,
+    callback: (error: ServiceError | null, response: RebuildEnvironmentsResponse) => void,
+  ): ClientUnaryCall;
+  rebuildEnvironments(
+    request: RebuildEnvironmentsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RebuildEnvironmentsResponse) => void,
+  ): ClientUnaryCall;
+  rebuildEnvironments(
+    request: RebuildEnvironmentsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RebuildEnvironmentsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The sandbox image's Python against the installer's, and whether the package index or
+   * wheelhouse and Debian packages can be had now (docs/packages.md#runtimes). Any caller.
+   */
+  checkRuntimes(
+    request: CheckRuntimesRequest,
+    callback: (error: ServiceError | null, response: CheckRuntimesResponse) => void,
+  ): ClientUnaryCall;
+  checkRuntimes(
+    request: CheckRuntimesRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: CheckRuntimesResponse) => void,
+  ): ClientUnaryCall;
+  checkRuntimes(
+    request: CheckRuntimesRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: CheckRuntimesResponse) => void,
   ): ClientUnaryCall;
 }
 
