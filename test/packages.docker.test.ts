@@ -39,6 +39,16 @@ describe("skills with packages through a real server, engine and installer", () 
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), "packages-e2e-"));
     const wheelhouse = path.join(root, "wheels");
+    // A package that tries to reach the network when imported: the sandbox still has none. The
+    // address is TEST-NET-1 (never routed); without an interface the attempt fails before any packet.
+    writeWheel(wheelhouse, {
+      name: "phonehome",
+      version: "1.0.0",
+      files: {
+        "phonehome/__init__.py":
+          'import socket\ntry:\n    socket.create_connection(("192.0.2.1", 80), timeout=2)\n    REACHED = True\nexcept OSError as error:\n    REACHED = False\n    ERROR = type(error).__name__\n',
+      },
+    });
     writeWheel(wheelhouse, {
       name: "greeting",
       version: "1.0.0",
@@ -91,6 +101,12 @@ describe("skills with packages through a real server, engine and installer", () 
     await engine.client.register({ name: "writes_env", code: WRITES_ENV, testPayload: "{}", requirements: ["greeting==1.0.0"] }, 300_000);
     const out = JSON.parse((await engine.client.invoke("writes_env", "{}")).result?.stdout ?? "{}") as { wrote: boolean; error?: string };
     expect(out).toEqual({ wrote: false, error: "OSError" });
+  });
+
+  it("gives an installed package no network: its import-time connection fails", async () => {
+    const code = 'import json\nimport phonehome\nprint(json.dumps({"reached": phonehome.REACHED}))\n';
+    await engine.client.register({ name: "phones_home", code, testPayload: "{}", requirements: ["phonehome==1.0.0"] }, 300_000);
+    expect(JSON.parse((await engine.client.invoke("phones_home", "{}")).result?.stdout ?? "{}")).toEqual({ reached: false });
   });
 
   it("refuses a requirement no source has, registering nothing", async () => {
