@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { renameSync, unlinkSync } from "node:fs";
+import { renameSync, unlinkSync, writeSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 
@@ -11,9 +11,20 @@ export const TEMP_FILE_PREFIX = ".tmp-";
  * the new one, never a torn mix: write a temp file beside it, fsync, rename over, fsync the
  * directory so the rename itself is durable.
  */
-export async function writeFileAtomic(target: string, content: string | Buffer): Promise<void> {
+export async function writeFileAtomic(target: string, content: FileContent): Promise<void> {
   await (await prepareFileAtomic(target, content)).commit();
 }
+
+/**
+ * What a file is written from: its text or bytes, or its text in pieces. Pieces are pulled and
+ * written in one synchronous pass (so a generator reading a database sees one state of it) and
+ * only {@link CHUNK_BYTES} of them are held at a time, so a large file never sits in memory
+ * whole (docs/performance.md#memory-over-time).
+ */
+export type FileContent = string | Buffer | Iterable<string>;
+
+/** Pieces of an iterable content are gathered up to this many bytes before each write. */
+const CHUNK_BYTES = 64 * 1024;
 
 /** A file written in full beside its target, waiting to replace it. */
 export interface PreparedFile {
@@ -30,7 +41,7 @@ export interface PreparedFile {
  * fsynced beside `target`, which is untouched until `commit`. Lets a change write every file it
  * needs before it commits anything (docs/operations.md#full-disks-and-a-locked-registry).
  */
-export async function prepareFileAtomic(target: string, content: string | Buffer): Promise<PreparedFile> {
+export async function prepareFileAtomic(target: string, content: FileContent): Promise<PreparedFile> {
   const staged = await stageFile(path.dirname(target), path.basename(target), content);
   return { commit: () => staged.commitAs(target), commitNow: () => staged.renameNow(target), discard: () => staged.discard() };
 }
@@ -51,11 +62,12 @@ export interface StagedFile {
 }
 
 /** Writes and fsyncs `content` to a temp file in `directory` (`label` names it for people). */
-export async function stageFile(directory: string, label: string, content: string | Buffer): Promise<StagedFile> {
+export async function stageFile(directory: string, label: string, content: FileContent): Promise<StagedFile> {
   const temp = path.join(directory, `${TEMP_FILE_PREFIX}${label}-${randomBytes(6).toString("hex")}`);
   const handle = await open(temp, "wx", 0o644);
   try {
-    await handle.writeFile(content);
+    if (typeof content === "string" || Buffer.isBuffer(content)) await handle.writeFile(content);
+    else writePiecesSync(handle.fd, content);
     await handle.sync();
   } catch (error) {
     await handle.close();
@@ -89,6 +101,24 @@ export async function stageFile(directory: string, label: string, content: strin
       await unlink(temp).catch(() => undefined);
     },
   };
+}
+
+/** Writes `pieces` to `fd` in order, {@link CHUNK_BYTES} at a time, without yielding to the event loop. */
+function writePiecesSync(fd: number, pieces: Iterable<string>): void {
+  let gathered: string[] = [];
+  let gatheredLength = 0;
+  const writeGathered = (): void => {
+    const bytes = Buffer.from(gathered.join(""), "utf8");
+    for (let offset = 0; offset < bytes.length;) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    gathered = [];
+    gatheredLength = 0;
+  };
+  for (const piece of pieces) {
+    gathered.push(piece);
+    gatheredLength += piece.length;
+    if (gatheredLength >= CHUNK_BYTES) writeGathered();
+  }
+  if (gatheredLength > 0) writeGathered();
 }
 
 export async function fsyncDirectory(directory: string): Promise<void> {

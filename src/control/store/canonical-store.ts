@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDirectory, type PreparedFile, prepareFileAtomic, stageFile, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
-import type { MirrorDocument } from "./mirror-format.js";
+import { type MirrorEntry, mirrorText } from "./mirror-format.js";
 import type { SkillStatus } from "../registry/index.js";
 import { pathExists } from "./path-exists.js";
 
@@ -157,8 +157,13 @@ export class CanonicalStore {
     return readIfExists(this.versionPath(name, version, location));
   }
 
-  async writeMirror(document: MirrorDocument): Promise<void> {
-    await writeFileAtomic(path.join(this.directory, MIRROR_FILE), `${JSON.stringify(document, null, 2)}\n`);
+  /**
+   * Rewrites the mirror from `entries`, pulled one at a time in one synchronous pass while the
+   * file is written (so the entries are one state of the registry, and only one of them is held
+   * at a time).
+   */
+  async writeMirror(entries: Iterable<MirrorEntry>): Promise<void> {
+    await writeFileAtomic(path.join(this.directory, MIRROR_FILE), mirrorText(entries));
   }
 
   async readMirror(): Promise<unknown> {

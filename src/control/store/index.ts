@@ -10,6 +10,7 @@ export {
   MirrorDocumentSchema,
   type MirrorEntry,
   type MirrorReading,
+  mirrorText,
   readMirrorDocument,
   type RecordedSkill,
   type RecordedVersion,

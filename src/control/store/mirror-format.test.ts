@@ -1,11 +1,20 @@
+import { readdirSync, statSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_HEALTH_POLICY, type SkillRecord, SkillRegistry } from "../registry/index.js";
 import { ReplyScope } from "../../reply-scope/index.js";
-import { CanonicalStore, MIRROR_FILE, MIRROR_FORMAT, MirrorDocumentSchema, MirrorWriter, readMirrorDocument } from "./index.js";
+import {
+  CanonicalStore,
+  MIRROR_FILE,
+  MIRROR_FORMAT,
+  MirrorDocumentSchema,
+  MirrorWriter,
+  readMirrorDocument,
+  TEMP_FILE_PREFIX,
+} from "./index.js";
 
 describe("skills_registry.json: one schema to write it and to read it back (real SQLite file, real directory)", () => {
   let home: string;
@@ -24,12 +33,18 @@ describe("skills_registry.json: one schema to write it and to read it back (real
     await rm(home, { recursive: true, force: true });
   });
 
-  function commit(name: string, version: number, at: Date, visibility: "private" | "public" = "private"): SkillRecord {
+  function commit(
+    name: string,
+    version: number,
+    at: Date,
+    visibility: "private" | "public" = "private",
+    description = `${name} v${version}`,
+  ): SkillRecord {
     return registry.commitVersion(
       {
         name,
         version,
-        description: `${name} v${version}`,
+        description,
         parametersSchema: '{"type":"object","properties":{"x":{"type":"integer"}}}',
         testPayload: '{"x":1}',
         contentHash: String(version).repeat(64).slice(0, 64),
@@ -102,6 +117,52 @@ describe("skills_registry.json: one schema to write it and to read it back (real
         createdAt: v.createdAt,
       })),
     });
+  });
+
+  it("a rewrite holds one skill's entry at a time, not the whole history, and writes the document's exact JSON text", async () => {
+    // Three skills whose entries are each larger than what the file's writer gathers before a
+    // write (64 KiB): by the time the third skill's versions are read, the first two entries must
+    // be in the file already. Built whole first, no byte was written before every skill was read.
+    const long = "x".repeat(1_500);
+    for (const name of ["alpha", "beta", "gamma"]) {
+      for (let version = 1; version <= 50; version++) {
+        commit(name, version, new Date(Date.UTC(2025, 0, 1, 0, version)), "private", `${name} v${version} ${long}`);
+      }
+    }
+    const mirrorFile = path.join(store.directory, MIRROR_FILE);
+    const writtenSoFar = (): number => {
+      const temp = readdirSync(store.directory).find((file) => file.startsWith(`${TEMP_FILE_PREFIX}${MIRROR_FILE}`));
+      return temp === undefined ? -1 : statSync(path.join(store.directory, temp)).size;
+    };
+    const readVersions = registry.versions.bind(registry);
+    const bytesWhenRead = new Map<string, number>();
+    vi.spyOn(registry, "versions").mockImplementation((name) => {
+      bytesWhenRead.set(name, writtenSoFar());
+      return readVersions(name);
+    });
+
+    const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
+    await writer.flush();
+    await writer.close();
+
+    const text = await readFile(mirrorFile, "utf8");
+    const entryBytes = (text.length - 100) / 3;
+    expect(entryBytes).toBeGreaterThan(64 * 1024);
+    expect(bytesWhenRead.get("gamma")).toBeGreaterThanOrEqual(entryBytes);
+    expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+    expect(MirrorDocumentSchema.parse(JSON.parse(text)).skills.map((s) => [s.name, s.versions.length])).toEqual([
+      ["alpha", 50],
+      ["beta", 50],
+      ["gamma", 50],
+    ]);
+  });
+
+  it("an empty registry's mirror is the empty document's JSON text", async () => {
+    const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
+    await writer.flush();
+    await writer.close();
+    const text = await readFile(path.join(store.directory, MIRROR_FILE), "utf8");
+    expect(text).toBe(`${JSON.stringify({ format: MIRROR_FORMAT, skills: [] }, null, 2)}\n`);
   });
 
   it("reads a damaged file field by field: a bad field costs that field, a nameless entry or numberless version is left out", () => {

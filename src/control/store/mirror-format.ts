@@ -136,6 +136,25 @@ export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRec
   };
 }
 
+/**
+ * The text of the mirror holding `entries`, one entry at a time: exactly
+ * `${JSON.stringify({ format: MIRROR_FORMAT, skills: [...entries] }, null, 2)}\n`, without ever
+ * holding the whole document or its text. The mirror records every version of every skill, so
+ * the whole of it grows with the registry's history; one skill's entry does not grow with the
+ * other skills' (docs/performance.md#memory-over-time).
+ */
+export function* mirrorText(entries: Iterable<MirrorEntry>): Generator<string> {
+  let first = true;
+  for (const entry of entries) {
+    // An entry sits two levels deep (the document, its `skills` array): JSON.stringify's own
+    // indentation of it, shifted by two steps of two spaces.
+    const text = JSON.stringify(entry, null, 2).replaceAll("\n", "\n    ");
+    yield `${first ? `{\n  "format": ${MIRROR_FORMAT},\n  "skills": [\n` : ",\n"}    ${text}`;
+    first = false;
+  }
+  yield first ? `{\n  "format": ${MIRROR_FORMAT},\n  "skills": []\n}\n` : "\n  ]\n}\n";
+}
+
 /** What the mirror recorded about one version, read back; a field that was missing or damaged is undefined. */
 export interface RecordedVersion {
   readonly version: number;

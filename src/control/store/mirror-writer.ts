@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { afterReply } from "../../reply-scope/index.js";
 import type { SkillRegistry } from "../registry/index.js";
 import type { CanonicalStore } from "./canonical-store.js";
-import { MIRROR_FORMAT, type MirrorDocument, toMirrorEntry } from "./mirror-format.js";
+import { type MirrorEntry, toMirrorEntry } from "./mirror-format.js";
 
 /**
  * Keeps `skills_registry.json` in step with the registry. Changes of code or status flush at
@@ -30,7 +30,7 @@ export class MirrorWriter {
       clearTimeout(this.pending);
       this.pending = undefined;
     }
-    const next = this.writing.then(() => this.store.writeMirror(this.snapshot()));
+    const next = this.writing.then(() => this.store.writeMirror(this.entries()));
     this.writing = next.catch((error: unknown) => {
       this.logger.error({ err: error }, "could not rewrite skills_registry.json");
     });
@@ -90,10 +90,15 @@ export class MirrorWriter {
     await this.writing;
   }
 
-  private snapshot(): MirrorDocument {
-    return {
-      format: MIRROR_FORMAT,
-      skills: this.registry.list({ includeInactive: true }).map((record) => toMirrorEntry(record, this.registry.versions(record.name))),
-    };
+  /**
+   * The registry's skills as mirror entries, each read when the file's writer asks for it: the
+   * mirror holds every version of every skill, and building it whole before writing made each
+   * rewrite (one a second under invocations) hold the whole history in V8's heap across the
+   * write's fsync (docs/performance.md#memory-over-time).
+   */
+  private *entries(): Generator<MirrorEntry> {
+    for (const record of this.registry.list({ includeInactive: true })) {
+      yield toMirrorEntry(record, this.registry.versions(record.name));
+    }
   }
 }
