@@ -329,6 +329,7 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
       testPayload: recorded?.testPayload ?? activeMirrorVersion?.testPayload ?? DEFAULT_TEST_PAYLOAD,
       origin: recorded?.origin ?? "rebuild",
       createdAt: recorded?.createdAt ?? mtime,
+      ...(recorded?.packages ? { packages: recorded.packages } : {}),
     };
   };
 

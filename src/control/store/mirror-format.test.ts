@@ -119,6 +119,36 @@ describe("skills_registry.json: one schema to write it and to read it back (real
     });
   });
 
+  it("records a version's declared packages, so rebuild-registry brings them back (docs/packages.md)", async () => {
+    commit("plain_one", 1, new Date("2025-01-01T00:00:00.000Z"));
+    const packages = {
+      requirements: ["pyyaml==6.0.1"],
+      systemPackages: ["python3-numpy"],
+      environmentId: "0123456789abcdef0123456789abcdef",
+    };
+    registry.commitVersion(
+      {
+        name: "needs_yaml",
+        version: 1,
+        description: "reads YAML",
+        parametersSchema: '{"type":"object"}',
+        testPayload: "{}",
+        contentHash: "a".repeat(64),
+        origin: "register",
+        createdAt: new Date("2025-01-02T00:00:00.000Z"),
+        packages,
+      },
+      { owner: "agent-7", visibility: "private" },
+    );
+    const document = await writtenMirror();
+    MirrorDocumentSchema.parse(document);
+    const reading = readMirrorDocument(document);
+    expect(reading.skills.get("needs_yaml")?.versions.map((v) => v.packages)).toEqual([packages]);
+    expect(reading.skills.get("plain_one")?.versions.map((v) => v.packages)).toEqual([undefined]);
+    // A plain version's entry is exactly as before packages existed.
+    expect(Object.keys((document as { skills: Array<{ versions: object[] }> }).skills[1]?.versions[0] ?? {})).not.toContain("requirements");
+  });
+
   it("a rewrite holds one skill's entry at a time, not the whole history, and writes the document's exact JSON text", async () => {
     // Three skills whose entries are each larger than what the file's writer gathers before a
     // write (64 KiB): by the time the third skill's versions are read, the first two entries must

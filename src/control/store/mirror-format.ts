@@ -9,6 +9,7 @@ import {
   type SkillVisibility,
   VERSION_ORIGINS,
   type VersionOrigin,
+  type VersionPackages,
   type VersionRecord,
 } from "../registry/index.js";
 
@@ -36,6 +37,10 @@ const versionFields = {
   test_payload: z.string(),
   origin: z.enum(VERSION_ORIGINS),
   created_at: instant,
+  /** Only for a version that declared packages (docs/packages.md): what rebuild-registry brings back. */
+  requirements: z.array(z.string()).optional(),
+  system_packages: z.array(z.string()).optional(),
+  environment_id: z.string().optional(),
 };
 
 const entryFields = {
@@ -132,6 +137,13 @@ export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRec
       test_payload: v.testPayload,
       origin: v.origin,
       created_at: v.createdAt.toISOString(),
+      ...(v.packages
+        ? {
+            requirements: [...v.packages.requirements],
+            system_packages: [...v.packages.systemPackages],
+            environment_id: v.packages.environmentId,
+          }
+        : {}),
     })),
   };
 }
@@ -164,6 +176,8 @@ export interface RecordedVersion {
   readonly testPayload: string | undefined;
   readonly origin: VersionOrigin | undefined;
   readonly createdAt: Date | undefined;
+  /** What it declared beyond the standard library; undefined: nothing (or not recorded). */
+  readonly packages: VersionPackages | undefined;
 }
 
 /** What the mirror recorded about one skill, read back; a field that was missing or damaged is undefined. */
@@ -244,6 +258,10 @@ export function readMirrorDocument(document: unknown): MirrorReading {
           testPayload: v.test_payload,
           origin: v.origin,
           createdAt: dateOf(v.created_at),
+          packages:
+            v.requirements || v.system_packages || v.environment_id
+              ? { requirements: v.requirements ?? [], systemPackages: v.system_packages ?? [], environmentId: v.environment_id ?? "" }
+              : undefined,
         },
       ];
     });
