@@ -45,6 +45,14 @@ export interface SkillEngineConfig {
   /** An idle warm container older than this is replaced. @default 300 s (SKILL_ENGINE_POOL_IDLE_SECONDS) */
   readonly warmIdleMs: number;
   /**
+   * Environments of packages given a warm pool of their own at once, the least recently used removed
+   * first (docs/packages.md#warm-containers-of-an-environment); 0 when off, and when the warm pool is off.
+   * @default 4 (SKILL_ENGINE_ENV_WARM_POOLS)
+   */
+  readonly environmentWarmPools: number;
+  /** Containers each environment's warm pool keeps waiting. @default 1 (SKILL_ENGINE_ENV_POOL_SIZE) */
+  readonly environmentPoolSize: number;
+  /**
    * The warm pool pauses its refills while this many runs execute, and resumes as they finish
    * (docs/performance.md#pool-refills-pause-under-load); 0 never pauses. @default 0 (SKILL_ENGINE_POOL_PAUSE_AT_RUNS)
    */

@@ -66,6 +66,8 @@ export const environmentSchema = z.object({
   SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),
+  SKILL_ENGINE_ENV_WARM_POOLS: integer(0, 64).default(4),
+  SKILL_ENGINE_ENV_POOL_SIZE: integer(1, 64).default(1),
   SKILL_ENGINE_EMBEDDER: z.enum(["minilm", "use-lite", "openai"]).default("minilm"),
   SKILL_ENGINE_MINILM_RUNTIME: z.enum(["native", "wasm"]).default("native"),
   EMBEDDING_BASE_URL: z.url().optional(),

@@ -158,6 +158,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     maxQueuedRunsByAgent,
     warmPoolSize: v.SKILL_ENGINE_POOL === "on" ? v.SKILL_ENGINE_POOL_SIZE : 0,
     warmIdleMs: v.SKILL_ENGINE_POOL_IDLE_SECONDS * 1000,
+    environmentWarmPools: v.SKILL_ENGINE_POOL === "on" ? v.SKILL_ENGINE_ENV_WARM_POOLS : 0,
+    environmentPoolSize: v.SKILL_ENGINE_ENV_POOL_SIZE,
     poolPauseAtRuns: v.SKILL_ENGINE_POOL_PAUSE_AT_RUNS,
     removalWorkers: v.SKILL_ENGINE_REMOVAL_WORKERS,
     maxAwaitingRemoval: v.SKILL_ENGINE_MAX_AWAITING_REMOVAL,

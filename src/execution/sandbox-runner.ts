@@ -71,6 +71,11 @@ export interface SandboxEnvironment {
   readonly id: string;
   /** Its directory on the host of the local Docker engine; never written by a run. */
   readonly hostPath: string;
+  /**
+   * The variables that put it on the import and library paths (`PYTHONPATH`, `LD_LIBRARY_PATH`; no
+   * other name is set), as its build found them; absent: the default paths (docs/packages.md#at-run-time).
+   */
+  readonly variables?: Readonly<Record<string, string>>;
 }
 
 /** A file of a skill folder: its path relative to the folder and its bytes. */

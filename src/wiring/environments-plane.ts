@@ -53,7 +53,7 @@ export function startEnvironments(
       if (!ensured) return undefined;
       return {
         packages: { ...normalizePackageDeclarations(declared), environmentId: ensured.id },
-        environment: { id: ensured.id, hostPath: ensured.hostPath },
+        environment: { id: ensured.id, hostPath: ensured.hostPath, variables: ensured.containerEnv },
       };
     },
     async environmentOf(packages) {
@@ -65,7 +65,7 @@ export function startEnvironments(
         if (!rebuilt) throw error;
         return rebuilt;
       });
-      return { id: ensured.id, hostPath: ensured.hostPath };
+      return { id: ensured.id, hostPath: ensured.hostPath, variables: ensured.containerEnv };
     },
   };
   // The service satisfies the operator's port as it is; the assignment checks that it still does.

@@ -123,4 +123,32 @@ describe("sandboxContainerSpec: a run with an environment of packages (docs/pack
     expect(without.Env?.some((e) => e.startsWith("PYTHONPATH="))).toBe(false);
     expect(without.HostConfig?.Mounts).toHaveLength(1);
   });
+
+  it("gives a warm container of an environment's pool the same mount and import path as a cold run of it", () => {
+    const warm = sandboxContainerSpec({ ...base, command: { kind: "warm", environment } });
+    expect(warm.HostConfig?.Mounts).toEqual(withEnvironment.HostConfig?.Mounts);
+    expect(warm.Env).toEqual(withEnvironment.Env);
+    const plainWarm = sandboxContainerSpec({ ...base, command: { kind: "warm" } });
+    expect(plainWarm.HostConfig?.Mounts).toEqual(without.HostConfig?.Mounts);
+    expect(plainWarm.Env).toEqual(without.Env);
+  });
+});
+
+describe("sandboxContainerSpec: an environment's own variables", () => {
+  it("sets the import and library paths its build computed, and no other variable it names", () => {
+    const environment = {
+      id: "0123abcd",
+      hostPath: "/srv/home/environments/0123abcd",
+      variables: {
+        PYTHONPATH: "/opt/skill-env/site",
+        LD_LIBRARY_PATH: "/opt/skill-env/deb/usr/lib/x86_64-linux-gnu/blas",
+        LD_PRELOAD: "/x.so",
+      },
+    };
+    const spec = sandboxContainerSpec({ ...base, command: { kind: "cold", skillName: "s", purpose: "invoke", environment } });
+    expect(spec.Env?.filter((e) => /^(PYTHONPATH|LD_)/.test(e))).toEqual([
+      "PYTHONPATH=/opt/skill-env/site",
+      "LD_LIBRARY_PATH=/opt/skill-env/deb/usr/lib/x86_64-linux-gnu/blas",
+    ]);
+  });
 });

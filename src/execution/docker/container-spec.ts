@@ -27,17 +27,31 @@ const OPEN_FILES_LIMIT = 256;
  * What the container is for. Both kinds start the entry script (container-entry.ts), which reads exactly one job
  * (the payload) from stdin: the payload never appears on a command line, where any local user
  * would see it in `ps` (docs/security.md#the-payload-travels-on-stdin). A cold container is made
- * for one skill's run and gets its job as soon as it has started; a warm one waits in the pool.
+ * for one skill's run and gets its job as soon as it has started; a warm one waits in the pool: the
+ * plain pool's without an environment, an environment's pool's with it, serving that environment's
+ * runs only (docs/packages.md#warm-containers-of-an-environment).
  */
 export type ContainerCommand =
   | { readonly kind: "cold"; readonly skillName: string; readonly purpose: string; readonly environment?: SandboxEnvironment }
-  | { readonly kind: "warm" };
+  | { readonly kind: "warm"; readonly environment?: SandboxEnvironment };
 
 /** Where a run's environment of packages is mounted, read-only (docs/packages.md#at-run-time). */
 export const CONTAINER_ENVIRONMENT_DIR = "/opt/skill-env";
 
+/** The only variables an environment may set: its import and library paths. */
+const ENVIRONMENT_VARIABLES = new Set(["PYTHONPATH", "LD_LIBRARY_PATH"]);
+
+/**
+ * An environment's variables: the ones its build computed (docs/packages.md#at-run-time), limited to
+ * the import and library paths; without them, pip's target then what Debian packages unpacked.
+ */
+function environmentVariables(environment: SandboxEnvironment): string[] {
+  const given = Object.entries(environment.variables ?? {}).filter(([name]) => ENVIRONMENT_VARIABLES.has(name));
+  return given.length > 0 ? given.map(([name, value]) => `${name}=${value}`) : [...DEFAULT_ENVIRONMENT_PATHS];
+}
+
 /** The import and library paths into an environment: pip's target, then what Debian packages unpacked. */
-const ENVIRONMENT_PATHS = [
+const DEFAULT_ENVIRONMENT_PATHS = [
   `PYTHONPATH=${CONTAINER_ENVIRONMENT_DIR}/site:${CONTAINER_ENVIRONMENT_DIR}/deb/usr/lib/python3/dist-packages`,
   `LD_LIBRARY_PATH=${CONTAINER_ENVIRONMENT_DIR}/deb/usr/lib/x86_64-linux-gnu:${CONTAINER_ENVIRONMENT_DIR}/deb/lib/x86_64-linux-gnu`,
 ];
@@ -59,7 +73,7 @@ export interface SandboxContainerSpecInput {
 export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.ContainerCreateOptions {
   const { limits, command } = input;
   const warm = command.kind === "warm";
-  const environment = command.kind === "cold" ? command.environment : undefined;
+  const { environment } = command;
   return {
     Image: input.image,
     Cmd: ["python3", "-c", CONTAINER_ENTRY_SCRIPT],
@@ -71,7 +85,7 @@ export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.C
       "PYTHONUNBUFFERED=1",
       "PYTHONIOENCODING=utf-8",
       "LANG=C.UTF-8",
-      ...(environment ? ENVIRONMENT_PATHS : []),
+      ...(environment ? environmentVariables(environment) : []),
     ],
     Labels: {
       [LABEL_MANAGED]: "true",

@@ -1,6 +1,7 @@
 import { anySignal } from "any-signal";
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
+import { stat } from "node:fs/promises";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { afterReply } from "../../reply-scope/index.js";
@@ -9,6 +10,7 @@ import { runCold } from "./cold-run.js";
 import { type ContainerCommand, LABEL_INSTANCE, LABEL_MANAGED, LABEL_RUN_ID } from "./container-spec.js";
 import { DockerEngineClient } from "./docker-engine-client.js";
 import { EngineWatch } from "./engine-watch.js";
+import { EnvironmentPools } from "./environment-pools.js";
 import type { RunStrategyContext } from "./run-context.js";
 import { RunDirectories } from "./run-directories.js";
 import { RemovalQueue } from "./removal-queue.js";
@@ -18,6 +20,7 @@ import type {
   EngineHealth,
   ExecutionPlane,
   ExecutionResult,
+  SandboxEnvironment,
   SandboxFile,
   SandboxFolderFile,
   SandboxLimits,
@@ -49,6 +52,13 @@ export interface DockerSandboxRunnerOptions {
   readonly warmPoolSize: number;
   /** An idle warm container older than this is replaced. */
   readonly warmIdleMs: number;
+  /**
+   * Environments of packages with a warm pool of their own at once, the least recently used removed
+   * first; 0, or a plain pool of 0, turns them off (docs/packages.md#warm-containers-of-an-environment).
+   */
+  readonly environmentPools?: number;
+  /** Containers each environment's pool keeps waiting. */
+  readonly environmentPoolSize?: number;
   /**
    * The warm pool stops refilling while this many runs execute (the host is saturated: a refill
    * would only compete with them for the engine), and resumes as they finish; 0 never pauses
@@ -88,6 +98,12 @@ export class DockerSandboxRunner implements ExecutionPlane {
   private readonly containers: ContainerFactory;
   private readonly strategies: RunStrategyContext;
   private readonly pool: WarmPool<SandboxContainer> | undefined;
+  /** Warm containers of environments, each serving its own environment's runs only. */
+  private readonly environmentPools: EnvironmentPools<SandboxContainer> | undefined;
+  /** Which directory each environment pool's container mounted: the identity of its environment's directory then. */
+  private readonly mountedEnvironments = new WeakMap<SandboxContainer, string>();
+  /** Idle containers discarded through the removal queue: they never ran a job, so nothing will stop them first. */
+  private readonly neverRan = new WeakSet<SandboxContainer>();
   private readonly watch: EngineWatch;
   /** Run ids of this process whose container and directory may exist, from before creation until after removal. */
   private readonly tracked = new Set<string>();
@@ -145,7 +161,10 @@ export class DockerSandboxRunner implements ExecutionPlane {
       remove: (member) => this.destroyOnceStopped(member),
       workers: options.removalWorkers,
       maxWaiting: options.maxAwaitingRemoval,
-      onRemoved: () => this.pool?.resume(),
+      onRemoved: () => {
+        this.pool?.resume();
+        this.environmentPools?.resume();
+      },
     });
     this.pool =
       options.warmPoolSize > 0
@@ -158,11 +177,24 @@ export class DockerSandboxRunner implements ExecutionPlane {
             logger: logger.child({ component: "warm-pool" }),
           })
         : undefined;
+    const environmentPools = options.environmentPools ?? 0;
+    this.environmentPools =
+      options.warmPoolSize > 0 && environmentPools > 0
+        ? new EnvironmentPools<SandboxContainer>({
+            maxPools: environmentPools,
+            size: options.environmentPoolSize ?? 1,
+            idleMs: options.warmIdleMs,
+            create: (environment) => this.prepareForEnvironment(environment),
+            discard: (member) => this.discardIdle(member),
+            paused: () => options.poolPauseAtRuns > 0 && this.queue.running >= options.poolPauseAtRuns,
+            logger: logger.child({ component: "environment-pools" }),
+          })
+        : undefined;
   }
 
-  /** Containers waiting in the warm pool (for metrics and tests). */
+  /** Containers waiting in the warm pools, the plain one and every environment's (for metrics and tests). */
   get warmIdle(): number {
-    return this.pool?.idleCount ?? 0;
+    return (this.pool?.idleCount ?? 0) + (this.environmentPools?.idleCount ?? 0);
   }
 
   /** Runs waiting for a slot, and runs executing (for metrics). */
@@ -206,7 +238,10 @@ export class DockerSandboxRunner implements ExecutionPlane {
       // A slot is free: a pool that paused its refills for the load, or one this run took from,
       // refills, once the caller has its answer: a container's start-up is CPU-heavy for the engine
       // and would compete with what the caller waits for (docs/performance.md#after-the-reply).
-      afterReply(() => this.pool?.resume());
+      afterReply(() => {
+        this.pool?.resume();
+        this.environmentPools?.resume();
+      });
     }
   }
 
@@ -242,6 +277,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
     if (!this.engineAway) return;
     this.engineAway = false;
     this.pool?.replaceIdle("made before the engine went away");
+    this.environmentPools?.replaceIdle("made before the engine went away");
   }
 
   /**
@@ -284,6 +320,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
     this.shutdown.abort(new RunCancelledError("shutdown"));
     this.watch.close();
     await this.pool?.close();
+    await this.environmentPools?.close();
     await Promise.allSettled([...this.inFlight]);
     await this.queue.drain();
     // Removals scheduled by the last runs: no container of ours is left after a graceful stop.
@@ -292,16 +329,49 @@ export class DockerSandboxRunner implements ExecutionPlane {
   }
 
   /**
-   * A warm container when the pool has one that is still usable, else a cold start. Warm
-   * containers hold no environment, so a run that needs one starts cold (docs/packages.md#at-run-time).
+   * A warm container when the pool has one that is still usable, else a cold start. A run that
+   * needs an environment takes from that environment's pool only (docs/packages.md#warm-containers-of-an-environment).
    */
   private async execute(request: SandboxRunRequest, signal: AbortSignal): Promise<ExecutionResult> {
-    const warm = request.environment ? undefined : this.pool?.take();
+    const warm = request.environment ? await this.takeForEnvironment(request.environment) : this.pool?.take();
     if (warm) {
       const result = await runWarm(warm, request, signal, this.strategies);
       if (result) return this.finished(result, "warm", request);
     }
     return this.finished(await runCold(request, signal, this.strategies), "cold", request);
+  }
+
+  /**
+   * A waiting container of `environment`'s pool whose mount is still that environment's directory.
+   * A rebuild puts a new directory in its place and a removal deletes it; a container made before
+   * keeps the one it mounted, so it is discarded with its pool, and the run starts cold.
+   */
+  private async takeForEnvironment(environment: SandboxEnvironment): Promise<SandboxContainer | undefined> {
+    const member = this.environmentPools?.take(environment);
+    if (!member) return undefined;
+    const now = await directoryIdentity(environment.hostPath);
+    if (now !== undefined && now === this.mountedEnvironments.get(member)) return member;
+    this.environmentPools?.remove(environment.id, "its environment's directory was replaced or removed");
+    // Asked again, the pools make a new one for the directory there now, filled once this run has answered.
+    this.environmentPools?.take(environment);
+    await this.discardIdle(member);
+    return undefined;
+  }
+
+  /** A warm container with `environment` mounted, remembering which directory that was. */
+  private async prepareForEnvironment(environment: SandboxEnvironment): Promise<SandboxContainer> {
+    // Read before the container exists: a directory replaced meanwhile then reads as changed at the take (safe).
+    const identity = await directoryIdentity(environment.hostPath);
+    if (identity === undefined) throw new Error(`environment ${environment.id} has no directory at ${environment.hostPath}`);
+    const member = await this.prepare({ kind: "warm", environment });
+    this.mountedEnvironments.set(member, identity);
+    return member;
+  }
+
+  /** An environment pool's idle container goes through the removal queue, bounded like a finished run's. */
+  private async discardIdle(member: SandboxContainer): Promise<void> {
+    this.neverRan.add(member);
+    await this.removals.enqueue(member);
   }
 
   private finished(result: ExecutionResult, path: "warm" | "cold", request: SandboxRunRequest): ExecutionResult {
@@ -350,6 +420,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
    * its marker); removing a stopped container costs the engine much less than killing one first.
    */
   private async destroyOnceStopped(member: SandboxContainer): Promise<void> {
+    if (this.neverRan.has(member)) return this.destroy(member);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       member.exited.catch(() => undefined),
@@ -367,5 +438,18 @@ export class DockerSandboxRunner implements ExecutionPlane {
       this.watch.forget(member.container.id);
       this.tracked.delete(member.runId);
     }
+  }
+}
+
+/**
+ * What tells one directory from another that took its place (a rebuilt environment): device, inode
+ * and change time; undefined when it is gone.
+ */
+async function directoryIdentity(hostPath: string): Promise<string | undefined> {
+  try {
+    const found = await stat(hostPath, { bigint: true });
+    return `${found.dev}:${found.ino}:${found.ctimeNs}`;
+  } catch {
+    return undefined;
   }
 }

@@ -30,6 +30,8 @@ export function localExecutionPlane(
     maxQueuedRunsByAgent: config.maxQueuedRunsByAgent,
     warmPoolSize: config.warmPoolSize,
     warmIdleMs: config.warmIdleMs,
+    environmentPools: config.environmentWarmPools,
+    environmentPoolSize: config.environmentPoolSize,
     poolPauseAtRuns: config.poolPauseAtRuns,
     removalWorkers: config.removalWorkers,
     maxAwaitingRemoval: config.maxAwaitingRemoval,
