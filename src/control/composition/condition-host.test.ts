@@ -97,12 +97,13 @@ describe("the condition host: conditions in a child process of their own", () =>
     try {
       await patient.evaluate("true", scope);
       const pid = patient.pid as number;
-      // Long enough (a quadratic $distinct) that the kill lands while it runs; JSONata's own time limit
-      // ends the second run, so its answer is the evaluation's (not "the process ended").
+      // Long enough that the kill lands while it runs. The answer is the second run's, on a fresh
+      // process: its value, or JSONata's own time limit on a slow machine; never "the process ended".
       const items = Array.from({ length: 20_000 }, (_, i) => i);
       const answer = patient.evaluate("$count($distinct(params.items)) = 20000", { params: { items }, steps: {} });
       process.kill(pid, "SIGKILL");
-      await expect(answer).rejects.toThrow(/failed: Evaluation timeout after 500 milliseconds/);
+      const outcome = await answer.catch((error: unknown) => (error as Error).message);
+      expect(outcome === true || /failed: Evaluation timeout after 500 milliseconds/.test(String(outcome)), String(outcome)).toBe(true);
       expect(patient.pid).not.toBe(pid);
     } finally {
       await patient.close();
