@@ -74,7 +74,8 @@ describe("wiping the sandbox directory loses no skill", () => {
     const outcomes = await settled;
     for (const outcome of outcomes) {
       if (outcome.status === "fulfilled") {
-        expect(outcome.value.result?.success).toBe(true);
+        // The whole result when it fails: which run was blamed, and what it printed.
+        expect(outcome.value.result?.success, JSON.stringify(outcome.value.result)).toBe(true);
       } else {
         const error = outcome.reason as ServiceError;
         expect(error.code).toBe(status.UNAVAILABLE);
