@@ -31,16 +31,16 @@ describe("loadConfig: environments (docs/packages.md)", () => {
       maxBytes: 1_048_576,
       unusedGraceMs: 1_800_000,
     });
-    expect(loadConfig({ SKILL_ENGINE_PIP_INDEX_URL: "https://pypi.internal.example/simple/" }).environments.pipIndexUrl).toBe(
-      "https://pypi.internal.example/simple/",
+    expect(loadConfig({ SKILL_ENGINE_PIP_INDEX_URL: "https://index.internal.example/simple/" }).environments.pipIndexUrl).toBe(
+      "https://index.internal.example/simple/",
     );
   });
 
   it("refuses two package sources at once, and an index that is not an http(s) or file URL", () => {
     expect(() =>
-      loadConfig({ SKILL_ENGINE_PIP_INDEX_URL: "https://pypi.internal.example/simple/", SKILL_ENGINE_WHEELHOUSE: "/srv/wheels" }),
+      loadConfig({ SKILL_ENGINE_PIP_INDEX_URL: "https://index.internal.example/simple/", SKILL_ENGINE_WHEELHOUSE: "/srv/wheels" }),
     ).toThrow(/SKILL_ENGINE_PIP_INDEX_URL and SKILL_ENGINE_WHEELHOUSE are two package sources: set one/);
-    expect(() => loadConfig({ SKILL_ENGINE_PIP_INDEX_URL: "ftp://pypi.internal.example/simple/" })).toThrow(ConfigError);
+    expect(() => loadConfig({ SKILL_ENGINE_PIP_INDEX_URL: "ftp://index.internal.example/simple/" })).toThrow(ConfigError);
     expect(() => loadConfig({ SKILL_ENGINE_ENV_BUILD_TIMEOUT_SECONDS: "0" })).toThrow(ConfigError);
   });
 });

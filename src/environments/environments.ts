@@ -12,6 +12,10 @@ import { type EnvironmentRecord, type EnvironmentStatus, EnvironmentStore } from
 import { normalizePackageDeclarations, type PackageDeclarations } from "./package-declarations.js";
 import { type BuildFailureReason, EnvironmentBuildError } from "./pip-installer.js";
 import { checkRuntimes, type RuntimeCheck } from "./runtime-check.js";
+import { Slots } from "../concurrency/index.js";
+
+/** Environment builds that run at once (docs/packages.md#limits). */
+export const MAX_CONCURRENT_BUILDS = 2;
 
 /** What the environments need of the sandbox image; the execution plane answers it (the lead's wiring). */
 export interface SandboxImageInfo {
@@ -79,6 +83,12 @@ export class Environments {
   private readonly inFlight = new Map<string, Promise<EnsuredEnvironment>>();
   private readonly touched = new Map<string, number>();
   private readonly now: () => Date;
+
+  /**
+   * Builds of different sets at once, whoever asked for them (docs/packages.md#limits): one agent
+   * registering many sets waits for slots rather than filling the host with installers.
+   */
+  private readonly buildSlots = new Slots(MAX_CONCURRENT_BUILDS);
 
   constructor(private readonly options: EnvironmentsOptions) {
     this.root = path.join(options.home, "environments");
@@ -240,7 +250,9 @@ export class Environments {
     this.options.logger?.info({ environment: id, from, ...declarations }, "building environment");
     let built: BuiltEnvironment;
     try {
-      built = await this.builder.build({ id, declarations, lock, statusFile: () => this.imageStatusFile() }, replace);
+      built = await this.buildSlots.run(() =>
+        this.builder.build({ id, declarations, lock, statusFile: () => this.imageStatusFile() }, replace),
+      );
     } catch (error) {
       const reason = error instanceof EnvironmentBuildError ? error.reason : "internal";
       this.options.events?.failed?.(reason);
