@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { status, type ServiceError } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./support/poll.js";
-import { containersOf, rpcError, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { containersOf, rpcError, runsCleanedUp, startTestEngine, type TestEngine, whileItsContainerRuns } from "./support/test-engine.js";
 
 const echoSkill = (tag: string) => `import json, sys, time
 args = json.loads(sys.argv[1])
@@ -59,6 +59,16 @@ describe("wiping the sandbox directory loses no skill", () => {
     const { skill } = await engine.client.get("wipe_late_reader");
     expect(skill?.failureCount).toBe(0);
     expect((await engine.client.invoke("wipe_late_reader")).result).toMatchObject({ success: true, stdout: '{"lines": 3}\n' });
+  });
+
+  it("a wipe caught half-way (the run's file unlinked, its directory not yet) is a wipe, not the skill's failure", async () => {
+    const { call, runId } = await whileItsContainerRuns(engine.instanceTag, () => engine.client.invoke("wipe_late_reader"));
+    // What `rm -rf` leaves between its two steps for a directory: the files gone, the directory still there.
+    await rm(path.join(engine.sandboxDir, "runs", runId, "skill.py"));
+    const error = await rpcError(call);
+    expect(error.code).toBe(status.UNAVAILABLE);
+    expect(error.details).toMatch(/sandbox directory was wiped/);
+    expect((await engine.client.get("wipe_late_reader")).skill?.failureCount).toBe(0);
   });
 
   it("a wipe during a burst fails at most the runs it cut off, with a clear UNAVAILABLE, and blames no skill", async () => {

@@ -24,6 +24,7 @@ export {
   type DockerSandboxRunnerOptions,
   LABEL_INSTANCE,
   LABEL_MANAGED,
+  LABEL_RUN_ID,
   LABEL_SKILL,
   localExecutionPlane,
   localSandboxImage,

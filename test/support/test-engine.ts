@@ -7,7 +7,7 @@ import pino from "pino";
 import { instanceTagOf, type SkillEngineApp, startSkillEngine } from "../../src/app.js";
 import type { UnaryMethod } from "../../src/cli/skillctl/client.js";
 import { loadConfig, type SkillEngineConfig } from "../../src/config/index.js";
-import { LABEL_INSTANCE, LABEL_MANAGED } from "../../src/execution/index.js";
+import { LABEL_INSTANCE, LABEL_MANAGED, LABEL_RUN_ID } from "../../src/execution/index.js";
 import { eventually } from "./poll.js";
 import { type InvokeSkillResponse } from "../../src/gen/skillengine/v1/execution.js";
 import { type RegisterSkillRequest, type RegisterSkillResponse } from "../../src/gen/skillengine/v1/registration.js";
@@ -170,16 +170,16 @@ export async function whileItsContainerRuns<T>(
   instanceTag: string,
   call: () => Promise<T>,
   engine: Docker = docker,
-): Promise<{ call: Promise<T> }> {
+): Promise<{ call: Promise<T>; runId: string }> {
   const before = new Set((await containersOf(instanceTag, engine)).map((c) => c.Id));
   const started = call();
   started.catch(() => undefined); // observed by the caller; keeps an early failure from being unhandled
-  await eventually(
+  const runId = await eventually(
     "the call's container to run",
-    async () => ((await containersOf(instanceTag, engine)).some((c) => !before.has(c.Id) && c.State === "running") ? true : undefined),
+    async () => (await containersOf(instanceTag, engine)).find((c) => !before.has(c.Id) && c.State === "running")?.Labels[LABEL_RUN_ID],
     { intervalMs: 25 },
   );
-  return { call: started };
+  return { call: started, runId };
 }
 
 /**

@@ -31,7 +31,8 @@ const KILL_EVENT_POLL_MS = 25;
  *    service never sends outside timeouts and cancellations (an engine shutdown's SIGTERM,
  *    `docker stop`, `docker kill`);
  * 4. the engine no longer answers;
- * 5. the run directory was wiped meanwhile (the skill may have died of its file vanishing).
+ * 5. the run directory was wiped meanwhile, or a wipe is still walking through it (the skill may
+ *    have died of its file vanishing).
  *
  * Undefined means the failure is the skill's own: its exit code, an OOM kill, no output.
  */
@@ -75,7 +76,7 @@ export async function infrastructureFault(
     if (error instanceof SandboxUnavailableError) return error;
     throw error;
   }
-  if (!(await context.runDirectories.exists(member.runId))) {
+  if (!(await context.runDirectories.intact(member.runId))) {
     return new SandboxUnavailableError(
       "the sandbox directory was wiped while this run was in flight, so its result is not the skill's; retry",
       "sandbox-wiped",

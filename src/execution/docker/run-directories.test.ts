@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, unlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -83,6 +83,22 @@ describe("RunDirectories: host-side handling never follows links planted by sand
       await expect(runs.create(`run-8-${index}`, "x", [{ name, content: "" }])).rejects.toThrow(/invalid run file name/);
       expect(await runs.exists(`run-8-${index}`)).toBe(false);
     }
+  });
+
+  it("reads as not intact once a wipe has unlinked a file it wrote, even while the directory is still there", async () => {
+    const dir = await runs.create("run-9", "print(1)", [{ name: "lib.py", content: "X = 1\n" }]);
+    expect(await runs.intact("run-9")).toBe(true);
+    await unlink(path.join(dir, "lib.py"));
+    expect(await runs.exists("run-9")).toBe(true);
+    expect(await runs.intact("run-9")).toBe(false);
+
+    // A warm container's directory is intact while empty, and after its hand-over until a file goes.
+    await runs.create("run-10", undefined);
+    expect(await runs.intact("run-10")).toBe(true);
+    await runs.writeSkill("run-10", "print(1)");
+    expect(await runs.intact("run-10")).toBe(true);
+    await runs.remove("run-10");
+    expect(await runs.intact("run-10")).toBe(false);
   });
 
   it("rejects run ids that could escape runs/", () => {

@@ -23,6 +23,12 @@ export const SKILL_FOLDER_NAME = "skill_dir";
  */
 export class RunDirectories {
   readonly runsDir: string;
+  /**
+   * What this process wrote into each live run directory (paths relative to it), so a failed run
+   * can tell a directory a wipe is still walking through (some files unlinked, the directory not
+   * yet) from an intact one: see {@link intact}.
+   */
+  private readonly written = new Map<string, string[]>();
 
   constructor(sandboxDir: string) {
     this.runsDir = path.join(path.resolve(sandboxDir), "runs");
@@ -47,12 +53,17 @@ export class RunDirectories {
     const runDir = this.pathOf(runId);
     for (const extra of files) assertExtraFileName(extra.name);
     for (const member of folder) assertFolderPath(member.path);
-    // 0700: no other host user can reach run directories; the engine binds them as root.
-    await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
-    await mkdir(runDir, { mode: 0o700 });
-    // The sandbox user (an unprivileged uid inside the container) only needs to read the skill.
-    await chmodNoFollow(runDir, 0o755);
-    if (code !== undefined) await this.writeSkill(runId, code, files, folder);
+    try {
+      // 0700: no other host user can reach run directories; the engine binds them as root.
+      await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
+      await mkdir(runDir, { mode: 0o700 });
+      // The sandbox user (an unprivileged uid inside the container) only needs to read the skill.
+      await chmodNoFollow(runDir, 0o755);
+      if (code !== undefined) await this.writeSkill(runId, code, files, folder);
+    } catch (error) {
+      this.written.delete(runId);
+      throw error;
+    }
     return runDir;
   }
 
@@ -102,6 +113,9 @@ export class RunDirectories {
 
   /** A new 0444 file, created with O_EXCL|O_NOFOLLOW so nothing planted can be followed or overwritten. */
   private async writeReadOnly(runId: string, name: string, content: string | Buffer): Promise<void> {
+    const names = this.written.get(runId) ?? [];
+    if (names.length === 0) this.written.set(runId, names);
+    names.push(name);
     const file = await open(
       path.join(this.pathOf(runId), name),
       fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW,
@@ -123,8 +137,28 @@ export class RunDirectories {
     }
   }
 
+  /**
+   * True while the run directory exists and still holds every file this process wrote into it.
+   * A wipe walks the tree: it unlinks a directory's files before the directory itself, and under
+   * load the two steps can be far apart. A skill that failed because its file vanished must read
+   * as wiped even while its emptied directory is still there.
+   */
+  async intact(runId: string): Promise<boolean> {
+    if (!(await this.exists(runId))) return false;
+    const runDir = this.pathOf(runId);
+    for (const name of this.written.get(runId) ?? []) {
+      try {
+        if (!(await lstat(path.join(runDir, name))).isFile()) return false;
+      } catch {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Removes a run directory without following any link inside it. Missing is fine. */
   async remove(runId: string): Promise<void> {
+    this.written.delete(runId);
     // fs.rm lstat()s every entry and unlinks symlinks rather than descending into their targets.
     await rm(this.pathOf(runId), { recursive: true, force: true, maxRetries: 2 });
   }
