@@ -137,6 +137,7 @@ export async function startSkillEngine(
     logger,
     metrics,
     ...(credentials ? { credentials } : {}),
+    maxMessageBytes: messageLimits(config),
   });
   attachServiceGauges(metrics, runner, registry);
   let closing: Promise<void> | undefined;
@@ -210,5 +211,18 @@ export async function startSkillEngine(
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * Room in a message for what a run takes and gives (docs/files.md#message-sizes): a request holds
+ * the input files plus 4 MiB for the rest of it; a response the inline output files plus 8 MiB
+ * (stdout, stderr, steps), never less than before files existed.
+ */
+function messageLimits(config: SkillEngineConfig): { request: number; response: number } {
+  const MiB = 1024 * 1024;
+  return {
+    request: Math.max(4 * MiB, config.inputFiles.maxTotalBytes + 4 * MiB),
+    response: Math.max(8 * MiB, config.limits.outputFiles.maxTotalBytes + 8 * MiB),
   };
 }

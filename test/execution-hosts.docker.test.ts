@@ -78,7 +78,7 @@ describe("execution hosts behind NATS", () => {
   const invoke = (name: string, payload: unknown, idempotencyKey?: string) =>
     plane.client.call(
       plane.client.raw.invokeSkill,
-      { name, payload: JSON.stringify(payload), routeId: "", ...(idempotencyKey ? { idempotencyKey } : {}) },
+      { name, payload: JSON.stringify(payload), routeId: "", files: [], ...(idempotencyKey ? { idempotencyKey } : {}) },
       120_000,
     );
 
@@ -157,7 +157,11 @@ describe("execution hosts behind NATS", () => {
     // The run sleeps 600 s, far within the sandbox limit: only the cancellation the deadline sends
     // can stop it. The deadline leaves a loaded machine ample time to hand the run to a runner first.
     const call = rpcError(
-      plane.client.call(plane.client.raw.invokeSkill, { name: "sleeper", payload: '{"s": 600, "tag": "too slow"}', routeId: "" }, 15_000),
+      plane.client.call(
+        plane.client.raw.invokeSkill,
+        { name: "sleeper", payload: '{"s": 600, "tag": "too slow"}', routeId: "", files: [] },
+        15_000,
+      ),
     );
     await eventually(
       "a runner to hold the run",

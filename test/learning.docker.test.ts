@@ -158,7 +158,7 @@ describe("learning from behaviour through a real server, engine and SQLite file"
     const ids: string[] = [];
     for (let batch = 0; batch < 5; batch++) {
       const runs = await Promise.all(
-        [0, 1, 2, 3].map(() => alice.call(alice.raw.invokeSkill, { name: "scored", payload: "{}", routeId: "" })),
+        [0, 1, 2, 3].map(() => alice.call(alice.raw.invokeSkill, { name: "scored", payload: "{}", routeId: "", files: [] })),
       );
       for (const run of runs) {
         expect(run.result?.success).toBe(true);

@@ -21,6 +21,12 @@ export interface SkillEngineConfig {
   /** Docker engine address, "unix:///path" or "tcp://host:port". @default "unix:///var/run/docker.sock" (DOCKER_HOST) */
   readonly dockerHost: string;
   readonly limits: SandboxLimits;
+  /**
+   * Files an invocation or a registration's test run may hand a run (docs/files.md#input-files): at
+   * most `maxFiles` (@default 64, SKILL_ENGINE_INPUT_FILES_MAX) of together `maxTotalBytes`
+   * (@default 16 MiB, SKILL_ENGINE_INPUT_FILES_MB).
+   */
+  readonly inputFiles: { readonly maxFiles: number; readonly maxTotalBytes: number };
   /** Sandbox runs at once. @default 4 (SKILL_ENGINE_MAX_CONCURRENT_RUNS) */
   readonly maxConcurrentRuns: number;
   /** Runs allowed to wait; past that, RESOURCE_EXHAUSTED. @default 64 (SKILL_ENGINE_MAX_QUEUED_RUNS) */

@@ -26,7 +26,9 @@ describe("loadConfig", () => {
       outputLimitBytes: 256 * 1024,
       tmpfsBytes: 64 * 1024 * 1024,
       maxFileBytes: 16 * 1024 * 1024,
+      outputFiles: { spaceBytes: 64 * 1024 * 1024, maxFiles: 256, maxFileBytes: 16 * 1024 * 1024, maxTotalBytes: 32 * 1024 * 1024 },
     });
+    expect(config.inputFiles).toEqual({ maxFiles: 64, maxTotalBytes: 16 * 1024 * 1024 });
   });
 
   it("reads every setting from the environment", () => {

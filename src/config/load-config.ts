@@ -146,7 +146,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       outputLimitBytes: v.SKILL_ENGINE_OUTPUT_LIMIT_BYTES,
       tmpfsBytes: v.SKILL_ENGINE_TMPFS_MB * MiB,
       maxFileBytes: v.SKILL_ENGINE_MAX_FILE_MB * MiB,
+      outputFiles: {
+        spaceBytes: v.SKILL_ENGINE_OUTPUT_SPACE_MB * MiB,
+        maxFiles: v.SKILL_ENGINE_OUTPUT_FILES_MAX,
+        maxFileBytes: v.SKILL_ENGINE_OUTPUT_FILE_INLINE_MB * MiB,
+        maxTotalBytes: v.SKILL_ENGINE_OUTPUT_INLINE_MB * MiB,
+      },
     },
+    inputFiles: { maxFiles: v.SKILL_ENGINE_INPUT_FILES_MAX, maxTotalBytes: v.SKILL_ENGINE_INPUT_FILES_MB * MiB },
     maxConcurrentRuns: v.SKILL_ENGINE_MAX_CONCURRENT_RUNS,
     maxQueuedRuns: v.SKILL_ENGINE_MAX_QUEUED_RUNS,
     maxQueuedRunsPerAgent:

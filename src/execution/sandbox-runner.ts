@@ -21,6 +21,20 @@ export interface SandboxLimits {
   readonly tmpfsBytes: number;
   /** Largest single file the skill may write (RLIMIT_FSIZE): a runaway write fails fast with EFBIG. */
   readonly maxFileBytes: number;
+  /** What a run may hand back under `/sandbox/out/` (docs/files.md#output-files). */
+  readonly outputFiles: OutputFileLimits;
+}
+
+/** The output space and what of it comes back inline (docs/files.md#output-files). */
+export interface OutputFileLimits {
+  /** Size of the tmpfs at `/sandbox/out`: a skill that writes more gets ENOSPC, never the host's disk. */
+  readonly spaceBytes: number;
+  /** Files returned at most; the rest are counted in a warning. */
+  readonly maxFiles: number;
+  /** Bytes of one file returned inline; a larger file comes back `truncated`. */
+  readonly maxFileBytes: number;
+  /** Bytes of all files returned inline together; past them files come back `truncated`. */
+  readonly maxTotalBytes: number;
 }
 
 /** One job for the sandbox: run the skill once on its payload, in a container used for nothing else. */
@@ -63,6 +77,32 @@ export interface SandboxRunRequest {
    * read-only at `/opt/skill-env` and put on the import path. Absent: the sandbox image alone.
    */
   readonly environment?: SandboxEnvironment;
+  /**
+   * Files the caller hands the run, placed read-only under `/sandbox/in/<path>`
+   * (docs/files.md#input-files); their paths were validated by the control plane.
+   */
+  readonly inputFiles?: readonly RunInputFile[];
+}
+
+/** A file handed to a run: a relative path of ordinary names and its bytes (docs/files.md#input-files). */
+export interface RunInputFile {
+  readonly path: string;
+  readonly content: Buffer;
+}
+
+/** A regular file a run left under `/sandbox/out/` (docs/files.md#output-files). */
+export interface RunOutputFile {
+  /** Relative to `/sandbox/out/`. */
+  readonly path: string;
+  /** The whole file's size, also when its content is truncated. */
+  readonly sizeBytes: number;
+  /** Hex SHA-256 of the whole file (computed in the sandbox when the content is truncated). */
+  readonly sha256: string;
+  /** The file's bytes, or its first bytes when truncated. */
+  readonly content: Buffer;
+  readonly truncated: boolean;
+  /** From the file name's extension; `application/octet-stream` when unknown. */
+  readonly mediaType: string;
 }
 
 /** A built environment of packages, as the execution plane needs it. */
@@ -103,6 +143,13 @@ export interface ExecutionResult {
   /** One line saying why the run failed; empty on success. */
   readonly errorSummary: string;
   readonly success: boolean;
+  /** The files the run left under `/sandbox/out/`; absent or empty when none. */
+  readonly outputFiles?: readonly RunOutputFile[];
+  /**
+   * What of `/sandbox/out/` did not come back and why (a link, a FIFO, too many files, a name that is
+   * not a plain path), one line each (docs/files.md#output-files).
+   */
+  readonly fileWarnings?: readonly string[];
 }
 
 /** Whether the engine can run sandboxes right now, and if not, what an operator should do. */

@@ -14,13 +14,13 @@ import type {
   VersionRecord,
 } from "../control/index.js";
 import { pinnedVersionFor } from "../control/index.js";
-import type { ExecutionResult as DomainExecutionResult } from "../execution/index.js";
+import type { ExecutionResult as DomainExecutionResult, RunOutputFile } from "../execution/index.js";
 import type { SourcedCatalogEntry } from "../sources/index.js";
 import type { SkillGrant } from "../gen/skillengine/v1/sharing.js";
 import type { Caller } from "../identity/index.js";
 import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
 import { CatalogStatus, type CatalogEntry, OnFailure } from "../gen/skillengine/v1/composition.js";
-import { type ExecutionResult, type StepResult } from "../gen/skillengine/v1/execution.js";
+import { type ExecutionResult, type OutputFile, type StepResult } from "../gen/skillengine/v1/execution.js";
 import { OnDuplicate, type SimilarSkill } from "../gen/skillengine/v1/learning.js";
 import { type GuardFinding, type RegisterSkillResponse } from "../gen/skillengine/v1/registration.js";
 import { type RoutedSkill } from "../gen/skillengine/v1/routing.js";
@@ -124,7 +124,14 @@ export function toGatedChangeMessage(result: RegistrationResult): RegisterSkillR
     hiddenDependentsPassed: result.hiddenDependentsRetested?.passed ?? 0,
     hiddenDependentsFailed: result.hiddenDependentsRetested?.failed ?? 0,
     similarSkills: (result.similarSkills ?? []).map(toSimilarSkillMessage),
+    testFiles: (result.test.outputFiles ?? []).map(toOutputFileMessage),
+    testFileWarnings: [...(result.test.fileWarnings ?? [])],
   };
+}
+
+/** A file a run left under /sandbox/out/ (docs/files.md#output-files). */
+export function toOutputFileMessage(file: RunOutputFile): OutputFile {
+  return { ...file };
 }
 
 export function toSimilarSkillMessage(similar: SimilarSkillReport): SimilarSkill {
@@ -146,6 +153,7 @@ export function toStepResultMessage(step: StepOutcome): StepResult {
     skipped: step.skipped,
     result: step.result ? toExecutionResultMessage(step.result) : undefined,
     error: step.error,
+    files: (step.result?.outputFiles ?? []).map(toOutputFileMessage),
   };
 }
 

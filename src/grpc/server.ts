@@ -49,6 +49,11 @@ export interface GrpcServerOptions {
   readonly metrics?: ServiceMetrics;
   /** TLS credentials (see `loadServerCredentials`); plaintext when absent. */
   readonly credentials?: ServerCredentials;
+  /**
+   * The largest request and response message, in bytes: room for a run's input files and for the
+   * files it hands back (docs/files.md#message-sizes). @default 4 MiB and 8 MiB
+   */
+  readonly maxMessageBytes?: { readonly request: number; readonly response: number };
 }
 
 /** A bound, serving gRPC server. */
@@ -72,8 +77,8 @@ export interface RunningGrpcServer {
 export async function startGrpcServer(options: GrpcServerOptions): Promise<RunningGrpcServer> {
   const calls = new CallTracker(new Set([HEALTH_WATCH_METHOD]));
   const server = new Server({
-    "grpc.max_receive_message_length": 4 * 1024 * 1024,
-    "grpc.max_send_message_length": 8 * 1024 * 1024,
+    "grpc.max_receive_message_length": options.maxMessageBytes?.request ?? 4 * 1024 * 1024,
+    "grpc.max_send_message_length": options.maxMessageBytes?.response ?? 8 * 1024 * 1024,
     interceptors: [calls.interceptor],
   });
   // Every request deserializer answers, never throws: grpc-js would say INTERNAL (request-decoding.ts).

@@ -15,6 +15,7 @@ import {
   fromOnFailureMessage,
   toSimilarSkillMessage,
   fromVisibilityMessage,
+  toOutputFileMessage,
   toStepResultMessage,
   toExecutionResultMessage,
   toGatedChangeMessage,
@@ -58,6 +59,7 @@ export function skillEngineHandlers(
           onDuplicate: fromOnDuplicateMessage(request.onDuplicate),
           requirements: request.requirements,
           systemPackages: request.systemPackages,
+          testFiles: request.testFiles,
         },
         context,
       );
@@ -75,7 +77,7 @@ export function skillEngineHandlers(
     invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {
       const key = request.idempotencyKey;
       const invoked = await control.invocation.invoke(
-        { name: request.name, payload: request.payload, routeId: request.routeId },
+        { name: request.name, payload: request.payload, routeId: request.routeId, files: request.files },
         key ? { ...context, idempotencyKey: key } : context,
       );
       return {
@@ -84,6 +86,7 @@ export function skillEngineHandlers(
         steps: invoked.steps.map(toStepResultMessage),
         warnings: invoked.warnings,
         invocationId: invoked.invocationId ?? "",
+        files: (invoked.result.outputFiles ?? []).map(toOutputFileMessage),
       };
     }),
 

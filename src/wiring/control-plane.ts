@@ -131,6 +131,7 @@ export function createUseCases(
     folders: ports.folders,
     environments: ports.environments,
     ...(ports.environmentAdmin ? { environmentAdmin: ports.environmentAdmin } : {}),
+    inputFiles: config.inputFiles,
   });
 }
 

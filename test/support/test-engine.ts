@@ -111,7 +111,8 @@ export function connect(
   /** More metadata on every call (e.g. `x-user-id`). */
   extraMetadata: Record<string, string> = {},
 ): TestClient {
-  const raw = new SkillEngineClient(`127.0.0.1:${port}`, channelCredentials);
+  // A run may hand back 32 MiB of files inline (docs/files.md#message-sizes): past grpc-js's 4 MiB default.
+  const raw = new SkillEngineClient(`127.0.0.1:${port}`, channelCredentials, { "grpc.max_receive_message_length": 64 * 1024 * 1024 });
   const metadata = (): Metadata => {
     const m = new Metadata();
     if (token !== undefined) m.set("authorization", `Bearer ${token}`);
@@ -137,6 +138,7 @@ export function connect(
           exampleQueries: [],
           requirements: [],
           systemPackages: [],
+          testFiles: [],
           visibility: 0,
           dependsOn: [],
           system: false,
@@ -145,7 +147,7 @@ export function connect(
         },
         ms,
       ),
-    invoke: (name, payload = "{}", ms, routeId = "") => call(raw.invokeSkill, { name, payload, routeId }, ms),
+    invoke: (name, payload = "{}", ms, routeId = "") => call(raw.invokeSkill, { name, payload, routeId, files: [] }, ms),
     get: (name) => call(raw.getSkill, { name }),
     list: (includeInactive = false) => call(raw.listSkills, { includeInactive, owner: "" }),
     close: () => raw.close(),

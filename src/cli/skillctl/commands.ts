@@ -102,6 +102,7 @@ export const register: Command = async (ctx) => {
       system: ctx.options.system === true,
       requirements: repeated(ctx, "requirements"),
       systemPackages: repeated(ctx, "system-packages"),
+      testFiles: [],
     })
     .catch((error: unknown) => {
       throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);
@@ -149,7 +150,7 @@ function newVersionOutput(
 export const invoke: Command = async (ctx) => {
   const name = arg(ctx, 0);
   const payload = jsonText(ctx.positionals[1] ?? "{}", "payload");
-  const response = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, { name, payload, routeId: "" });
+  const response = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, { name, payload, routeId: "", files: [] });
   const result = response.result;
   const success = result?.success === true;
   if (ctx.json) {

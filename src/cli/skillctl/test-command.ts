@@ -33,7 +33,12 @@ async function testOne(ctx: CommandContext, name: string): Promise<SkillTestOutc
       return outcome;
     }
     outcome.testPayload = active.testPayload || "{}";
-    const response: InvokeSkillResponse = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, { name, payload: outcome.testPayload, routeId: "" });
+    const response: InvokeSkillResponse = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, {
+      name,
+      payload: outcome.testPayload,
+      routeId: "",
+      files: [],
+    });
     const result = response.result;
     outcome.version = response.version;
     outcome.durationMs = result?.durationMs ?? Date.now() - started;

@@ -11,6 +11,7 @@ export {
   requirementName,
 } from "./dependency-scan.js";
 export { IMPORT_ALIASES, type ImportAlias, providerOf } from "./import-aliases.js";
+export { type InputFileLimits, validateInputFiles } from "./input-files.js";
 export { missingModuleCause, missingModuleOf } from "./missing-module.js";
 export { GUARD_RULES } from "./guard-rules.js";
 export { normalizeSkillCode } from "./normalize-code.js";

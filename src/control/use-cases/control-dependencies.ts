@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { SandboxEnvironment, SandboxFolderFile, SandboxRunner } from "../../execution/index.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
-import type { CodeIntake } from "../intake/index.js";
+import type { CodeIntake, InputFileLimits } from "../intake/index.js";
 import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
 import type { CanonicalStore, MirrorWriter } from "../store/index.js";
@@ -32,6 +32,8 @@ export interface ControlDependencies {
   readonly environments?: SkillEnvironments;
   /** The operator's side of the environments (docs/packages.md#operators); omitted: none are listed. */
   readonly environmentAdmin?: EnvironmentAdministration;
+  /** What a call may hand a run as files (docs/files.md#input-files). @default 64 files, 16 MiB together */
+  readonly inputFiles?: InputFileLimits;
 }
 
 /** What a version declares beyond the standard library, as the caller sent it. */

@@ -3,7 +3,7 @@ import type { ExecutionResult } from "../../execution/index.js";
 import { disabledError, pinnedVersionFor } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { StepOutcome } from "../composition/index.js";
-import { compileParametersSchema } from "../intake/index.js";
+import { compileParametersSchema, validateInputFiles } from "../intake/index.js";
 import type { SkillRecord } from "../registry/index.js";
 import type { SkillCore } from "./skill-core.js";
 import { liveSkill } from "./skill-lookup.js";
@@ -19,6 +19,8 @@ export interface InvokeInput {
   readonly payload: string;
   /** The RouteSkills answer this invocation follows, if any: the route is credited with its outcome. @default "" */
   readonly routeId?: string;
+  /** Files for the run, under /sandbox/in/ (docs/files.md#input-files). @default [] */
+  readonly files?: readonly { readonly path: string; readonly content: Uint8Array }[];
 }
 
 export interface InvocationResult {
@@ -58,8 +60,9 @@ export class Invocation {
         ? core.payloadValidatorFor(skill)
         : compileParametersSchema(core.registry.version(name, pinned)?.parametersSchema ?? skill.parametersSchema);
     const payload = validate("payload", input.payload);
+    const inputFiles = validateInputFiles("files", input.files ?? [], core.inputFileLimits);
     const resolved = core.composition.resolve(pinned === undefined ? { name } : { name, version: pinned }, context.caller, "invoke");
-    const { result, steps, warnings } = await this.runs.run(resolved, { payload, telemetry: true }, context);
+    const { result, steps, warnings } = await this.runs.run(resolved, { payload, inputFiles, telemetry: true }, context);
     const recorded = core.recordRun({ name, version: resolved.version, result }, context);
     const updated = recorded.skill;
     if (updated) await core.followStatusChange(skill, updated);
@@ -69,7 +72,7 @@ export class Invocation {
       result,
       version: resolved.version,
       steps,
-      warnings: [...core.composition.retestWarnings(skill), ...warnings],
+      warnings: [...core.composition.retestWarnings(skill), ...warnings, ...(result.fileWarnings ?? [])],
       invocationId: recorded.invocationId,
     };
   }

@@ -10,6 +10,7 @@ import {
   missingDependencyWarnings,
   type PreparedCode,
   type RegistrationInput,
+  validateInputFiles,
   validateRegistration,
 } from "../intake/index.js";
 import type { SkillRecord, SkillVisibility } from "../registry/index.js";
@@ -35,6 +36,8 @@ export interface RegisterSkillInput extends RegistrationInput {
   readonly requirements?: readonly string[];
   /** Debian packages the skill needs (docs/packages.md). @default [] */
   readonly systemPackages?: readonly string[];
+  /** Files for the test run, under /sandbox/in/ (docs/files.md#test-files). @default [] */
+  readonly testFiles?: readonly { readonly path: string; readonly content: Uint8Array }[];
 }
 
 /** The outcome of a gated change of code (registration or patch). */
@@ -91,13 +94,14 @@ export class RegisterSkill {
     environment.catch(() => undefined); // awaited below, after intake's verdict
     // validateRegistration has checked it against the schema already: this cannot throw.
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const inputFiles = validateInputFiles("test_files", input.testFiles ?? [], core.inputFileLimits);
     const intake = core.intake.begin(valid.code);
     // Code the guard passes as sent starts its test run while the parser checks it; "reject"
     // screens before any run, so a refused near-duplicate costs none (docs/performance.md#registration).
     const needsPackages = declaredPackages.requirements.length > 0 || declaredPackages.systemPackages.length > 0;
     const early: EarlyTest | undefined =
       intake.runnableAsSent && onDuplicate === "warn" && !needsPackages
-        ? gate.startEarlyTest({ skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles }, context)
+        ? gate.startEarlyTest({ skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles, inputFiles }, context)
         : undefined;
     let prepared: PreparedCode;
     try {
@@ -119,7 +123,15 @@ export class RegisterSkill {
     else {
       early?.discard();
       run = core.runSandbox(
-        { purpose: "test", skillName: valid.name, code: prepared.code, payload: testPayload, files, environment: built?.environment },
+        {
+          purpose: "test",
+          skillName: valid.name,
+          code: prepared.code,
+          payload: testPayload,
+          files,
+          environment: built?.environment,
+          inputFiles,
+        },
         context,
       );
     }

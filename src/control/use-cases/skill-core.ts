@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import { FailedPreconditionError, InternalError, SkillEngineError } from "../../errors/index.js";
 import type {
   ExecutionResult,
+  RunInputFile,
   SandboxEnvironment,
   SandboxFile,
   SandboxFolderFile,
@@ -11,7 +12,7 @@ import type {
 import type { CallContext } from "../call-context.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
-import { compileParametersSchema, type CodeIntake, type PayloadValidator } from "../intake/index.js";
+import { compileParametersSchema, type CodeIntake, type InputFileLimits, type PayloadValidator } from "../intake/index.js";
 import { KeyedMutex } from "../../concurrency/index.js";
 import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
@@ -31,7 +32,12 @@ export interface SandboxRunInput {
   readonly folder?: readonly SandboxFolderFile[];
   /** The version's environment of packages (docs/packages.md#at-run-time). */
   readonly environment?: SandboxEnvironment | undefined;
+  /** The caller's files, under /sandbox/in/ (docs/files.md#input-files); validated. */
+  readonly inputFiles?: readonly RunInputFile[];
 }
+
+/** What a call may hand a run when the deployment does not say (docs/files.md#input-files). */
+const DEFAULT_INPUT_FILE_LIMITS: InputFileLimits = { maxFiles: 64, maxTotalBytes: 16 * 1024 * 1024 };
 
 /**
  * What every use case shares (temporalio's base client under its sub-clients): the stores, the
@@ -53,6 +59,7 @@ export class SkillCore {
   readonly environments: SkillEnvironments | undefined;
   readonly now: () => Date;
   readonly lookup: SkillLookup;
+  readonly inputFileLimits: InputFileLimits;
   private readonly runner: SandboxRunner;
   private readonly perName = new KeyedMutex();
   private readonly validators = new Map<string, { key: string; validate: PayloadValidator }>();
@@ -72,6 +79,7 @@ export class SkillCore {
     this.environments = deps.environments;
     this.now = deps.now ?? (() => new Date());
     this.lookup = new SkillLookup(deps.registry);
+    this.inputFileLimits = deps.inputFiles ?? DEFAULT_INPUT_FILE_LIMITS;
   }
 
   /** Runs `work` after every earlier change of `name` has finished: one change of a skill at a time. */
@@ -86,7 +94,7 @@ export class SkillCore {
 
   /** One sandbox run, stopped when the call is cancelled or its deadline passes. */
   runSandbox(input: SandboxRunInput, context: CallContext): Promise<ExecutionResult> {
-    const { files = [], folder = [] } = input;
+    const { files = [], folder = [], inputFiles = [] } = input;
     return this.runner.run({
       code: input.code,
       payload: input.payload,
@@ -96,6 +104,7 @@ export class SkillCore {
       agentId: context.caller.agentId,
       ...(files.length > 0 ? { files } : {}),
       ...(folder.length > 0 ? { folder } : {}),
+      ...(inputFiles.length > 0 ? { inputFiles } : {}),
       ...(input.environment ? { environment: input.environment } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.idempotencyKey && input.purpose === "invoke" ? { idempotencyKey: context.idempotencyKey } : {}),

@@ -1,5 +1,5 @@
 import { errorMessage, FailedPreconditionError, InternalError, InvalidArgumentError } from "../../errors/index.js";
-import type { ExecutionResult } from "../../execution/index.js";
+import type { ExecutionResult, RunInputFile } from "../../execution/index.js";
 import type { CallContext } from "../call-context.js";
 import {
   type CompositionDefinition,
@@ -29,6 +29,8 @@ export interface SkillRun {
  */
 export interface RunRequest {
   readonly payload: string;
+  /** The caller's files, under /sandbox/in/ (docs/files.md#input-files); validated. @default [] */
+  readonly inputFiles?: readonly RunInputFile[];
   readonly telemetry: boolean;
   /** @default 1 */
   readonly depth?: number;
@@ -40,7 +42,7 @@ export class SkillRuns {
 
   async run(resolved: ResolvedSkill, request: RunRequest, context: CallContext): Promise<SkillRun> {
     const { core } = this;
-    const { payload, telemetry } = request;
+    const { payload, telemetry, inputFiles = [] } = request;
     // The active version through activeCode, which also repairs an altered canonical file; a pinned one from history.
     const code =
       resolved.version === resolved.record.version ? await core.activeCode(resolved.record) : await core.composition.readCode(resolved);
@@ -66,14 +68,14 @@ export class SkillRuns {
     }
     if (folderRun) {
       const result = await core.runSandbox(
-        { purpose, skillName: name, code: folderRun.launcher, payload, folder: folderRun.folder, environment },
+        { purpose, skillName: name, code: folderRun.launcher, payload, folder: folderRun.folder, environment, inputFiles },
         context,
       );
       return { result, steps: [], warnings: [] };
     }
     const files = await core.composition.dependencyFiles(name, resolved.declared.dependsOn);
     return {
-      result: await core.runSandbox({ purpose, skillName: name, code, payload, files, environment }, context),
+      result: await core.runSandbox({ purpose, skillName: name, code, payload, files, environment, inputFiles }, context),
       steps: [],
       warnings: [],
     };

@@ -1,6 +1,6 @@
 import { anySignal } from "any-signal";
 import { SkillEngineError, SkillModuleMissingError, SkillTestFailedError } from "../../errors/index.js";
-import type { ExecutionResult, SandboxFile } from "../../execution/index.js";
+import type { ExecutionResult, RunInputFile, SandboxFile } from "../../execution/index.js";
 import { canSee } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { DeclaredDependencies } from "../composition/index.js";
@@ -114,7 +114,13 @@ export class VersionGate {
    * cancelled run's).
    */
   startEarlyTest(
-    run: { readonly skillName: string; readonly code: string; readonly payload: string; readonly files: Promise<SandboxFile[]> },
+    run: {
+      readonly skillName: string;
+      readonly code: string;
+      readonly payload: string;
+      readonly files: Promise<SandboxFile[]>;
+      readonly inputFiles: readonly RunInputFile[];
+    },
     context: CallContext,
   ): EarlyTest {
     const controller = new AbortController();
@@ -122,7 +128,7 @@ export class VersionGate {
     const result = run.files
       .then((files) =>
         this.core.runSandbox(
-          { purpose: "test", skillName: run.skillName, code: run.code, payload: run.payload, files },
+          { purpose: "test", skillName: run.skillName, code: run.code, payload: run.payload, files, inputFiles: run.inputFiles },
           { ...context, signal },
         ),
       )

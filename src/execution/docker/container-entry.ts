@@ -34,6 +34,7 @@ os.close(_null)
 sys.argv = ["/sandbox/skill.py", _job["payload"]]
 sys.path[0] = "/sandbox"
 _nonce = _job["nonce"]
+_out = _job.get("out")
 del _read, _size, _job, _null
 _code = 0
 try:
@@ -61,6 +62,83 @@ for _stream in (sys.stdout, sys.stderr):
         _stream.flush()
     except BaseException:
         pass
+def _write_all(data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view):]
+def _send_files(limits):
+    import hashlib, stat
+    root = "/sandbox/out"
+    files, skipped, blobs = [], [], []
+    tally = {"skipped": 0, "more": 0, "budget": limits["total"]}
+    def skip(path, kind):
+        tally["skipped"] += 1
+        if len(skipped) < 100:
+            skipped.append({"path": path, "kind": kind})
+    def read(path, full):
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return skip(path, "unreadable")
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return skip(path, "not a regular file")
+            keep = min(limits["file"], tally["budget"])
+            digest, kept, size = hashlib.sha256(), [], 0
+            while True:
+                chunk = os.read(fd, 1048576)
+                if not chunk:
+                    break
+                digest.update(chunk)
+                if size < keep:
+                    kept.append(chunk[: keep - size])
+                size += len(chunk)
+            data = b"".join(kept)
+            tally["budget"] -= len(data)
+            blobs.append(data)
+            files.append({"path": path, "size": size, "sha256": digest.hexdigest(), "inline": len(data)})
+        finally:
+            os.close(fd)
+    def visit(rel, depth):
+        try:
+            names = sorted(os.listdir(root + "/" + rel if rel else root))
+        except OSError:
+            return skip(rel or ".", "unreadable directory")
+        for name in names:
+            path = rel + "/" + name if rel else name
+            try:
+                mode = os.lstat(root + "/" + path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                if depth >= 32:
+                    skip(path, "directory nested too deep")
+                else:
+                    visit(path, depth + 1)
+            elif stat.S_ISLNK(mode):
+                skip(path, "symbolic link")
+            elif not stat.S_ISREG(mode):
+                skip(path, "fifo" if stat.S_ISFIFO(mode) else "socket" if stat.S_ISSOCK(mode) else "device")
+            elif len(files) >= limits["count"]:
+                tally["more"] += 1
+            else:
+                read(path, root + "/" + path)
+    visit("", 0)
+    full = False
+    try:
+        full = os.statvfs(root).f_bavail == 0
+    except OSError:
+        pass
+    manifest = json.dumps({"files": files, "skipped": skipped, "skipped_count": tally["skipped"], "more": tally["more"], "full": full}).encode()
+    data = b"".join(blobs)
+    _write_all(("\\0\\x1eskill-engine-files:%s:%d:%d\\x1e\\0" % (_nonce, len(manifest), len(data))).encode())
+    _write_all(manifest)
+    _write_all(data)
+try:
+    if _out is not None and os.listdir("/sandbox/out"):
+        _send_files(_out)
+except BaseException:
+    pass
 _marker = ("\\0\\x1eskill-engine-exit:%s:%d\\x1e\\0" % (_nonce, _code)).encode()
 for _fd in (1, 2):
     try:
@@ -70,9 +148,19 @@ for _fd in (1, 2):
 os._exit(_code)
 `;
 
-/** The frame that hands a warm container its one job. */
-export function jobFrame(payload: string, nonce: string): Buffer {
-  const body = Buffer.from(JSON.stringify({ payload, nonce }), "utf8");
+/** What the entry script may send back of `/sandbox/out/` (docs/files.md#output-files). */
+export interface OutputFrameLimits {
+  /** Files at most. */
+  readonly count: number;
+  /** Inline bytes of one file at most. */
+  readonly file: number;
+  /** Inline bytes of all files together at most. */
+  readonly total: number;
+}
+
+/** The frame that hands a container its one job. */
+export function jobFrame(payload: string, nonce: string, out: OutputFrameLimits): Buffer {
+  const body = Buffer.from(JSON.stringify({ payload, nonce, out }), "utf8");
   const header = Buffer.alloc(4);
   header.writeUInt32BE(body.length);
   return Buffer.concat([header, body]);
@@ -83,5 +171,14 @@ export function exitMarkerPrefix(nonce: string): Buffer {
   return Buffer.from(`\0\x1eskill-engine-exit:${nonce}:`, "latin1");
 }
 
-/** What ends the exit marker. */
+/**
+ * What starts the frame of output files the entry script writes to stdout just before its exit
+ * marker, when `/sandbox/out/` holds anything: `<manifest bytes>:<data bytes>`, {@link EXIT_MARKER_END},
+ * then a JSON manifest and the files' inline bytes in its order (docs/files.md#output-files).
+ */
+export function filesFramePrefix(nonce: string): Buffer {
+  return Buffer.from(`\0\x1eskill-engine-files:${nonce}:`, "latin1");
+}
+
+/** What ends the exit marker (and the output files frame's header). */
 export const EXIT_MARKER_END = Buffer.from("\x1e\0", "latin1");

@@ -20,6 +20,7 @@ const limits: SandboxLimits = {
   outputLimitBytes: 1024 * 1024,
   tmpfsBytes: 64 * 1024 * 1024,
   maxFileBytes: 16 * 1024 * 1024,
+  outputFiles: { spaceBytes: 64 * 1024 * 1024, maxFiles: 256, maxFileBytes: 16 * 1024 * 1024, maxTotalBytes: 32 * 1024 * 1024 },
 };
 
 const base = {

@@ -1,5 +1,5 @@
 import type Docker from "dockerode";
-import { CONTAINER_CODE_DIR, CONTAINER_SCRATCH_DIR } from "./run-directories.js";
+import { CONTAINER_CODE_DIR, CONTAINER_OUTPUT_DIR, CONTAINER_SCRATCH_DIR } from "./run-directories.js";
 import type { SandboxEnvironment, SandboxLimits } from "../sandbox-runner.js";
 import { CONTAINER_ENTRY_SCRIPT } from "./container-entry.js";
 
@@ -17,8 +17,9 @@ export const LABEL_RUN_ID = "io.skill-engine.run-id";
 export const LABEL_SKILL = "io.skill-engine.skill";
 export const LABEL_PURPOSE = "io.skill-engine.purpose";
 
-/** The unprivileged uid:gid skills run as; it needs no passwd entry in the image. */
-export const SANDBOX_USER = "10001:10001";
+/** The unprivileged uid (and gid) skills run as; it needs no passwd entry in the image. */
+const SANDBOX_UID = 10001;
+export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
 
 /** Open files a skill may hold at once. */
 const OPEN_FILES_LIMIT = 256;
@@ -116,7 +117,12 @@ export function sandboxContainerSpec(input: SandboxContainerSpecInput): Docker.C
       // Memory + swap = memory: no swap.
       MemorySwap: limits.memoryBytes,
       NanoCpus: Math.round(limits.cpus * 1e9),
-      Tmpfs: { [CONTAINER_SCRATCH_DIR]: `rw,nosuid,nodev,noexec,size=${limits.tmpfsBytes},mode=1777` },
+      Tmpfs: {
+        [CONTAINER_SCRATCH_DIR]: `rw,nosuid,nodev,noexec,size=${limits.tmpfsBytes},mode=1777`,
+        // What the run hands back (docs/files.md#output-files): in memory, size-capped, the sandbox
+        // user's alone; the entry script reads it back, the host never looks at it.
+        [CONTAINER_OUTPUT_DIR]: `rw,nosuid,nodev,noexec,size=${limits.outputFiles.spaceBytes},uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700`,
+      },
       // /dev/shm is the other in-memory writable place (multiprocessing needs it); same cap.
       ShmSize: limits.tmpfsBytes,
       // Read-only: nothing a skill writes ever reaches the host disk (no disk filling, no planted

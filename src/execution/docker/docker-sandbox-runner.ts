@@ -20,6 +20,7 @@ import type {
   EngineHealth,
   ExecutionPlane,
   ExecutionResult,
+  RunInputFile,
   SandboxEnvironment,
   SandboxFile,
   SandboxFolderFile,
@@ -154,6 +155,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
           request.code,
           request.files,
           request.folder,
+          request.inputFiles,
         ),
       destroyLater: (member) => this.removals.enqueue(member),
     };
@@ -385,11 +387,12 @@ export class DockerSandboxRunner implements ExecutionPlane {
     code?: string,
     files?: readonly SandboxFile[],
     folder?: readonly SandboxFolderFile[],
+    inputFiles?: readonly RunInputFile[],
   ): Promise<SandboxContainer> {
     const runId = `${this.options.instanceTag}-${this.bootId}-${randomUUID()}`;
     this.tracked.add(runId);
     try {
-      return await prepareContainer(this.containers, runId, command, code, files, folder);
+      return await prepareContainer(this.containers, runId, command, code, files, folder, inputFiles);
     } catch (error) {
       // prepareContainer removed what it made; what it could not remove, the next sweep does.
       this.tracked.delete(runId);

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { SandboxUnavailableError } from "../../errors/index.js";
 import { isSuccessfulRun, summarizeRun } from "../error-summary.js";
 import { type FaultProbe, infrastructureFault } from "./infrastructure-fault.js";
+import { readOutputFiles } from "./output-files.js";
 import type { RunDirectories } from "./run-directories.js";
 import type { SandboxContainer } from "./sandbox-container.js";
 import { cancellationOf, type ExecutionResult, type SandboxLimits } from "../sandbox-runner.js";
@@ -71,15 +72,26 @@ export async function finishRun(
       throw fault;
     }
   }
-  const errorSummary = summarizeRun({
-    exitCode,
-    stdout: stdoutText,
-    stderrTail: member.stderr.tailText(),
-    timedOut,
-    oomKilled,
-    timeoutMs: limits.timeoutMs,
-    memoryBytes: limits.memoryBytes,
-  });
+  const output = readOutputFiles(member.filesFrame(), limits.outputFiles);
+  const errorSummary =
+    !success && !timedOut && output.full
+      ? `wrote more than ${mib(limits.outputFiles.spaceBytes)} MiB under /sandbox/out (the output space's size, SKILL_ENGINE_OUTPUT_SPACE_MB)`
+      : summarizeRun({
+          exitCode,
+          stdout: stdoutText,
+          stderrTail: member.stderr.tailText(),
+          timedOut,
+          oomKilled,
+          timeoutMs: limits.timeoutMs,
+          memoryBytes: limits.memoryBytes,
+        });
+  const fileWarnings =
+    success && output.full
+      ? [
+          ...output.warnings,
+          `the output space under /sandbox/out was full (${mib(limits.outputFiles.spaceBytes)} MiB): a file may be incomplete`,
+        ]
+      : output.warnings;
   logger.debug({ exitCode, durationMs, timedOut, oomKilled }, "sandbox run finished");
   return {
     exitCode,
@@ -92,7 +104,13 @@ export async function finishRun(
     stderrTruncated: member.stderr.truncated,
     errorSummary,
     success,
+    ...(output.files.length > 0 ? { outputFiles: output.files } : {}),
+    ...(fileWarnings.length > 0 ? { fileWarnings } : {}),
   };
+}
+
+function mib(bytes: number): string {
+  return String(Math.round((bytes / (1024 * 1024)) * 10) / 10);
 }
 
 /** Waits for the container to exit, killing it on timeout or cancellation. */

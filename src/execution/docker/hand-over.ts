@@ -22,7 +22,10 @@ export async function handOver(
     byMarker = true;
     return code;
   });
-  member.attached.write(jobFrame(payload, member.nonce));
+  const { outputFiles } = context.limits;
+  member.attached.write(
+    jobFrame(payload, member.nonce, { count: outputFiles.maxFiles, file: outputFiles.maxFileBytes, total: outputFiles.maxTotalBytes }),
+  );
   const exit = Promise.race([markerExit, member.exited]);
   return finishRun(member, { exit, startedAt, outputComplete: () => byMarker }, signal, context);
 }

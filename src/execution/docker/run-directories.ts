@@ -1,7 +1,7 @@
 import { constants as fsConstants } from "node:fs";
 import { lstat, mkdir, open, readdir, rm } from "node:fs/promises";
 import path from "node:path";
-import type { SandboxFile, SandboxFolderFile } from "../sandbox-runner.js";
+import type { RunInputFile, SandboxFile, SandboxFolderFile } from "../sandbox-runner.js";
 
 /** Where the run directory appears inside the container, read-only: `python3 /sandbox/skill.py <payload>`. */
 export const CONTAINER_CODE_DIR = "/sandbox";
@@ -10,6 +10,14 @@ export const CONTAINER_SCRATCH_DIR = "/tmp";
 export const SKILL_FILE_NAME = "skill.py";
 /** Where a skill folder's files go in the run directory (`/sandbox/skill_dir/` in the container). */
 export const SKILL_FOLDER_NAME = "skill_dir";
+/** Where the caller's input files go in the run directory (`/sandbox/in/` in the container, read-only). */
+const INPUT_DIR_NAME = "in";
+/**
+ * The mount point of the run's output space (docs/files.md#output-files): an empty directory of
+ * the run directory, where the container mounts its size-capped tmpfs. The host never reads it.
+ */
+const OUTPUT_DIR_NAME = "out";
+export const CONTAINER_OUTPUT_DIR = `${CONTAINER_CODE_DIR}/${OUTPUT_DIR_NAME}`;
 
 /**
  * Host-side handling of per-run directories under `<sandboxDir>/runs/<run-id>/`.
@@ -49,17 +57,21 @@ export class RunDirectories {
     code: string | undefined,
     files: readonly SandboxFile[] = [],
     folder: readonly SandboxFolderFile[] = [],
+    inputFiles: readonly RunInputFile[] = [],
   ): Promise<string> {
     const runDir = this.pathOf(runId);
     for (const extra of files) assertExtraFileName(extra.name);
     for (const member of folder) assertFolderPath(member.path);
+    for (const input of inputFiles) assertFolderPath(input.path);
     try {
       // 0700: no other host user can reach run directories; the engine binds them as root.
       await mkdir(this.runsDir, { recursive: true, mode: 0o700 });
       await mkdir(runDir, { mode: 0o700 });
       // The sandbox user (an unprivileged uid inside the container) only needs to read the skill.
       await chmodNoFollow(runDir, 0o755);
-      if (code !== undefined) await this.writeSkill(runId, code, files, folder);
+      // The output space's mount point must exist: the container cannot make it in a read-only mount.
+      await mkdir(path.join(runDir, OUTPUT_DIR_NAME), { mode: 0o755 });
+      if (code !== undefined) await this.writeSkill(runId, code, files, folder, inputFiles);
     } catch (error) {
       this.written.delete(runId);
       throw error;
@@ -76,21 +88,24 @@ export class RunDirectories {
     code: string,
     files: readonly SandboxFile[] = [],
     folder: readonly SandboxFolderFile[] = [],
+    inputFiles: readonly RunInputFile[] = [],
   ): Promise<void> {
-    // Dependencies first: the skill file's appearance is what a run waits for.
+    // Dependencies and inputs first: the skill file's appearance is what a run waits for.
     for (const extra of files) {
       assertExtraFileName(extra.name);
       await this.writeReadOnly(runId, extra.name, extra.content);
     }
-    if (folder.length > 0) await this.writeFolder(runId, folder);
+    if (folder.length > 0) await this.writeTree(runId, SKILL_FOLDER_NAME, folder);
+    if (inputFiles.length > 0) await this.writeTree(runId, INPUT_DIR_NAME, inputFiles);
     await this.writeReadOnly(runId, SKILL_FILE_NAME, code);
   }
 
   /**
-   * A skill folder's files under `skill_dir/` (docs/skill-sources.md#running): directories 0755
-   * made fresh (mkdir fails on anything already there), files 0444 as below.
+   * A tree of files under `top/` of the run directory: a skill folder's under `skill_dir/`
+   * (docs/skill-sources.md#running), the caller's input files under `in/` (docs/files.md#input-files).
+   * Directories 0755 made fresh (mkdir fails on anything already there), files 0444 as below.
    */
-  private async writeFolder(runId: string, folder: readonly SandboxFolderFile[]): Promise<void> {
+  private async writeTree(runId: string, top: string, members: readonly { path: string; content: string | Buffer }[]): Promise<void> {
     const made = new Set<string>();
     const makeDirectory = async (relative: string): Promise<void> => {
       if (made.has(relative)) return;
@@ -101,12 +116,11 @@ export class RunDirectories {
       await chmodNoFollow(directory, 0o755);
       made.add(relative);
     };
-    await makeDirectory(SKILL_FOLDER_NAME);
-    for (const member of folder) {
+    await makeDirectory(top);
+    for (const member of members) {
       assertFolderPath(member.path);
-      const relative = `${SKILL_FOLDER_NAME}/${member.path}`;
-      const parent = path.posix.dirname(relative);
-      await makeDirectory(parent);
+      const relative = `${top}/${member.path}`;
+      await makeDirectory(path.posix.dirname(relative));
       await this.writeReadOnly(runId, relative, member.content);
     }
   }
@@ -199,7 +213,7 @@ function assertExtraFileName(name: string): void {
   }
 }
 
-/** A folder member: a relative path of plain segments, never `..`, `.` or empty. */
+/** A folder member or input file: a relative path of plain segments, never `..`, `.` or empty. */
 function assertFolderPath(relative: string): void {
   const segments = relative.split("/");
   if (relative.length > 512 || segments.some((s) => s === "" || s === "." || s === ".." || s.includes("\0"))) {

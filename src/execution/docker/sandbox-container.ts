@@ -7,8 +7,9 @@ import { type ContainerCommand, sandboxContainerSpec } from "./container-spec.js
 import type { DockerEngineClient, EngineContainer } from "./docker-engine-client.js";
 import type { EngineWatch, WatchMark } from "./engine-watch.js";
 import { ExitMarkerFilter } from "./exit-marker-filter.js";
+import { type FilesFrame, FilesFrameFilter } from "./files-frame-filter.js";
 import type { RunDirectories } from "./run-directories.js";
-import type { SandboxFile, SandboxFolderFile, SandboxLimits } from "../sandbox-runner.js";
+import type { RunInputFile, SandboxFile, SandboxFolderFile, SandboxLimits } from "../sandbox-runner.js";
 
 /** A container that is created, attached and started, its runner waiting on stdin for its one job. */
 export interface SandboxContainer {
@@ -30,6 +31,8 @@ export interface SandboxContainer {
   readonly markerExit: Promise<number>;
   /** Releases output held back while it could have been the start of the marker; call once the run is over. */
   readonly flushOutput: () => void;
+  /** The output files frame the entry script sent before its marker, if any (docs/files.md#output-files). */
+  readonly filesFrame: () => FilesFrame | undefined;
 }
 
 /** The run directory vanished before the skill started (a sandbox wipe); safe to prepare again. */
@@ -60,10 +63,11 @@ export async function prepareContainer(
   code?: string,
   files?: readonly SandboxFile[],
   folder?: readonly SandboxFolderFile[],
+  inputFiles?: readonly RunInputFile[],
 ): Promise<SandboxContainer> {
   const { engine, runDirectories, limits } = factory;
   const engineMark = factory.watch.mark();
-  await runDirectories.create(runId, code, files, folder).catch(async (error: unknown) => {
+  await runDirectories.create(runId, code, files, folder, inputFiles).catch(async (error: unknown) => {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new RunDirectoryVanishedError();
     // A directory made before the skill file failed (a full disk) must not stay behind.
     await runDirectories.remove(runId).catch(() => undefined);
@@ -90,7 +94,7 @@ export async function prepareContainer(
     const stdout = new CappedOutput(limits.outputLimitBytes);
     const stderr = new CappedOutput(limits.outputLimitBytes);
     const nonce = randomUUID();
-    const { markerExit, flushOutput } = demultiplexUntilMarker(container, attached, nonce, stdout, stderr);
+    const { markerExit, flushOutput, filesFrame } = demultiplexUntilMarker(container, attached, nonce, stdout, stderr, limits);
     const outputDone = new Promise<void>((resolve) => {
       attached.once("end", resolve);
       attached.once("close", resolve);
@@ -118,6 +122,7 @@ export async function prepareContainer(
       nonce,
       markerExit,
       flushOutput,
+      filesFrame,
     };
   } catch (error) {
     await container?.remove();
@@ -129,7 +134,8 @@ export async function prepareContainer(
 /**
  * A run is over when the entry script's marker came through both streams: everything
  * the skill wrote before it has then arrived, whatever the engine's exit bookkeeping still takes.
- * Resolves with the exit code the marker carries.
+ * Resolves with the exit code the marker carries. Stdout first passes the output files filter,
+ * which takes the files frame out of it (docs/files.md#output-files).
  */
 function demultiplexUntilMarker(
   container: EngineContainer,
@@ -137,7 +143,8 @@ function demultiplexUntilMarker(
   nonce: string,
   stdout: CappedOutput,
   stderr: CappedOutput,
-): { markerExit: Promise<number>; flushOutput: () => void } {
+  limits: SandboxLimits,
+): { markerExit: Promise<number>; flushOutput: () => void; filesFrame: () => FilesFrame | undefined } {
   let stdoutCode: ((code: number) => void) | undefined;
   let stderrSeen: (() => void) | undefined;
   const onStdout = new Promise<number>((resolve) => (stdoutCode = resolve));
@@ -146,10 +153,15 @@ function demultiplexUntilMarker(
     new ExitMarkerFilter(nonce, stdout.writable, (code) => stdoutCode?.(code)),
     new ExitMarkerFilter(nonce, stderr.writable, () => stderrSeen?.()),
   ] as const;
-  container.demultiplex(attached, filters[0], filters[1]);
+  const files = new FilesFrameFilter(nonce, filters[0], limits.outputFiles.maxTotalBytes);
+  container.demultiplex(attached, files, filters[1]);
   return {
     markerExit: Promise.all([onStdout, onStderr]).then(([code]) => code),
-    flushOutput: () => filters.forEach((filter) => filter.flush()),
+    flushOutput: () => {
+      files.flush();
+      filters.forEach((filter) => filter.flush());
+    },
+    filesFrame: () => files.frame(),
   };
 }
 

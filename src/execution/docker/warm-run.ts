@@ -18,13 +18,15 @@ export async function runWarm(
   const logger = runLogger(context.logger, member.runId, request, "warm");
   try {
     if (signal.aborted) throw cancellationOf(signal);
-    const handedOver = await context.runDirectories.writeSkill(member.runId, request.code, request.files, request.folder).then(
-      () => true,
-      (error: unknown) => {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-        throw error;
-      },
-    );
+    const handedOver = await context.runDirectories
+      .writeSkill(member.runId, request.code, request.files, request.folder, request.inputFiles)
+      .then(
+        () => true,
+        (error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+          throw error;
+        },
+      );
     if (!handedOver) {
       logger.debug("warm container's run directory was wiped while it waited; starting cold");
       return undefined;

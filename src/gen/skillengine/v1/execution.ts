@@ -37,7 +37,37 @@ export interface InvokeSkillRequest {
    * characters). Only then may a run whose execution host vanished mid-run be tried again on
    * another host (docs/execution-hosts.md#at-most-once); without it the call answers UNAVAILABLE.
    */
-  idempotencyKey?: string | undefined;
+  idempotencyKey?:
+    | string
+    | undefined;
+  /** Files for this run, placed read-only under /sandbox/in/<path> (docs/files.md#input-files). */
+  files: InputFile[];
+}
+
+/** A file handed to a run (docs/files.md#input-files). */
+export interface InputFile {
+  /**
+   * Relative, made of ordinary names: no "..", "." or empty segment, no leading "/", no control
+   * character; at most 1,024 characters.
+   */
+  path: string;
+  content: Buffer;
+}
+
+/** A regular file the run left under /sandbox/out/ (docs/files.md#output-files). */
+export interface OutputFile {
+  /** Relative to /sandbox/out/. */
+  path: string;
+  /** The whole file's size, also when content is truncated. */
+  sizeBytes: number;
+  /** Hex SHA-256 of the whole file. */
+  sha256: string;
+  /** The file's bytes, or its first bytes when truncated. */
+  content: Buffer;
+  /** Past the per-file or total inline limit: content holds the first bytes only. */
+  truncated: boolean;
+  /** From the file name's extension; "application/octet-stream" when unknown. */
+  mediaType: string;
 }
 
 export interface InvokeSkillResponse {
@@ -58,6 +88,11 @@ export interface InvokeSkillResponse {
    * could not be recorded.
    */
   invocationId: string;
+  /**
+   * The files the run (a composed skill's last step) left under /sandbox/out/; what did not come
+   * back is said in warnings (docs/files.md#output-files).
+   */
+  files: OutputFile[];
 }
 
 /** One step of a composed run. */
@@ -73,6 +108,8 @@ export interface StepResult {
     | undefined;
   /** A template or condition error of this step (it then did not run). */
   error: string;
+  /** The files the step left under /sandbox/out/ (docs/composition.md#files). */
+  files: OutputFile[];
 }
 
 function createBaseExecutionResult(): ExecutionResult {
@@ -328,7 +365,7 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
 };
 
 function createBaseInvokeSkillRequest(): InvokeSkillRequest {
-  return { name: "", payload: "", routeId: "", idempotencyKey: undefined };
+  return { name: "", payload: "", routeId: "", idempotencyKey: undefined, files: [] };
 }
 
 export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
@@ -344,6 +381,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     }
     if (message.idempotencyKey !== undefined) {
       writer.uint32(562).string(message.idempotencyKey);
+    }
+    for (const v of message.files) {
+      InputFile.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -393,6 +433,14 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
             message.idempotencyKey = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.files.push(InputFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -419,6 +467,7 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : undefined,
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => InputFile.fromJSON(e)) : [],
     };
   },
 
@@ -436,6 +485,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     if (message.idempotencyKey !== undefined) {
       obj.idempotencyKey = message.idempotencyKey;
     }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => InputFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -448,12 +500,255 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     message.payload = object.payload ?? "";
     message.routeId = object.routeId ?? "";
     message.idempotencyKey = object.idempotencyKey ?? undefined;
+    message.files = object.files?.map((e) => InputFile.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseInputFile(): InputFile {
+  return { path: "", content: Buffer.alloc(0) };
+}
+
+export const InputFile: MessageFns<InputFile> = {
+  encode(message: InputFile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.content.length !== 0) {
+      writer.uint32(18).bytes(message.content);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): InputFile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseInputFile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.content = Buffer.from(reader.bytes());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): InputFile {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      content: isSet(object.content) ? Buffer.from(bytesFromBase64(object.content)) : Buffer.alloc(0),
+    };
+  },
+
+  toJSON(message: InputFile): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.content.length !== 0) {
+      obj.content = base64FromBytes(message.content);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<InputFile>): InputFile {
+    return InputFile.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<InputFile>): InputFile {
+    const message = createBaseInputFile();
+    message.path = object.path ?? "";
+    message.content = object.content ?? Buffer.alloc(0);
+    return message;
+  },
+};
+
+function createBaseOutputFile(): OutputFile {
+  return { path: "", sizeBytes: 0, sha256: "", content: Buffer.alloc(0), truncated: false, mediaType: "" };
+}
+
+export const OutputFile: MessageFns<OutputFile> = {
+  encode(message: OutputFile, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.path !== "") {
+      writer.uint32(10).string(message.path);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(16).uint64(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(26).string(message.sha256);
+    }
+    if (message.content.length !== 0) {
+      writer.uint32(34).bytes(message.content);
+    }
+    if (message.truncated !== false) {
+      writer.uint32(40).bool(message.truncated);
+    }
+    if (message.mediaType !== "") {
+      writer.uint32(50).string(message.mediaType);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OutputFile {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOutputFile();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.path = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.content = Buffer.from(reader.bytes());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.truncated = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.mediaType = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OutputFile {
+    return {
+      path: isSet(object.path) ? globalThis.String(object.path) : "",
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+      content: isSet(object.content) ? Buffer.from(bytesFromBase64(object.content)) : Buffer.alloc(0),
+      truncated: isSet(object.truncated) ? globalThis.Boolean(object.truncated) : false,
+      mediaType: isSet(object.mediaType)
+        ? globalThis.String(object.mediaType)
+        : isSet(object.media_type)
+        ? globalThis.String(object.media_type)
+        : "",
+    };
+  },
+
+  toJSON(message: OutputFile): unknown {
+    const obj: any = {};
+    if (message.path !== "") {
+      obj.path = message.path;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    if (message.content.length !== 0) {
+      obj.content = base64FromBytes(message.content);
+    }
+    if (message.truncated !== false) {
+      obj.truncated = message.truncated;
+    }
+    if (message.mediaType !== "") {
+      obj.mediaType = message.mediaType;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OutputFile>): OutputFile {
+    return OutputFile.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OutputFile>): OutputFile {
+    const message = createBaseOutputFile();
+    message.path = object.path ?? "";
+    message.sizeBytes = object.sizeBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    message.content = object.content ?? Buffer.alloc(0);
+    message.truncated = object.truncated ?? false;
+    message.mediaType = object.mediaType ?? "";
     return message;
   },
 };
 
 function createBaseInvokeSkillResponse(): InvokeSkillResponse {
-  return { result: undefined, version: 0, steps: [], warnings: [], invocationId: "" };
+  return { result: undefined, version: 0, steps: [], warnings: [], invocationId: "", files: [] };
 }
 
 export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
@@ -472,6 +767,9 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     }
     if (message.invocationId !== "") {
       writer.uint32(322).string(message.invocationId);
+    }
+    for (const v of message.files) {
+      OutputFile.encode(v!, writer.uint32(42).fork()).join();
     }
     return writer;
   },
@@ -529,6 +827,14 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
             message.invocationId = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.files.push(OutputFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -552,6 +858,7 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
         : isSet(object.invocation_id)
         ? globalThis.String(object.invocation_id)
         : "",
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => OutputFile.fromJSON(e)) : [],
     };
   },
 
@@ -572,6 +879,9 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     if (message.invocationId !== "") {
       obj.invocationId = message.invocationId;
     }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => OutputFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -587,12 +897,13 @@ export const InvokeSkillResponse: MessageFns<InvokeSkillResponse> = {
     message.steps = object.steps?.map((e) => StepResult.fromPartial(e)) || [];
     message.warnings = object.warnings?.map((e) => e) || [];
     message.invocationId = object.invocationId ?? "";
+    message.files = object.files?.map((e) => OutputFile.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseStepResult(): StepResult {
-  return { id: "", skill: "", version: 0, skipped: false, result: undefined, error: "" };
+  return { id: "", skill: "", version: 0, skipped: false, result: undefined, error: "", files: [] };
 }
 
 export const StepResult: MessageFns<StepResult> = {
@@ -614,6 +925,9 @@ export const StepResult: MessageFns<StepResult> = {
     }
     if (message.error !== "") {
       writer.uint32(50).string(message.error);
+    }
+    for (const v of message.files) {
+      OutputFile.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -679,6 +993,14 @@ export const StepResult: MessageFns<StepResult> = {
             message.error = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.files.push(OutputFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -699,6 +1021,7 @@ export const StepResult: MessageFns<StepResult> = {
       skipped: isSet(object.skipped) ? globalThis.Boolean(object.skipped) : false,
       result: isSet(object.result) ? ExecutionResult.fromJSON(object.result) : undefined,
       error: isSet(object.error) ? globalThis.String(object.error) : "",
+      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => OutputFile.fromJSON(e)) : [],
     };
   },
 
@@ -722,6 +1045,9 @@ export const StepResult: MessageFns<StepResult> = {
     if (message.error !== "") {
       obj.error = message.error;
     }
+    if (message.files?.length) {
+      obj.files = message.files.map((e) => OutputFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -738,9 +1064,18 @@ export const StepResult: MessageFns<StepResult> = {
       ? ExecutionResult.fromPartial(object.result)
       : undefined;
     message.error = object.error ?? "";
+    message.files = object.files?.map((e) => OutputFile.fromPartial(e)) || [];
     return message;
   },
 };
+
+function bytesFromBase64(b64: string): Uint8Array {
+  return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
+}
+
+function base64FromBytes(arr: Uint8Array): string {
+  return globalThis.Buffer.from(arr).toString("base64");
+}
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
 
@@ -750,6 +1085,17 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -6,7 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { ExecutionResult } from "./execution.js";
+import { ExecutionResult, InputFile, OutputFile } from "./execution.js";
 import { OnDuplicate, onDuplicateFromJSON, onDuplicateToJSON, SimilarSkill } from "./learning.js";
 import { Skill, Visibility, visibilityFromJSON, visibilityToJSON } from "./skills.js";
 
@@ -51,6 +51,11 @@ export interface RegisterSkillRequest {
    * sources, never by a sandbox container (docs/packages.md). Part of the version.
    */
   systemPackages: string[];
+  /**
+   * Files for the test run, placed read-only under /sandbox/in/<path> as an invocation's are
+   * (docs/files.md#test-files). Kept with the version: PatchSkill's and re-tests' runs use them too.
+   */
+  testFiles: InputFile[];
 }
 
 export interface RegisterSkillResponse {
@@ -79,6 +84,12 @@ export interface RegisterSkillResponse {
   hiddenDependentsFailed: number;
   /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
   similarSkills: SimilarSkill[];
+  /**
+   * The files the test run left under /sandbox/out/ (docs/files.md#output-files), and what of
+   * them did not come back.
+   */
+  testFiles: OutputFile[];
+  testFileWarnings: string[];
 }
 
 /** The stored test of a dependent, run against a new version of its dependency. */
@@ -132,6 +143,7 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     onDuplicate: 0,
     requirements: [],
     systemPackages: [],
+    testFiles: [],
   };
 }
 
@@ -172,6 +184,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     for (const v of message.systemPackages) {
       writer.uint32(82).string(v!);
+    }
+    for (const v of message.testFiles) {
+      InputFile.encode(v!, writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -285,6 +300,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.systemPackages.push(reader.string());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.testFiles.push(InputFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -337,6 +360,11 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         : globalThis.Array.isArray(object?.system_packages)
         ? object.system_packages.map((e: any) => globalThis.String(e))
         : [],
+      testFiles: globalThis.Array.isArray(object?.testFiles)
+        ? object.testFiles.map((e: any) => InputFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.test_files)
+        ? object.test_files.map((e: any) => InputFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -378,6 +406,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.systemPackages?.length) {
       obj.systemPackages = message.systemPackages;
     }
+    if (message.testFiles?.length) {
+      obj.testFiles = message.testFiles.map((e) => InputFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -398,6 +429,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.onDuplicate = object.onDuplicate ?? 0;
     message.requirements = object.requirements?.map((e) => e) || [];
     message.systemPackages = object.systemPackages?.map((e) => e) || [];
+    message.testFiles = object.testFiles?.map((e) => InputFile.fromPartial(e)) || [];
     return message;
   },
 };
@@ -412,6 +444,8 @@ function createBaseRegisterSkillResponse(): RegisterSkillResponse {
     hiddenDependentsPassed: 0,
     hiddenDependentsFailed: 0,
     similarSkills: [],
+    testFiles: [],
+    testFileWarnings: [],
   };
 }
 
@@ -440,6 +474,12 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     }
     for (const v of message.similarSkills) {
       SimilarSkill.encode(v!, writer.uint32(322).fork()).join();
+    }
+    for (const v of message.testFiles) {
+      OutputFile.encode(v!, writer.uint32(330).fork()).join();
+    }
+    for (const v of message.testFileWarnings) {
+      writer.uint32(338).string(v!);
     }
     return writer;
   },
@@ -521,6 +561,22 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
             message.similarSkills.push(SimilarSkill.decode(reader, reader.uint32()));
             continue;
           }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.testFiles.push(OutputFile.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 42: {
+            if (tag !== 338) {
+              break;
+            }
+
+            message.testFileWarnings.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -563,6 +619,16 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
         : globalThis.Array.isArray(object?.similar_skills)
         ? object.similar_skills.map((e: any) => SimilarSkill.fromJSON(e))
         : [],
+      testFiles: globalThis.Array.isArray(object?.testFiles)
+        ? object.testFiles.map((e: any) => OutputFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.test_files)
+        ? object.test_files.map((e: any) => OutputFile.fromJSON(e))
+        : [],
+      testFileWarnings: globalThis.Array.isArray(object?.testFileWarnings)
+        ? object.testFileWarnings.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.test_file_warnings)
+        ? object.test_file_warnings.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -592,6 +658,12 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     if (message.similarSkills?.length) {
       obj.similarSkills = message.similarSkills.map((e) => SimilarSkill.toJSON(e));
     }
+    if (message.testFiles?.length) {
+      obj.testFiles = message.testFiles.map((e) => OutputFile.toJSON(e));
+    }
+    if (message.testFileWarnings?.length) {
+      obj.testFileWarnings = message.testFileWarnings;
+    }
     return obj;
   },
 
@@ -610,6 +682,8 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     message.hiddenDependentsPassed = object.hiddenDependentsPassed ?? 0;
     message.hiddenDependentsFailed = object.hiddenDependentsFailed ?? 0;
     message.similarSkills = object.similarSkills?.map((e) => SimilarSkill.fromPartial(e)) || [];
+    message.testFiles = object.testFiles?.map((e) => OutputFile.fromPartial(e)) || [];
+    message.testFileWarnings = object.testFileWarnings?.map((e) => e) || [];
     return message;
   },
 };
