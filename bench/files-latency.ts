@@ -81,7 +81,9 @@ async function main(): Promise<void> {
         const [file] = response.files;
         if (!file || file.content.length !== MiB || sha256(file.content) !== file.sha256) throw new Error("the 1 MiB file came back wrong");
       }
-      if (kind === "in" && JSON.parse(response.result.stdout).sha256 !== inputDigest) throw new Error("the input file arrived wrong");
+      if (kind === "in" && (JSON.parse(response.result.stdout) as { sha256?: string }).sha256 !== inputDigest) {
+        throw new Error("the input file arrived wrong");
+      }
       return elapsed;
     };
     const samples: Record<"out" | "in" | "none", number[]> = { out: [], in: [], none: [] };
