@@ -262,9 +262,9 @@ args = json.loads(sys.argv[1])
 print(json.dumps({"doubled": mathlib.double(args["n"]), "files": sorted(os.listdir("/sandbox"))}))
 `;
     const registered = await engine.client.register({ name: "uses_math", code: user, testPayload: '{"n": 2}', dependsOn: ["mathlib"] });
-    expect(JSON.parse(registered.test?.stdout ?? "")).toEqual({ doubled: 4, files: ["mathlib.py", "skill.py"] });
+    expect(JSON.parse(registered.test?.stdout ?? "")).toEqual({ doubled: 4, files: ["mathlib.py", "out", "skill.py"] });
     const invoked = await engine.client.invoke("uses_math", '{"n": 21}');
-    expect(JSON.parse(invoked.result?.stdout ?? "")).toEqual({ doubled: 42, files: ["mathlib.py", "skill.py"] });
+    expect(JSON.parse(invoked.result?.stdout ?? "")).toEqual({ doubled: 42, files: ["mathlib.py", "out", "skill.py"] });
     // Read-only: the dependency cannot be changed from inside the sandbox.
     await engine.client.register({
       name: "tamper",
@@ -414,7 +414,7 @@ describe("with the warm pool on", () => {
     await eventually("a waiting warm container", async () => ((await warmIdle(engine)) >= 1 ? true : undefined));
     const before = await runsByPath(engine);
     const invoked = await engine.client.invoke("warm_user");
-    expect(invoked.result?.stdout).toBe("hello from warm_lib ['skill.py', 'warm_lib.py']\n");
+    expect(invoked.result?.stdout).toBe("hello from warm_lib ['out', 'skill.py', 'warm_lib.py']\n");
     expect((await runsByPath(engine)).warm).toBe(before.warm + 1);
   });
 

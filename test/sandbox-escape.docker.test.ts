@@ -294,7 +294,7 @@ report(results)`,
       expect(report[label], label).toEqual({ exists: false, open: "FileNotFoundError", list: "FileNotFoundError" });
     }
     // It sees its own run directory, holding only its own code, and nothing of other runs.
-    expect(report.sandbox_listing).toEqual(["skill.py"]);
+    expect(report.sandbox_listing).toEqual(["out", "skill.py"]);
     expect(report.own_code_readable).toBe("ok");
     await expectNothingLeft();
   });
@@ -375,7 +375,7 @@ report(results)`,
       "chmod dir": "EROFS",
       "copy binary": "EROFS",
     });
-    expect(report.sandbox_listing).toEqual(["skill.py"]);
+    expect(report.sandbox_listing).toEqual(["out", "skill.py"]);
 
     // Its working directory is /tmp, where (and only where) it can write.
     expect(report.cwd).toBe("/tmp");
@@ -504,7 +504,8 @@ report(results)`,
       let duringRun: Record<string, number> = {};
       await runsCleanedUp(engine);
       const { report } = await attackHolding("link_planter", { sentinel, sentinelDir, nonce }, async () => {
-        // Mid-run, with everything planted in /tmp: the host holds only the run's own code file.
+        // Mid-run, with everything planted in /tmp: the host holds only the run's own code file, and
+        // the empty mount point of its output space (a tmpfs inside the container: docs/files.md#output-files).
         duringRun = await entriesUnder(engine.sandboxDir);
         expect(await snapshotDir(sentinelDir)).toEqual(before.sentinelDir);
       });
@@ -513,6 +514,7 @@ report(results)`,
       expect(duringRun).toEqual({
         runs: 0,
         [`${runDirs[0]}`]: 0,
+        [`${runDirs[0]}/out`]: 0,
         [`${runDirs[0]}/skill.py`]: Buffer.byteLength(code),
       });
 
@@ -525,7 +527,7 @@ report(results)`,
         "dir_link/neighbour.txt": "ENOENT",
         "chmod dir_link": "ENOENT",
       });
-      expect(report.sandbox.entries).toEqual(["skill.py"]);
+      expect(report.sandbox.entries).toEqual(["out", "skill.py"]);
 
       // In /tmp every plant succeeds (the test would prove nothing otherwise)…
       for (const [key, outcome] of Object.entries(report.tmp.plant)) expect(outcome, `/tmp ${key}`).toBe("ok");
@@ -630,7 +632,7 @@ print(json.dumps({"original": True, "tmp": sorted(os.listdir("/tmp")), "sandbox"
     const next = await engine.client.invoke(name, OK_PAYLOAD);
     expect(next.result).toMatchObject({ success: true, exitCode: 0, stderr: "" });
     const nextReport = JSON.parse(next.result?.stdout ?? "");
-    expect(nextReport).toMatchObject({ original: true, tmp: [], sandbox: ["skill.py"] });
+    expect(nextReport).toMatchObject({ original: true, tmp: [], sandbox: ["out", "skill.py"] });
     expect(nextReport.child_json).toMatch(/^\/usr\/.*\/json\/__init__\.py\n$/);
     await expectNothingLeft();
   });

@@ -1,8 +1,9 @@
 import { performance } from "node:perf_hooks";
-import type { ExecutionResult } from "../../execution/index.js";
+import type { ExecutionResult, RunInputFile } from "../../execution/index.js";
 import { InvalidArgumentError } from "../../errors/index.js";
 import { ConditionError, type ConditionEvaluator } from "./condition.js";
 import { COMPOSITION_LIMITS, jsonDepth, tooDeep, type CompositionDefinition, type ComposedStep, type SkillRef } from "./definition.js";
+import { type CompositionFiles, filesForStep, type HandedOn, handOn } from "./step-files.js";
 import { parseOutput, renderTemplate, TemplateError, type TemplateScope, type StepValues } from "./template.js";
 
 /** One step of a composed run, as InvokeSkillResponse.steps reports it. */
@@ -26,16 +27,26 @@ export class StepPayloadError extends Error {
   }
 }
 
-/** Runs one step's skill exactly as InvokeSkill would (plain or composed), telemetry included. */
+/**
+ * Runs one step's skill exactly as InvokeSkill would (plain or composed), telemetry included, with
+ * `files` under its /sandbox/in/ (docs/composition.md#files).
+ */
 export type StepInvoker = (
   ref: SkillRef,
   payload: string,
+  files: readonly RunInputFile[],
 ) => Promise<{ readonly skill: string; readonly version: number; readonly result: ExecutionResult }>;
 
 export interface ComposedRunResult {
+  /** Its output files are the last step that ran's; file warnings are in `warnings`, each naming its step. */
   readonly result: ExecutionResult;
   readonly steps: StepOutcome[];
+  /** What of the steps' files was not returned or not handed on, and why (docs/composition.md#files). */
+  readonly warnings: string[];
 }
+
+/** No files in, the default limits: a composition's test run and re-tests. */
+const NO_FILES: CompositionFiles = { inputs: [], limits: { maxFiles: 64, maxTotalBytes: 16 * 1024 * 1024 } };
 
 /**
  * A composed skill's payload (already checked against its schema) as the value its templates and
@@ -53,45 +64,63 @@ export function parseCompositionPayload(payload: string, field: string): unknown
  * fresh container, the same limits and pool as any invocation); a false `when` skips a step; a
  * failed step stops the run unless its `on_failure` is continue. Cancellation and the deadline
  * travel inside `invoke` (the call's signal), so the whole composition shares one deadline.
- * Conditions are evaluated by `conditions`, away from the service's event loop.
+ * Conditions are evaluated by `conditions`, away from the service's event loop. Each step is handed
+ * `files`' inputs and the earlier steps' output files (docs/composition.md#files).
  */
 export async function runComposition(
   definition: CompositionDefinition,
   params: unknown,
   invoke: StepInvoker,
   conditions: ConditionEvaluator,
+  files: CompositionFiles = NO_FILES,
 ): Promise<ComposedRunResult> {
   const started = performance.now();
   const steps: Record<string, StepValues> = {};
   const outcomes: StepOutcome[] = [];
+  const warnings: string[] = [];
+  const handed: HandedOn[] = [];
+  const ownIds = new Set(definition.steps.map((step) => step.id));
   const scope = (): TemplateScope => ({ params, steps });
   let last: ExecutionResult | undefined;
-  for (const step of definition.steps) {
-    const outcome = await runStep(step, scope(), invoke, conditions);
+  const finish = (result: ExecutionResult): ComposedRunResult => {
+    // The composition hands back the last step that ran's files; their warnings are above, by step.
+    const { fileWarnings: _fileWarnings, outputFiles: _outputFiles, ...rest } = result;
+    return { result: { ...rest, ...(last?.outputFiles ? { outputFiles: last.outputFiles } : {}) }, steps: outcomes, warnings };
+  };
+  for (const [index, step] of definition.steps.entries()) {
+    const given = filesForStep(step.id, files, ownIds, handed);
+    const outcome = await runStep(step, scope(), (ref, payload) => invoke(ref, payload, given.files), conditions);
     outcomes.push(outcome);
     if (outcome.skipped) continue;
+    // Said only for a step that ran: it is the one that missed them.
+    if (given.warning && outcome.result) warnings.push(given.warning);
     if (outcome.result) {
       last = outcome.result;
+      const outputs = outcome.result.outputFiles ?? [];
       steps[step.id] = {
         output: parseOutput(outcome.result.stdout),
         stdout: outcome.result.stdout,
         stderr: outcome.result.stderr,
         exit_code: outcome.result.exitCode,
         success: outcome.result.success,
+        files: outputs.map((file) => file.path),
       };
+      warnings.push(...(outcome.result.fileWarnings ?? []).map((warning) => `step "${step.id}": ${warning}`));
+      const passed = handOn(step.id, outputs);
+      handed.push(passed.handed);
+      // What is not handed on matters only when a step follows.
+      if (index < definition.steps.length - 1) warnings.push(...passed.warnings);
     }
     const failed = outcome.error !== "" || !outcome.result?.success;
-    if (failed && step.onFailure === "stop") {
-      return { result: failedComposition(step, outcome, elapsed(started)), steps: outcomes };
-    }
+    if (failed && step.onFailure === "stop") return finish(failedComposition(step, outcome, elapsed(started)));
   }
-  return { result: composedResult(definition, scope(), last, elapsed(started)), steps: outcomes };
+  return finish(composedResult(definition, scope(), last, elapsed(started)));
 }
 
 async function runStep(
   step: ComposedStep,
   scope: TemplateScope,
-  invoke: StepInvoker,
+  invoke: (ref: SkillRef, payload: string) => ReturnType<StepInvoker>,
   conditions: ConditionEvaluator,
 ): Promise<StepOutcome> {
   const base = { id: step.id, skill: step.skill.name, version: 0, skipped: false, result: undefined, error: "" };

@@ -6,7 +6,7 @@ import type { TemplateScope } from "./template.js";
 
 const scope: TemplateScope = {
   params: { city: "Oslo", units: "metric" },
-  steps: { geo: { output: { lat: 59.9 }, stdout: '{"lat": 59.9}', stderr: "", exit_code: 0, success: true } },
+  steps: { geo: { output: { lat: 59.9 }, stdout: '{"lat": 59.9}', stderr: "", exit_code: 0, success: true, files: [] } },
 };
 
 /** A condition that doubles a string until flattening it needs more memory than any small heap has. */

@@ -6,7 +6,7 @@ import type { TemplateScope } from "./template.js";
 
 const scope: TemplateScope = {
   params: { city: "Oslo", days: 3, units: "metric" },
-  steps: { geo: { output: { lat: 59.9, country: "NO" }, stdout: "{}", stderr: "", exit_code: 0, success: true } },
+  steps: { geo: { output: { lat: 59.9, country: "NO" }, stdout: "{}", stderr: "", exit_code: 0, success: true, files: [] } },
 };
 const earlier = new Set(["geo"]);
 const evaluate = (text: string): Promise<boolean> => evaluateCondition(compileCondition(text, earlier, "when").text, scope);

@@ -1,6 +1,7 @@
 /** Skills built from skills: composed skills and dependencies (docs/composition.md). The only way in. */
 export { parseCompositionPayload, runComposition, type StepInvoker, type StepOutcome, StepPayloadError } from "./composed-run.js";
 export { ConditionError, type ConditionEvaluator } from "./condition.js";
+export { type CompositionFiles, refuseStepsPaths, type StepFileLimits } from "./step-files.js";
 export { ConditionHost, type ConditionHostOptions } from "./condition-host.js";
 export { Composition } from "./composition.js";
 export {

@@ -4,8 +4,22 @@ import { parseOutput, parseReference, referencesOf, renderTemplate, TemplateErro
 const scope: TemplateScope = {
   params: { city: "Oslo", days: 3, tags: ["a", "b"] },
   steps: {
-    geo: { output: { lat: 59.9, lon: 10.7, names: ["Oslo"] }, stdout: '{"lat": 59.9}\n', stderr: "", exit_code: 0, success: true },
-    raw: { output: undefined, stdout: "plain text\n", stderr: "warn\n", exit_code: 0, success: true },
+    geo: {
+      output: { lat: 59.9, lon: 10.7, names: ["Oslo"] },
+      stdout: '{"lat": 59.9}\n',
+      stderr: "",
+      exit_code: 0,
+      success: true,
+      files: [],
+    },
+    raw: {
+      output: undefined,
+      stdout: "plain text\n",
+      stderr: "warn\n",
+      exit_code: 0,
+      success: true,
+      files: ["chart.svg", "report/summary.csv"],
+    },
   },
 };
 
@@ -36,6 +50,17 @@ describe("templates", () => {
     expect(() => renderTemplate("{{steps.raw.output.x}}", scope)).toThrow(/stdout of step "raw" is not JSON/);
   });
 
+  it("reads the paths of a step's output files as an array, or one of them", () => {
+    expect(renderTemplate({ all: "{{steps.raw.files}}", first: "{{steps.raw.files[0]}}" }, scope)).toEqual({
+      all: ["chart.svg", "report/summary.csv"],
+      first: "chart.svg",
+    });
+    expect(renderTemplate("/sandbox/in/steps/raw/{{steps.raw.files[1]}}", scope)).toBe("/sandbox/in/steps/raw/report/summary.csv");
+    expect(renderTemplate("{{steps.geo.files}}", scope)).toEqual([]);
+    expect(() => renderTemplate("{{steps.raw.files[2]}}", scope)).toThrow(/steps.raw.files has no item 2/);
+    expect(parseReference("steps.raw.files")).toMatchObject({ root: "steps", step: "raw", field: "files", path: [] });
+  });
+
   it("parses references and refuses malformed ones", () => {
     expect(parseReference(" steps.geo.output.names[0] ")).toMatchObject({
       root: "steps",
@@ -63,7 +88,7 @@ describe("templates", () => {
   it("reads no output nested deeper than compositions handle, and says why when a template asks for it", () => {
     const deep = `${"[".repeat(30_000)}${"]".repeat(30_000)}`;
     expect(parseOutput(deep)).toBeUndefined();
-    const values = { output: parseOutput(deep), stdout: deep, stderr: "", exit_code: 0, success: true };
+    const values = { output: parseOutput(deep), stdout: deep, stderr: "", exit_code: 0, success: true, files: [] };
     expect(() => renderTemplate("{{steps.s.output}}", { params: {}, steps: { s: values } })).toThrow(
       /the stdout of step "s" nests arrays and objects more than 128 levels deep/,
     );

@@ -6,7 +6,7 @@
  * never an empty string.
  *
  * reference := "params" accessor*
- *            | "steps." step-id "." ("output" accessor* | "stdout" | "stderr" | "exit_code" | "success")
+ *            | "steps." step-id "." ("output" accessor* | "files" accessor* | "stdout" | "stderr" | "exit_code" | "success")
  * accessor  := "." key | "[" index "]"        key := [A-Za-z_][A-Za-z0-9_-]*   index := [0-9]+
  */
 import { COMPOSITION_LIMITS, isRecord, jsonDepth, tooDeep } from "./definition.js";
@@ -14,7 +14,7 @@ import { COMPOSITION_LIMITS, isRecord, jsonDepth, tooDeep } from "./definition.j
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const WHOLE_PLACEHOLDER = /^\{\{([^{}]*)\}\}$/;
 const ACCESSOR = /^(?:\.([A-Za-z_][A-Za-z0-9_-]*)|\[(\d{1,9})\])/;
-export type StepField = "output" | "stdout" | "stderr" | "exit_code" | "success";
+export type StepField = "output" | "files" | "stdout" | "stderr" | "exit_code" | "success";
 
 export type Reference =
   | { readonly text: string; readonly root: "params"; readonly path: readonly (string | number)[] }
@@ -45,6 +45,8 @@ export interface StepValues {
   readonly stderr: string;
   readonly exit_code: number;
   readonly success: boolean;
+  /** The paths of the files the step left under /sandbox/out/ (docs/composition.md#files). */
+  readonly files: readonly string[];
 }
 
 /** The values templates and conditions read. */
@@ -59,12 +61,13 @@ export function parseReference(raw: string): Reference {
   if (!head) throw new TemplateError(text, 'a reference starts with "params" or "steps.<id>"');
   let rest = text.slice(head[0].length);
   if (head[1] === "params") return { text, root: "params", path: accessors(text, rest) };
-  const step = /^\.([A-Za-z_][A-Za-z0-9_]{0,63})\.(output|stdout|stderr|exit_code|success)/.exec(rest);
-  if (!step) throw new TemplateError(text, `write steps.<id>.output, .stdout, .stderr, .exit_code or .success`);
+  const step = /^\.([A-Za-z_][A-Za-z0-9_]{0,63})\.(output|files|stdout|stderr|exit_code|success)/.exec(rest);
+  if (!step) throw new TemplateError(text, `write steps.<id>.output, .files, .stdout, .stderr, .exit_code or .success`);
   rest = rest.slice(step[0].length);
   const field = step[2] as StepField;
   const path = accessors(text, rest);
-  if (field !== "output" && path.length > 0) throw new TemplateError(text, `steps.<id>.${field} has no fields; use steps.<id>.output`);
+  if (field !== "output" && field !== "files" && path.length > 0)
+    throw new TemplateError(text, `steps.<id>.${field} has no fields; use steps.<id>.output`);
   return { text, root: "steps", step: step[1] as string, field, path };
 }
 

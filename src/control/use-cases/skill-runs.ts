@@ -1,10 +1,12 @@
 import { errorMessage, FailedPreconditionError, InternalError, InvalidArgumentError } from "../../errors/index.js";
 import type { ExecutionResult, RunInputFile } from "../../execution/index.js";
+import type { Caller } from "../../identity/index.js";
 import type { CallContext } from "../call-context.js";
 import {
   type CompositionDefinition,
   parseCompositionPayload,
   parseStoredDefinition,
+  refuseStepsPaths,
   type ResolvedSkill,
   runComposition,
   type SkillRef,
@@ -36,6 +38,12 @@ export interface RunRequest {
   readonly depth?: number;
 }
 
+/** The secret names one skill of a run declares (docs/security.md#declaring-and-delivering). */
+export interface DeclaredSecrets {
+  readonly skill: string;
+  readonly names: readonly string[];
+}
+
 /** Runs resolved skill versions for invocations, composed registrations' test runs and dependents' re-tests. */
 export class SkillRuns {
   constructor(private readonly core: SkillCore) {}
@@ -61,6 +69,8 @@ export class SkillRuns {
       return this.composed({ name, definition }, request, context);
     }
     const purpose = telemetry ? "invoke" : "test";
+    // The caller's values of the version's secrets go with the run (docs/security.md#declaring-and-delivering).
+    const secrets = core.secretsOf(resolved.record, resolved.version);
     const environment = await core.environmentOf(core.packagesOf(resolved.record, resolved.version), name);
     const folderRun = await core.folders?.runOf(name, resolved.version);
     if (folderRun?.kind === "instructions") {
@@ -68,14 +78,14 @@ export class SkillRuns {
     }
     if (folderRun) {
       const result = await core.runSandbox(
-        { purpose, skillName: name, code: folderRun.launcher, payload, folder: folderRun.folder, environment, inputFiles },
+        { purpose, skillName: name, code: folderRun.launcher, payload, folder: folderRun.folder, environment, inputFiles, secrets },
         context,
       );
       return { result, steps: [], warnings: [] };
     }
     const files = await core.composition.dependencyFiles(name, resolved.declared.dependsOn);
     return {
-      result: await core.runSandbox({ purpose, skillName: name, code, payload, files, environment, inputFiles }, context),
+      result: await core.runSandbox({ purpose, skillName: name, code, payload, files, environment, inputFiles, secrets }, context),
       steps: [],
       warnings: [],
     };
@@ -89,13 +99,23 @@ export class SkillRuns {
   ): Promise<SkillRun> {
     const { core } = this;
     const { name, definition } = skill;
-    const { telemetry } = request;
+    const { telemetry, inputFiles = [] } = request;
     const depth = request.depth ?? 1;
+    // The caller's files may not take the place of earlier steps' (docs/composition.md#files); a
+    // nested composition is handed those on purpose.
+    if (depth === 1) refuseStepsPaths(telemetry ? "files" : "test_files", inputFiles);
     const { maxDepth } = core.composition.settings;
     if (depth > maxDepth) {
       throw new FailedPreconditionError(
         `cannot run "${name}": composed skills nest deeper than ${maxDepth} (SKILL_ENGINE_COMPOSITION_MAX_DEPTH)`,
       );
+    }
+    // Every step's secrets, nested compositions' too, before the first step runs: one the caller has
+    // not set refuses the whole run before any container starts (docs/security.md#declaring-and-delivering).
+    if (depth === 1) {
+      for (const declared of await this.stepSecrets(definition, context.caller)) {
+        await core.secretValues(declared.skill, declared.names, context);
+      }
     }
     // A step skill that failed its re-test against a new dependency version runs only with the caller told so.
     const warnings: string[] = [];
@@ -104,7 +124,7 @@ export class SkillRuns {
     const run = await runComposition(
       definition,
       params,
-      async (ref: SkillRef, stepPayload: string) => {
+      async (ref: SkillRef, stepPayload: string, stepFiles: readonly RunInputFile[]) => {
         const step = core.composition.resolve(ref, context.caller, `cannot run "${name}": its step skill`);
         try {
           // The active version's validator is cached; a pinned version's schema is compiled for the call.
@@ -117,7 +137,7 @@ export class SkillRuns {
           if (error instanceof InvalidArgumentError) throw new StepPayloadError(`its payload does not fit "${ref.name}": ${error.message}`);
           throw error;
         }
-        const ran = await this.run(step, { payload: stepPayload, telemetry, depth: depth + 1 }, context);
+        const ran = await this.run(step, { payload: stepPayload, inputFiles: stepFiles, telemetry, depth: depth + 1 }, context);
         for (const warning of [...core.composition.retestWarnings(step.record), ...ran.warnings]) {
           if (!warnings.includes(warning)) warnings.push(warning);
         }
@@ -129,7 +149,49 @@ export class SkillRuns {
         return { skill: step.record.name, version: step.version, result: ran.result };
       },
       core.composition.conditions,
+      { inputs: inputFiles, limits: core.inputFileLimits },
     );
-    return { ...run, warnings };
+    for (const warning of run.warnings) if (!warnings.includes(warning)) warnings.push(warning);
+    return { result: run.result, steps: run.steps, warnings };
+  }
+
+  /**
+   * The secrets a run of `resolved` needs, skill by skill: a plain or folder skill's version's own, a
+   * composition's steps' (nested ones included, each resolved as `caller` would run it). A step that
+   * cannot be resolved or read is left out: its run reports it.
+   */
+  async secretsNeeded(resolved: ResolvedSkill, caller: Caller): Promise<DeclaredSecrets[]> {
+    const { core } = this;
+    if (resolved.declared.kind !== "composed") {
+      const names = core.secretsOf(resolved.record, resolved.version);
+      return names.length > 0 ? [{ skill: resolved.record.name, names }] : [];
+    }
+    const definition = await core.composition
+      .readCode(resolved)
+      .then(parseStoredDefinition)
+      .catch(() => undefined);
+    return definition ? this.stepSecrets(definition, caller) : [];
+  }
+
+  private async stepSecrets(definition: CompositionDefinition, caller: Caller, depth = 1): Promise<DeclaredSecrets[]> {
+    const { core } = this;
+    const needed: DeclaredSecrets[] = [];
+    for (const step of definition.steps) {
+      let resolved: ResolvedSkill;
+      try {
+        resolved = core.composition.resolve(step.skill, caller, "check the secrets of");
+      } catch {
+        continue;
+      }
+      if (resolved.declared.kind !== "composed") needed.push(...(await this.secretsNeeded(resolved, caller)));
+      else if (depth < core.composition.settings.maxDepth) {
+        const nested = await core.composition
+          .readCode(resolved)
+          .then(parseStoredDefinition)
+          .catch(() => undefined);
+        if (nested) needed.push(...(await this.stepSecrets(nested, caller, depth + 1)));
+      }
+    }
+    return needed;
   }
 }

@@ -216,7 +216,7 @@ function assertExtraFileName(name: string): void {
 /** A folder member or input file: a relative path of plain segments, never `..`, `.` or empty. */
 function assertFolderPath(relative: string): void {
   const segments = relative.split("/");
-  if (relative.length > 512 || segments.some((s) => s === "" || s === "." || s === ".." || s.includes("\0"))) {
+  if (relative.length > 1024 || segments.some((s) => s === "" || s === "." || s === ".." || s.includes("\0"))) {
     throw new Error(`invalid skill folder path ${JSON.stringify(relative)}`);
   }
 }

@@ -4,7 +4,14 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { anySignal } from "any-signal";
 import type { Logger } from "pino";
 import { type InfrastructureFault, RunCancelledError, SandboxUnavailableError } from "../../errors/index.js";
-import { cancellationOf, type EngineHealth, type ExecutionPlane, type ExecutionResult, type SandboxRunRequest } from "../sandbox-runner.js";
+import {
+  cancellationOf,
+  type EngineHealth,
+  type ExecutionPlane,
+  type ExecutionResult,
+  type RunInputFile,
+  type SandboxRunRequest,
+} from "../sandbox-runner.js";
 import { isNoResponders, ReplyInbox } from "./reply-inbox.js";
 import { MISSED_BEATS, RunnerDirectory } from "./runner-directory.js";
 import type { Subjects } from "./subjects.js";
@@ -28,8 +35,8 @@ export interface NatsSandboxRunnerOptions {
   /** How long a run waits for a runner with room before it answers UNAVAILABLE. */
   readonly dispatchWaitMs: number;
   readonly logger: Logger;
-  /** Told about every finished run (for metrics); must not throw. */
-  readonly onRunFinished?: (result: ExecutionResult, path: "runner", purpose: string) => void;
+  /** Told about every finished run, with the files it was handed (for metrics); must not throw. */
+  readonly onRunFinished?: (result: ExecutionResult, path: "runner", purpose: string, inputFiles: readonly RunInputFile[]) => void;
   /** Told about every run the infrastructure cut short (for metrics); must not throw. */
   readonly onInfrastructureFault?: (fault: InfrastructureFault, purpose: string) => void;
 }
@@ -175,9 +182,12 @@ export class NatsSandboxRunner implements ExecutionPlane {
     const headers = runHeaders(request);
     const maxPayload = connection.info?.max_payload ?? Number.POSITIVE_INFINITY;
     if (body.byteLength > maxPayload) {
+      // Input files travel in the message too (in base64): the caller hears how much of it they are.
+      const inputBytes = (request.inputFiles ?? []).reduce((sum, file) => sum + file.content.byteLength, 0);
+      const ofWhich = inputBytes > 0 ? ` (its input files ${mib(inputBytes)} MiB of it, ${mib((4 * inputBytes) / 3)} MiB in base64)` : "";
       throw new SandboxUnavailableError(
-        `the run request is ${mib(body.byteLength)} MiB, more than the bus's max_payload of ${mib(maxPayload)} MiB; ` +
-          "raise max_payload in nats-server's configuration (docs/execution-hosts.md#the-bus)",
+        `the run request is ${mib(body.byteLength)} MiB${ofWhich}, more than the bus's max_payload of ${mib(maxPayload)} MiB; ` +
+          `raise max_payload in nats-server's configuration (docs/execution-hosts.md#${inputBytes > 0 ? "files" : "the-bus"})`,
         "bus-unreachable",
       );
     }
@@ -276,7 +286,7 @@ export class NatsSandboxRunner implements ExecutionPlane {
       }
       const reply = decodeReply(next.msg.data);
       if (reply?.type === "result") {
-        this.options.onRunFinished?.(reply.result, "runner", request.purpose);
+        this.options.onRunFinished?.(reply.result, "runner", request.purpose, request.inputFiles ?? []);
         return reply.result;
       }
       if (reply?.type === "failed") throw this.failure(reply, `the runner ${accepted.runner}`, signal);

@@ -3,7 +3,8 @@ import type { Logger } from "pino";
 import { errorMessage, RunCancelledError, SandboxUnavailableError } from "../../errors/index.js";
 import type { EngineHealth, ExecutionPlane } from "../sandbox-runner.js";
 import { RUNNERS_QUEUE, type Subjects } from "./subjects.js";
-import { decodeRun, encodeJson, type ReplyMessage, type RunnerStatus, WIRE_VERSION } from "./wire.js";
+import { encodeResultReply } from "./reply-fit.js";
+import { decodeRun, encodeJson, encodeReply, type ReplyMessage, type RunnerStatus, WIRE_VERSION } from "./wire.js";
 
 export interface RunServerOptions {
   readonly connection: NatsConnection;
@@ -150,9 +151,10 @@ export class RunServer {
 
   private async serve(msg: Msg): Promise<void> {
     const { logger, runnerId, subjects } = this.options;
-    const reply = (message: ReplyMessage): void => {
-      if (msg.reply) this.options.connection.publish(msg.reply, encodeJson(message));
+    const send = (bytes: Uint8Array): void => {
+      if (msg.reply) this.options.connection.publish(msg.reply, bytes);
     };
+    const reply = (message: ReplyMessage): void => send(encodeReply(message));
     const decoded = decodeRun(msg.data, msg.headers);
     if ("problem" in decoded) {
       logger.warn({ problem: decoded.problem }, "refusing a malformed run request");
@@ -166,7 +168,11 @@ export class RunServer {
     const alive = setInterval(() => reply({ type: "alive" }), this.options.heartbeatMs);
     try {
       const result = await this.executor.run({ ...request, signal: controller.signal });
-      reply({ type: "result", result });
+      // Output files that would not fit the bus are cut, never the run failed (docs/execution-hosts.md#files).
+      const maxPayload = this.options.connection.info?.max_payload ?? Number.POSITIVE_INFINITY;
+      const fitted = encodeResultReply(result, maxPayload);
+      if (fitted.cut) logger.warn({ runId: run.id, skill: run.skillName, maxPayload }, fitted.cut);
+      send(fitted.bytes);
     } catch (error) {
       if (error instanceof SandboxUnavailableError)
         reply({ type: "failed", kind: "unavailable", fault: error.fault, message: error.message });

@@ -1,13 +1,14 @@
 import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import { Ajv, type JSONSchemaType } from "ajv";
 import type { InfrastructureFault } from "../../errors/index.js";
-import type { ExecutionResult, SandboxRunRequest } from "../sandbox-runner.js";
+import type { ExecutionResult, RunOutputFile, SandboxRunRequest } from "../sandbox-runner.js";
 import { AGENT_ID_PATTERN } from "../../identity/index.js";
 
 /**
  * What crosses the bus (docs/execution-hosts.md#messages), as JSON. A run carries everything the
- * runner needs (code, dependency files, folder, payload): no file system is shared with the
- * control plane. Bumping {@link WIRE_VERSION} lets a runner refuse messages it does not know.
+ * runner needs (code, dependency files, folder, payload, input files): no file system is shared with
+ * the control plane, and a result carries the run's output files (docs/execution-hosts.md#files).
+ * Bytes travel in base64. Bumping {@link WIRE_VERSION} lets a runner refuse messages it does not know.
  */
 export const WIRE_VERSION = 1;
 
@@ -23,7 +24,15 @@ export interface RunMessage {
   readonly files: ReadonlyArray<{ readonly name: string; readonly content: string }>;
   /** Folder files, their bytes in base64. */
   readonly folder: ReadonlyArray<{ readonly path: string; readonly content: string }>;
+  /**
+   * The caller's files for `/sandbox/in/`, their bytes in base64. Sent only when there are some: a
+   * runner of an earlier release still takes every run without files (it refuses a field it does not know).
+   */
+  readonly inputFiles?: ReadonlyArray<{ readonly path: string; readonly content: string }> | null;
 }
+
+/** An output file as it crosses the bus: its bytes in base64. */
+export type WireOutputFile = Omit<RunOutputFile, "content"> & { readonly content: string };
 
 /** What a runner sends back on the run's reply subject, in this order: accepted, alive…, then result or failed. */
 export type ReplyMessage =
@@ -84,9 +93,15 @@ export function encodeRun(id: string, request: SandboxRunRequest): Uint8Array {
     skillName: request.skillName,
     files: (request.files ?? []).map((file) => ({ name: file.name, content: file.content })),
     folder: (request.folder ?? []).map((file) => ({ path: file.path, content: file.content.toString("base64") })),
+    ...(request.inputFiles && request.inputFiles.length > 0
+      ? { inputFiles: request.inputFiles.map((file) => ({ path: file.path, content: file.content.toString("base64") })) }
+      : {}),
   };
   return encodeJson(message);
 }
+
+/** Relative, plain segments: no leading "/", no "." or ".." segment, no empty segment, no NUL. */
+const RELATIVE_PATH = "^(?!/)(?!.*//)(?!(.*/)?\\.\\.?(/|$))[^\\u0000]+$";
 
 const runSchema: JSONSchemaType<RunMessage> = {
   type: "object",
@@ -117,7 +132,21 @@ const runSchema: JSONSchemaType<RunMessage> = {
         additionalProperties: false,
         properties: {
           // Relative, plain segments: no leading "/", no "." or ".." segment, no empty segment, no NUL.
-          path: { type: "string", maxLength: 512, pattern: "^(?!/)(?!.*//)(?!(.*/)?\\.\\.?(/|$))[^\\u0000]+$" },
+          path: { type: "string", maxLength: 512, pattern: RELATIVE_PATH },
+          content: { type: "string", contentEncoding: "base64" },
+        },
+      },
+    },
+    inputFiles: {
+      type: "array",
+      nullable: true,
+      items: {
+        type: "object",
+        required: ["path", "content"],
+        additionalProperties: false,
+        // The shape only; the run directory's writer checks each name again (docs/files.md#input-files).
+        properties: {
+          path: { type: "string", maxLength: 1024, pattern: RELATIVE_PATH },
           content: { type: "string", contentEncoding: "base64" },
         },
       },
@@ -153,6 +182,9 @@ export function decodeRun(
       ...(parsed.folder.length > 0
         ? { folder: parsed.folder.map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") })) }
         : {}),
+      ...(parsed.inputFiles && parsed.inputFiles.length > 0
+        ? { inputFiles: parsed.inputFiles.map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") })) }
+        : {}),
     },
   };
 }
@@ -175,7 +207,7 @@ export function decodeReply(data: Uint8Array): ReplyMessage | undefined {
     case "alive":
       return { type: "alive" };
     case "result":
-      return isResult(parsed.result) ? (parsed as ReplyMessage) : undefined;
+      return isResult(parsed.result) ? { type: "result", result: resultFromWire(parsed.result) } : undefined;
     case "failed":
       return typeof parsed.message === "string" && ["unavailable", "cancelled", "refused"].includes(String(parsed.kind))
         ? (parsed as ReplyMessage)
@@ -194,6 +226,28 @@ export function decodeStatus(data: Uint8Array): RunnerStatus | undefined {
   return { ...(parsed as RunnerStatus), engineDetail: String(parsed.engineDetail ?? "") };
 }
 
+/** A reply as it crosses the bus: a result's output files in base64 (see {@link encodeResultReply} for one that must fit). */
+export function encodeReply(message: ReplyMessage): Uint8Array {
+  if (message.type !== "result") return encodeJson(message);
+  return encodeJson({ type: "result", result: resultToWire(message.result) });
+}
+
+/** The result with its files' bytes in base64, as {@link encodeReply} sends it. */
+export function resultToWire(result: ExecutionResult): WireResult {
+  const { outputFiles, ...rest } = result;
+  if (outputFiles === undefined) return rest;
+  return { ...rest, outputFiles: outputFiles.map((file) => ({ ...file, content: file.content.toString("base64") })) };
+}
+
+/** An ExecutionResult with its output files' bytes in base64. */
+export type WireResult = Omit<ExecutionResult, "outputFiles"> & { readonly outputFiles?: readonly WireOutputFile[] };
+
+function resultFromWire(result: WireResult): ExecutionResult {
+  const { outputFiles, ...rest } = result;
+  if (outputFiles === undefined) return rest;
+  return { ...rest, outputFiles: outputFiles.map((file) => ({ ...file, content: Buffer.from(file.content, "base64") })) };
+}
+
 export function encodeJson(value: unknown): Uint8Array {
   return Buffer.from(JSON.stringify(value));
 }
@@ -210,9 +264,11 @@ function isPositive(value: unknown): value is number {
   return typeof value === "number" && Number.isFinite(value) && value > 0;
 }
 
-function isResult(value: unknown): value is ExecutionResult {
+function isResult(value: unknown): value is WireResult {
   if (!value || typeof value !== "object") return false;
   const r = value as Record<string, unknown>;
+  if (r.outputFiles !== undefined && !(Array.isArray(r.outputFiles) && r.outputFiles.every(isWireOutputFile))) return false;
+  if (r.fileWarnings !== undefined && !(Array.isArray(r.fileWarnings) && r.fileWarnings.every((w) => typeof w === "string"))) return false;
   return (
     typeof r.exitCode === "number" &&
     typeof r.stdout === "string" &&
@@ -224,5 +280,18 @@ function isResult(value: unknown): value is ExecutionResult {
     typeof r.stdoutTruncated === "boolean" &&
     typeof r.stderrTruncated === "boolean" &&
     typeof r.errorSummary === "string"
+  );
+}
+
+function isWireOutputFile(value: unknown): value is WireOutputFile {
+  if (!value || typeof value !== "object") return false;
+  const f = value as Record<string, unknown>;
+  return (
+    typeof f.path === "string" &&
+    typeof f.sizeBytes === "number" &&
+    typeof f.sha256 === "string" &&
+    typeof f.content === "string" &&
+    typeof f.truncated === "boolean" &&
+    typeof f.mediaType === "string"
   );
 }
