@@ -281,7 +281,9 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
       stdout: expect.stringMatching(/^removed \d+ run director(y|ies)\n$/),
     });
     expect((await skillctl(port, "rollback", "add_numbers", "9")).code).toBe(2);
-  });
+    // Eighteen skillctl processes and a dozen container runs in a row: on a 2-core machine at a load
+    // of 15 the chain took just over the suite's 120 s default.
+  }, 300_000);
 
   it("test: re-runs stored tests, reports causes and a summary, writes JUnit XML, exits 1 on a failure", async () => {
     // The slow skill passes its test under the default run limit...
