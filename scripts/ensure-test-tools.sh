@@ -3,7 +3,8 @@
 # and we may: docker-compose (the deployment test validates docker-compose.yml), openssl
 # (the TLS test makes a self-signed certificate) and chromium (the console's browser tests drive
 # Debian's Chromium with puppeteer-core; no browser is downloaded) and nats-server (the execution-host
-# tests start a real bus).
+# tests start a real bus); and Debian's python3-venv, python3-wheel, python3-grpcio and python3-protobuf
+# (the Python client's test builds clients/python offline into a virtual environment that uses them).
 set -euo pipefail
 readonly TAG='[ensure-test-tools]'
 
@@ -12,6 +13,11 @@ declare -A NEEDED=([docker-compose]=docker-compose [openssl]=openssl [chromium]=
 missing=()
 for tool in "${!NEEDED[@]}"; do
   command -v "${tool}" >/dev/null 2>&1 || missing+=("${NEEDED[${tool}]}")
+done
+# Python module of Debian's python3 → Debian package
+declare -A PYTHON_NEEDED=([ensurepip]=python3-venv [wheel]=python3-wheel [grpc]=python3-grpcio [google.protobuf]=python3-protobuf)
+for module in "${!PYTHON_NEEDED[@]}"; do
+  /usr/bin/python3 -c "import ${module}" >/dev/null 2>&1 || missing+=("${PYTHON_NEEDED[${module}]}")
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

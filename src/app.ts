@@ -9,15 +9,18 @@ import type { Clock } from "./playbook/index.js";
 import {
   attachServiceGauges,
   checkComposedSkills,
+  checkMandatoryAfterScan,
   closeControlStores,
   connectBus,
   createDuplicateScreen,
   createExecutionPlane,
+  createSecretsService,
   createUseCases,
   instanceTagOf,
   keepEngineInService,
   openControlStores,
   openFolderStores,
+  openSecretStore,
   prepareDuplicateScreen,
   ServingState,
   ShutdownGrace,
@@ -76,6 +79,8 @@ export async function startSkillEngine(
   await mkdir(config.sandboxDir, { recursive: true, mode: 0o700 });
   // First, so that a broken tokens file stops the start before anything else is opened.
   const authenticator = await Authenticator.load(config.auth, logger.child({ component: "auth" }));
+  // Next, so that a key that does not open the secrets store stops the start before registry.db is opened.
+  const secretStore = await openSecretStore(config, logger);
   const bus = await connectBus(config, logger);
 
   // Stores: the intake's parser checked, then registry.db and the canonical files, recovered.
@@ -114,6 +119,8 @@ export async function startSkillEngine(
     folders: folders.reads,
     environments: environments.port,
     environmentAdmin: environments.admin,
+    // Runs read the invoking agent's values through it (docs/security.md#declaring-and-delivering).
+    secrets: secretStore,
   });
   const { skillSources, bundles } = await startSkillSources(config, logger, { stores: folders, registry, control, metrics });
   const learning = await startLearning(config, logger, {
@@ -126,6 +133,7 @@ export async function startSkillEngine(
   // Server: the gRPC port, then the metrics port; the first engine probe says whether they serve.
   const server = await startGrpcServer({
     learning: learning.service,
+    secrets: createSecretsService(secretStore, control),
     host: config.host,
     port: config.port,
     control,
@@ -153,25 +161,11 @@ export async function startSkillEngine(
   const lessonSweep = startLessonPruneSweep(config, logger, playbook.service);
   // Unused environments go after their grace; missing ones are not rebuilt here but on first use.
   const environmentSweep = startEnvironmentSweep(config, logger, environments, () => registry.environmentUses().keys());
-  const sourceWatcher = watchSkillFolders(config, logger, skillSources);
+  const { watcher: sourceWatcher, firstScan } = watchSkillFolders(config, logger, skillSources);
   prepareDuplicateScreen(duplicates.screen, registry, logger, () => closing !== undefined);
 
-  const tls = config.tls !== undefined;
-  logger.info(
-    {
-      host: config.host,
-      port: server.port,
-      tls,
-      metricsPort: metricsServer?.port,
-      home: config.home,
-      sandboxDir: config.sandboxDir,
-      image: config.image,
-    },
-    `skill engine listening on ${config.host}:${server.port} (${tls ? "TLS" : "plaintext"})`,
-  );
-
   const grace = new ShutdownGrace(server, runner, config.shutdownGraceMs, logger);
-  return {
+  const app: SkillEngineApp = {
     port: server.port,
     reconcileReport: stores.reconcileReport,
     migrationReport: stores.migrationReport,
@@ -212,6 +206,28 @@ export async function startSkillEngine(
       return closing;
     },
   };
+  // With skill directories, mandatory skills are checked once those were scanned (docs/composition.md#mandatory-skills).
+  try {
+    await checkMandatoryAfterScan(config, composition, firstScan);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+
+  const tls = config.tls !== undefined;
+  logger.info(
+    {
+      host: config.host,
+      port: server.port,
+      tls,
+      metricsPort: metricsServer?.port,
+      home: config.home,
+      sandboxDir: config.sandboxDir,
+      image: config.image,
+    },
+    `skill engine listening on ${config.host}:${server.port} (${tls ? "TLS" : "plaintext"})`,
+  );
+  return app;
 }
 
 /**
@@ -223,6 +239,7 @@ function messageLimits(config: SkillEngineConfig): { request: number; response: 
   const MiB = 1024 * 1024;
   return {
     request: Math.max(4 * MiB, config.inputFiles.maxTotalBytes + 4 * MiB),
-    response: Math.max(8 * MiB, config.limits.outputFiles.maxTotalBytes + 8 * MiB),
+    // GetSkill answers a version's test files, which may be as large as a run's input files (docs/files.md#test-files).
+    response: Math.max(8 * MiB, Math.max(config.limits.outputFiles.maxTotalBytes, config.inputFiles.maxTotalBytes) + 8 * MiB),
   };
 }

@@ -6,6 +6,7 @@ import { exitOnStartFailure, handleShutdownSignals } from "./entry/index.js";
 import { BusUnreachableError } from "./execution/index.js";
 import { TlsFilesError } from "./grpc/index.js";
 import { TokenListError } from "./identity/index.js";
+import { SecretsStoreError } from "./secrets/index.js";
 
 /**
  * Entry point: `npm start`. Reads the environment once, starts, stops cleanly on SIGINT/SIGTERM (a
@@ -39,6 +40,7 @@ main().catch((error: unknown) => {
     error instanceof TokenListError ||
     error instanceof TlsFilesError ||
     error instanceof MandatorySkillError ||
+    error instanceof SecretsStoreError ||
     error instanceof BusUnreachableError;
   exitOnStartFailure("skill-engine", error, operatorMistake);
 });

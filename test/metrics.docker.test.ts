@@ -1,6 +1,6 @@
 import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { metricSamples, rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
 describe("observability: Prometheus metrics on their own HTTP port, request ids", () => {
   let engine: TestEngine;
@@ -60,5 +60,53 @@ describe("observability: Prometheus metrics on their own HTTP port, request ids"
 
   it("answers 404 elsewhere", async () => {
     expect((await fetch(`http://127.0.0.1:${engine.app.metricsPort}/`)).status).toBe(404);
+  });
+
+  it("counts the files runs were handed and gave back, and their bytes, by direction and purpose", async () => {
+    const counts = async (): Promise<Record<string, number>> => {
+      const result: Record<string, number> = {};
+      for (const metric of ["skill_engine_run_files_total", "skill_engine_run_file_bytes_total"]) {
+        for (const { labels, value } of await metricSamples(engine, metric)) {
+          result[`${metric.replace(/^skill_engine_run_|_total$/g, "")} ${labels.direction} ${labels.purpose}`] = value;
+        }
+      }
+      return result;
+    };
+    // Present from the first scrape, at zero: nothing so far handed or returned a file.
+    expect(Object.values(await counts())).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    const copies = `import os
+name = sorted(os.listdir("/sandbox/in"))[0]
+with open("/sandbox/in/" + name, "rb") as f:
+    data = f.read()
+with open("/sandbox/out/copy.txt", "wb") as f:
+    f.write(data)
+with open("/sandbox/out/extra.bin", "wb") as f:
+    f.write(b"x" * 100)
+print("copied", len(data))
+`;
+    const registered = await engine.client.register({
+      name: "copies",
+      code: copies,
+      testFiles: [{ path: "in.txt", content: Buffer.from("hello") }],
+    });
+    expect(registered.test?.success, JSON.stringify(registered.test)).toBe(true);
+    const invoked = await engine.client.call(engine.client.raw.invokeSkill, {
+      name: "copies",
+      payload: "{}",
+      routeId: "",
+      files: [{ path: "b.txt", content: Buffer.from("abc") }],
+    });
+    expect(invoked.result?.success, JSON.stringify(invoked.result)).toBe(true);
+    expect(invoked.files.map((f) => f.path)).toEqual(["copy.txt", "extra.bin"]);
+    expect(await counts()).toEqual({
+      "files in test": 1,
+      "files out test": 2,
+      "files in invoke": 1,
+      "files out invoke": 2,
+      "file_bytes in test": 5,
+      "file_bytes out test": 105,
+      "file_bytes in invoke": 3,
+      "file_bytes out invoke": 103,
+    });
   });
 });

@@ -69,6 +69,44 @@ describe("Playbook through gRPC: gates, retrieval by meaning, verification", () 
       expect(error.details).toMatch(/^generalization guard: correct_pattern .*"the total stock value 1234 50"/);
     });
 
+    it("checks the anti-pattern too", async () => {
+      const error = await rpcError(
+        playbook.add({
+          trigger: "When summing currency amounts read from a file",
+          antiPattern: "Writing inventory_report.csv with the columns sku, qty and price by hand.",
+          correctPattern: "Sum with decimal arithmetic and round once at the end.",
+          challengeText: CHALLENGE,
+        }),
+      );
+      expect(error.code).toBe(status.INVALID_ARGUMENT);
+      expect(error.details).toMatch(/^generalization guard: anti_pattern .*"inventory_report csv with the columns sku"/);
+    });
+
+    it("keeps a lesson added without a challenge text as unguarded, and ListLessons says so (docs/playbook.md#gates)", async () => {
+      const unguarded = await playbook.add({
+        trigger: "When a user asks for dates in a report",
+        correctPattern: "Write them as ISO 8601 (YYYY-MM-DD), never in a locale's format.",
+        challengeText: "  ",
+        source: "user",
+      });
+      const guarded = await playbook.add({
+        trigger: "When reading numbers with thousands separators",
+        correctPattern: "Strip the separators before converting, and keep the decimal point.",
+        challengeText: CHALLENGE,
+      });
+      expect(unguarded.lesson).toMatchObject({ guarded: false, verified: false });
+      expect(guarded.lesson).toMatchObject({ guarded: true });
+      const { lessons } = await playbook.call(playbook.raw.listLessons, {
+        scope: LessonScope.LESSON_SCOPE_ALL,
+        domain: "",
+        limit: 0,
+        includeInactive: false,
+        owner: "",
+      });
+      expect(lessons.find((l) => l.id === unguarded.lesson?.id)).toMatchObject({ guarded: false });
+      expect(lessons.find((l) => l.id === guarded.lesson?.id)).toMatchObject({ guarded: true });
+    });
+
     it("refuses empty fields, off-taxonomy domains and confidence outside [0, 1], naming the gate", async () => {
       const cases: Array<[Parameters<TestPlaybookClient["add"]>[0], RegExp]> = [
         [{ trigger: "   ", correctPattern: "Do the right thing." }, /^required field: trigger /],

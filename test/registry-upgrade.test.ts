@@ -72,8 +72,12 @@ describe("a registry.db written before the one migrations list (real SQLite file
         expect({ table, rows: rowsOf(db, table, old.columns) }).toEqual({ table, rows: old.rows });
         expect(after.get(table)?.columns.slice(0, old.columns.length)).toEqual(old.columns);
       }
-      // What the steps added to this file: the parts of large sessions, environments, new columns.
-      expect([...after.keys()].filter((t) => !before.has(t)).sort()).toEqual(["learning_session_parts", "skill_environments"]);
+      // What the steps added to this file: the parts of large sessions, environments, versions' test files, new columns.
+      expect([...after.keys()].filter((t) => !before.has(t)).sort()).toEqual([
+        "learning_session_parts",
+        "skill_environments",
+        "skill_version_test_files",
+      ]);
       expect(after.get("learning_patterns")?.columns).toContain("last_seen");
       expect(after.get("routes")?.columns).toContain("agent");
       expect(after.get("invocation_outcomes")?.columns).toContain("trusted");

@@ -106,6 +106,13 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
     expect((await engine.client.get("currency_convert")).skill?.status).toBe(SkillStatus.SKILL_STATUS_DEPRECATED);
     expect((await route("convert euros to dollars")).skills.map((s) => s.name)).not.toContain("currency_convert");
 
+    const reminderQuery = "ping me tomorrow morning about the dentist";
+    expect((await route(reminderQuery)).skills[0]?.name).toBe("reminder_create");
+    await engine.client.call(engine.client.raw.retireSkill, { name: "reminder_create", force: false });
+    expect((await route(reminderQuery)).skills.map((s) => s.name)).not.toContain("reminder_create");
+    await engine.client.call(engine.client.raw.restoreSkill, { name: "reminder_create" });
+    expect((await route(reminderQuery)).skills[0]?.name).toBe("reminder_create");
+
     await engine.client.call(engine.client.raw.deleteSkill, { name: "movie_credits", force: false });
     expect((await route("cast of a movie")).skills.map((s) => s.name)).not.toContain("movie_credits");
     await engine.client.call(engine.client.raw.restoreSkill, { name: "movie_credits" });

@@ -14,6 +14,12 @@ export interface SkillEngineConfig {
   readonly home: string;
   /** The only host path containers see (per-run directories). Safe to wipe at any time. @default "$XDG_CACHE_HOME/skill-engine/sandbox" or "~/.cache/skill-engine/sandbox" (SKILL_ENGINE_SANDBOX_DIR) */
   readonly sandboxDir: string;
+  /**
+   * The key that encrypts the secrets store (docs/security.md#secrets): 32 random bytes, mode 0600, created on first
+   * start when neither it nor the store exists; never inside the sandbox dir.
+   * @default "$SKILL_ENGINE_HOME/secrets.key" (SKILL_ENGINE_SECRETS_KEY_FILE)
+   */
+  readonly secretsKeyFile: string;
   /** Sandbox image. @default "skill-engine-sandbox:latest" (SKILL_ENGINE_IMAGE) */
   readonly image: string;
   /** OCI runtime for sandboxes, e.g. "runsc" for gVisor. @default the engine's default (SKILL_ENGINE_RUNTIME) */
@@ -99,7 +105,7 @@ export interface SkillEngineConfig {
    * warning instead (test suites that exercise the sandbox with hostile code). @default "enforce" (SKILL_ENGINE_CONTENT_GUARD)
    */
   readonly contentGuard: "enforce" | "warn";
-  /** Minutes between automatic RetireDegradedSkills sweeps; 0 turns the sweep off. @default 0 (SKILL_ENGINE_RETIRE_SWEEP_MINUTES) */
+  /** Minutes between automatic RetireDegradedSkills sweeps (docs/skill-lifecycle.md#retirement-rule); 0 turns the sweep off. @default 1 (SKILL_ENGINE_RETIRE_SWEEP_MINUTES) */
   readonly retireSweepMinutes: number;
   /**
    * Routing embeddings: in-process all-MiniLM-L6-v2 (offline, the default), the in-process Universal

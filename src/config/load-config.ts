@@ -40,6 +40,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
       problems.push(`SKILL_ENGINE_SKILL_DIRS: ${dir} and SKILL_ENGINE_SANDBOX_DIR (${sandboxDir}) must not contain each other`);
     }
   }
+  const secretsKeyFile = path.resolve(v.SKILL_ENGINE_SECRETS_KEY_FILE ?? path.join(home, "secrets.key"));
+  // Places a run can read: the key decrypts every secret (docs/security.md#the-store).
+  const exposed: Array<[string, string]> = [
+    ["SKILL_ENGINE_SANDBOX_DIR", sandboxDir],
+    ["SKILL_ENGINE_HOME's environments/, mounted into runs,", path.join(home, "environments")],
+  ];
+  for (const [name, dir] of exposed) {
+    if (isSameOrInside(secretsKeyFile, dir)) {
+      problems.push(`SKILL_ENGINE_SECRETS_KEY_FILE (${secretsKeyFile}) must not be inside ${name} (${dir}): the key decrypts every secret`);
+    }
+  }
   if (isSameOrInside(home, sandboxDir) || isSameOrInside(sandboxDir, home)) {
     problems.push(
       `SKILL_ENGINE_HOME (${home}) and SKILL_ENGINE_SANDBOX_DIR (${sandboxDir}) must not contain each other: ` +
@@ -135,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     port: v.SKILL_ENGINE_PORT,
     home,
     sandboxDir,
+    secretsKeyFile,
     image: v.SKILL_ENGINE_IMAGE,
     runtime: v.SKILL_ENGINE_RUNTIME,
     dockerHost: v.DOCKER_HOST,

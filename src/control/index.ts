@@ -1,5 +1,14 @@
 /** The control plane: the use cases, and one sub-package per concern behind them. The only way in. */
-export { canManage, canSee, type GranteeInput, notYoursError, pinnedVersionFor, requireAdmin, SkillSharing } from "./access/index.js";
+export {
+  canManage,
+  canSee,
+  type GranteeInput,
+  notYoursError,
+  pinnedVersionFor,
+  requireAdmin,
+  SkillSharing,
+  validateSecretNames,
+} from "./access/index.js";
 export {
   type CodeIntake,
   type ContentGuardMode,
@@ -32,6 +41,7 @@ export {
   isLive as isLiveStatus,
   leavesOwnRoutes,
   REGISTRY_FILE,
+  type ReturnedFile,
   type SkillAccess,
   type SkillGrant,
   type SkillRecord,
@@ -83,6 +93,7 @@ export {
   type FolderSkillRuns,
   type DeclaredPackages,
   type SkillEnvironments,
+  type SkillSecrets,
   type FolderSkills,
   type HealthTimeline,
   type HiddenRetests,
@@ -96,6 +107,7 @@ export {
   type PatchInput,
   type Patching,
   type RebuildIndexesReport,
+  type RecentRuns,
   type RegisterComposedSkill,
   type RegisterSkill,
   type RegisterSkillInput,

@@ -103,6 +103,24 @@ export class SkillModuleMissingError extends SkillTestFailedError {
   }
 }
 
+/**
+ * A run needs a secret the agent it runs for has not set (docs/security.md#declaring-and-delivering):
+ * answered before any container starts, and never counted against the skill.
+ */
+export class SecretMissingError extends FailedPreconditionError {
+  constructor(
+    readonly skillName: string,
+    /** The declared names the agent has no value for, in declaration order. */
+    readonly missing: readonly string[],
+  ) {
+    const [first, ...others] = missing;
+    super(
+      `skill ${skillName} needs secret ${first ?? "?"}: set it with SetSecret` +
+        (others.length > 0 ? ` (and ${others.join(", ")}: set ${others.length === 1 ? "it" : "them"} too)` : ""),
+    );
+  }
+}
+
 /** The caller is known but may not do this (another agent's skill, an admin-only call). */
 export class PermissionDeniedError extends SkillEngineError {
   constructor(

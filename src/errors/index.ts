@@ -15,6 +15,7 @@ export {
   ResourceExhaustedError,
   RunCancelledError,
   SandboxUnavailableError,
+  SecretMissingError,
   SkillEngineError,
   SkillModuleMissingError,
   SkillNotFoundError,

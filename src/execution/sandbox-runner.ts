@@ -82,6 +82,13 @@ export interface SandboxRunRequest {
    * (docs/files.md#input-files); their paths were validated by the control plane.
    */
   readonly inputFiles?: readonly RunInputFile[];
+  /**
+   * The invoking agent's values of the secrets the version declares, by name
+   * (docs/security.md#declaring-and-delivering). They travel to the container in its job frame on
+   * stdin, and the entry script sets them as environment variables of the skill's process: never
+   * in the container's configuration, on a command line, in a log line or in the run directory.
+   */
+  readonly secrets?: Readonly<Record<string, string>>;
 }
 
 /** A file handed to a run: a relative path of ordinary names and its bytes (docs/files.md#input-files). */

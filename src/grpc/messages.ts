@@ -77,6 +77,7 @@ export function toSkillMessage(record: SkillRecord): Skill {
     requirements: [...record.requirements],
     systemPackages: [...record.systemPackages],
     environmentId: record.environmentId,
+    secrets: [...record.secrets],
   };
 }
 
@@ -218,6 +219,7 @@ export function toStatsMessage(stats: SkillStats): GetSkillStatsResponse {
       successRate: s.samples === 0 ? 0 : s.successes / s.samples,
       weight: s.weight,
     })),
+    lastOutcome: stats.lastOutcome === undefined ? undefined : { ...stats.lastOutcome },
   };
 }
 

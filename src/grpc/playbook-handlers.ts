@@ -146,6 +146,7 @@ export function toLessonMessage(lesson: LessonView): Lesson {
     lastRetrievedAt: lesson.lastRetrievedAt === undefined ? undefined : new Date(lesson.lastRetrievedAt),
     lastHelpfulAt: lesson.lastHelpfulAt === undefined ? undefined : new Date(lesson.lastHelpfulAt),
     archivedReason: lesson.archivedReason,
+    guarded: lesson.guarded,
   };
 }
 

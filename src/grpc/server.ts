@@ -13,6 +13,7 @@ import type { ServiceMetrics } from "../observability/index.js";
 import type { LearningService } from "../learning/index.js";
 import type { RoutingService } from "../routing/index.js";
 import type { PlaybookService } from "../playbook/index.js";
+import type { SecretsService } from "../secrets/index.js";
 import { PlaybookService as PlaybookServiceDefinition } from "../gen/skillengine/v1/playbook.js";
 import { SkillEngineService } from "../gen/skillengine/v1/skill_engine.js";
 import { CallTracker } from "./call-tracker.js";
@@ -41,6 +42,8 @@ export interface GrpcServerOptions {
   readonly bundles: SkillBundles;
   /** Sessions, candidates, evolution and outcomes (docs/learning.md). */
   readonly learning: LearningService;
+  /** The calling agents' secrets (docs/security.md#secrets). */
+  readonly secrets: SecretsService;
   /** The Playbook service (lessons); not served when absent. */
   readonly playbook?: PlaybookService;
   /** Turns each call's `authorization` metadata into the calling agent. */
@@ -93,6 +96,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       options.metrics,
       { sources: options.sources, bundles: options.bundles },
       options.learning,
+      options.secrets,
     ),
   );
 

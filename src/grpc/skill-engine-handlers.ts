@@ -10,6 +10,7 @@ import type { Authenticator } from "../identity/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
 import type { LearningService } from "../learning/index.js";
 import type { RoutingService } from "../routing/index.js";
+import type { SecretsService } from "../secrets/index.js";
 import {
   fromOnDuplicateMessage,
   fromOnFailureMessage,
@@ -19,6 +20,7 @@ import {
   toStepResultMessage,
   toExecutionResultMessage,
   toGatedChangeMessage,
+  toGrantMessage,
   toRoutedSkillMessage,
   toSkillMessage,
   toSkillMessageFor,
@@ -30,6 +32,7 @@ import { sharingHandlers } from "./sharing-handlers.js";
 import { skillSourceHandlers } from "./source-handlers.js";
 import { learningHandlers } from "./learning-handlers.js";
 import { retirementHandlers } from "./retirement-handlers.js";
+import { secretHandlers } from "./secret-handlers.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -41,6 +44,7 @@ export function skillEngineHandlers(
   metrics: ServiceMetrics | undefined,
   folders: { readonly sources: SkillSources; readonly bundles: SkillBundles },
   learning: LearningService,
+  secrets: SecretsService,
 ): SkillEngineServer {
   return {
     ...learningHandlers(learning, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
@@ -60,6 +64,7 @@ export function skillEngineHandlers(
           requirements: request.requirements,
           systemPackages: request.systemPackages,
           testFiles: request.testFiles,
+          secrets: request.secrets,
         },
         context,
       );
@@ -92,6 +97,7 @@ export function skillEngineHandlers(
 
     getSkill: unary(logger, "GetSkill", async (request, context) => {
       const found = await control.queries.get({ name: request.name }, context);
+      const testFiles = await control.queries.testFiles({ name: request.name }, context);
       return {
         skill: toSkillMessageFor(context.caller)(found.skill),
         code: found.code,
@@ -99,6 +105,7 @@ export function skillEngineHandlers(
         dependsOn: [...found.dependsOn],
         kind: found.folder?.kind ?? found.kind,
         skillId: found.folder?.skillId ?? "",
+        testFiles,
       };
     }),
 
@@ -121,13 +128,15 @@ export function skillEngineHandlers(
       skill: toSkillMessage(await control.patching.rollback({ name: request.name, version: request.version }, context)),
     })),
 
-    deleteSkill: unary(logger, "DeleteSkill", async (request, context) => ({
-      skill: toSkillMessage(await control.lifecycle.delete({ name: request.name, force: request.force }, context)),
-    })),
+    deleteSkill: unary(logger, "DeleteSkill", async (request, context) => {
+      const deleted = await control.lifecycle.deleteReport({ name: request.name, force: request.force }, context);
+      return { skill: toSkillMessage(deleted.skill), revokedGrants: deleted.revokedGrants.map(toGrantMessage) };
+    }),
 
-    restoreSkill: unary(logger, "RestoreSkill", async (request, context) => ({
-      skill: toSkillMessage(await control.lifecycle.restore({ name: request.name }, context)),
-    })),
+    restoreSkill: unary(logger, "RestoreSkill", async (request, context) => {
+      const restored = await control.lifecycle.restoreReport({ name: request.name }, context);
+      return { skill: toSkillMessage(restored.skill), evicted: restored.evicted };
+    }),
 
     setSkillProtected: unary(logger, "SetSkillProtected", async (request, context) => ({
       skill: toSkillMessage(await control.lifecycle.setProtected({ name: request.name, pinned: request.protected }, context)),
@@ -232,6 +241,16 @@ export function skillEngineHandlers(
       ),
     })),
 
+    resetSkillQuality: unary(logger, "ResetSkillQuality", async (request, context) => {
+      const reset = routing.resetQuality({ name: request.name }, context);
+      return {
+        skill: toSkillMessage(reset.skill),
+        routedSelections: reset.routed.selections,
+        routedCompletions: reset.routed.completions,
+        ...reset.quality,
+      };
+    }),
+
     wipeSandbox: unary(logger, "WipeSandbox", async (_request, context) => ({
       removedRunDirectories: await control.operations.wipeSandbox(context),
     })),
@@ -244,6 +263,7 @@ export function skillEngineHandlers(
     }),
     ...sharingHandlers(control.access.sharing, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
     ...environmentHandlers(control.environments, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
+    ...secretHandlers(secrets, { authenticator, logger, ...(metrics ? { metrics } : {}) }),
   };
 
   /** The shared wrapper (unary-call.ts), with the skill's name and version in the rpc log line. */

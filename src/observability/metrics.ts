@@ -1,5 +1,16 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
+/** A file a run was handed or gave back, as the file counters read it. */
+export interface RunFile {
+  readonly content: Uint8Array;
+}
+
+/** Every direction and purpose present from the first scrape, so a rate over them starts at zero. */
+function zeroed(counter: Counter<"direction" | "purpose">): Counter<"direction" | "purpose"> {
+  for (const direction of ["in", "out"]) for (const purpose of ["test", "invoke"]) counter.inc({ direction, purpose }, 0);
+  return counter;
+}
+
 /** What a finished sandbox run is counted as. */
 export type RunOutcome = "success" | "failure" | "timeout" | "oom";
 
@@ -173,6 +184,43 @@ export class ServiceMetrics {
     labelNames: ["reason"],
     registers: [this.registry],
   });
+
+  /**
+   * The files a finished run was handed and gave back (docs/files.md), by direction and purpose: "in"
+   * counts the input files' bytes, "out" the bytes returned inline (a truncated file counts what came
+   * back, not its whole size; skipped entries count nothing).
+   */
+  recordRunFiles(purpose: string, inputFiles: readonly RunFile[], outputFiles: readonly RunFile[]): void {
+    for (const [direction, files] of [
+      ["in", inputFiles],
+      ["out", outputFiles],
+    ] as const) {
+      if (files.length === 0) continue;
+      this.runFiles.inc({ direction, purpose }, files.length);
+      this.runFileBytes.inc(
+        { direction, purpose },
+        files.reduce((sum, file) => sum + file.content.byteLength, 0),
+      );
+    }
+  }
+
+  private readonly runFiles = zeroed(
+    new Counter({
+      name: "skill_engine_run_files_total",
+      help: "Files handed to sandbox runs (direction in) and returned by them (out), by purpose.",
+      labelNames: ["direction", "purpose"],
+      registers: [this.registry],
+    }),
+  );
+
+  private readonly runFileBytes = zeroed(
+    new Counter({
+      name: "skill_engine_run_file_bytes_total",
+      help: "Bytes of the files handed to sandbox runs (direction in) and returned inline by them (out), by purpose.",
+      labelNames: ["direction", "purpose"],
+      registers: [this.registry],
+    }),
+  );
 
   /** A run the infrastructure cut short: counted apart from the skills' own outcomes. */
   recordInfrastructureFault(fault: string, purpose: string): void {

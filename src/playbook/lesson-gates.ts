@@ -96,8 +96,11 @@ export function acceptLesson(draft: LessonDraft, policy: PlaybookPolicy): Accept
       `has ${outside.map((d) => `"${d.slice(0, 40)}"`).join(", ")} outside the taxonomy (${policy.domains.join(", ")})`,
     );
   }
+  // Every text the lesson injects goes through the guard; without a challenge text there is nothing to
+  // compare against, and the lesson is kept as unguarded (docs/playbook.md#gates).
   for (const [field, text] of [
     ["trigger", trigger],
+    ["anti_pattern", antiPattern],
     ["correct_pattern", correctPattern],
   ] as const) {
     const copied = sharedNgram(text, draft.challengeText, policy.minCopiedNgram);
@@ -118,9 +121,24 @@ export function acceptLesson(draft: LessonDraft, policy: PlaybookPolicy): Accept
     confidence: draft.confidence,
     source,
     sourceChallengeHash,
-    challengeTextHash: createHash("sha256").update(draft.challengeText, "utf8").digest("hex"),
+    challengeTextHash: sha256Hex(draft.challengeText.trim() === "" ? "" : draft.challengeText),
     visibility: draft.visibility,
   };
+}
+
+/** The hash a lesson added without a challenge text keeps: the guard compared it with nothing. */
+const NO_CHALLENGE_TEXT_HASH = sha256Hex("");
+
+/**
+ * Whether the generalization guard had a challenge text to compare the lesson with
+ * (docs/playbook.md#gates): false for lessons added without one (or from a mirror that lost the hash).
+ */
+export function isGuarded(lesson: { readonly challengeTextHash: string }): boolean {
+  return lesson.challengeTextHash !== "" && lesson.challengeTextHash !== NO_CHALLENGE_TEXT_HASH;
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
 function tooLong(field: string, text: string, max: number): void {

@@ -5,6 +5,7 @@ import type { Embedder } from "../embedding/index.js";
 import { type KeywordIndex, SKILL_PAYLOAD_TYPE, type VectorIndex } from "../search/index.js";
 import { type Clock, type LessonRecord, type PlaybookPolicy, systemClock } from "./lesson.js";
 import type { LessonStore } from "./lesson-store.js";
+import { isGuarded } from "./lesson-gates.js";
 import type { LessonsMirrorWriter } from "./lessons-mirror.js";
 import { frequency, hitRate, trimToCap, utility } from "./retention.js";
 import { LessonNotFoundError, type LessonView, type PlaybookEvents } from "./playbook-types.js";
@@ -98,7 +99,13 @@ export function changeableLesson(core: PlaybookCore, id: string, caller: Caller)
 }
 
 export function viewOf(core: PlaybookCore, lesson: LessonRecord, now = core.clock()): LessonView {
-  return { ...lesson, utility: utility(lesson, now, core.policy), hitRate: hitRate(lesson), frequency: frequency(lesson) };
+  return {
+    ...lesson,
+    utility: utility(lesson, now, core.policy),
+    hitRate: hitRate(lesson),
+    frequency: frequency(lesson),
+    guarded: isGuarded(lesson),
+  };
 }
 
 /** What BM25 ranks a lesson by: every text it holds. */

@@ -7,6 +7,8 @@ export interface LessonView extends LessonRecord {
   readonly utility: number;
   readonly hitRate: number;
   readonly frequency: number;
+  /** The generalization guard had a challenge text to compare it with (docs/playbook.md#gates). */
+  readonly guarded: boolean;
 }
 
 /** Counts the metrics layer wants to hear about; every hook is optional. */

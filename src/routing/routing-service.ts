@@ -17,7 +17,14 @@ import type { Caller } from "../identity/index.js";
 import { hardenedDescription, toolDefinition } from "./hardened-description.js";
 import { agentAudience, SEARCH_QUERY_LIMITS, searchedQuery, userAudience } from "../search/index.js";
 import { failsFallbackFilter, type QualityCounters, type SkillQuality } from "./quality-counters.js";
-import { failsQualityFilter, type RoutableSkill, ROUTABLE_STATUSES, type RouteMode, type SkillRouter } from "./skill-router.js";
+import {
+  failsQualityFilter,
+  type RoutableSkill,
+  ROUTABLE_STATUSES,
+  type RouteMode,
+  type RouteQuality,
+  type SkillRouter,
+} from "./skill-router.js";
 
 export type ToolFormat = "openai" | "anthropic";
 
@@ -70,6 +77,13 @@ export interface RouteFeedbackInput {
   readonly success: boolean;
   /** The agent used something else instead (docs/skill-sources.md#quality-counters). @default false */
   readonly fallback?: boolean;
+}
+
+/** What ResetSkillQuality cleared: routing's filter counters and the quality counters, as they were for the active version. */
+export interface QualityReset {
+  readonly skill: SkillRecord;
+  readonly routed: RouteQuality;
+  readonly quality: SkillQuality;
 }
 
 /** `queryChars`: the longest query accepted; only its first and last 1,000 are searched (docs/routing.md#long-queries). */
@@ -203,6 +217,22 @@ export class RoutingService implements SkillIndexer {
     return this.counters?.get(name);
   }
 
+  /**
+   * ResetSkillQuality (owner or admin): clears every routing quality counter of a skill, so a skill
+   * the quality filters dropped is routed again (docs/routing.md#quality-filter). Answers the active
+   * version's counters as they were.
+   */
+  resetQuality(input: { readonly name: string }, context: CallContext): QualityReset {
+    const skill = this.lookup.manageable(input.name, context.caller, "reset the quality counters of");
+    const routed = this.router.resetQuality(skill.name);
+    const quality = this.counters?.reset(skill.name) ?? { selections: 0, applied: 0, completions: 0, fallbacks: 0 };
+    this.logger.info(
+      { skill: skill.name, routed, quality, agent: context.caller.agentId, requestId: context.requestId },
+      "quality counters reset",
+    );
+    return { skill, routed, quality };
+  }
+
   evidenceCount(name: string): number {
     return this.router.evidenceCount(name);
   }
@@ -241,6 +271,8 @@ export class RoutingService implements SkillIndexer {
         leftOutForCaller.has(name) ||
         failsQualityFilter(this.router.quality(name)) ||
         (this.counters !== undefined && failsFallbackFilter(this.counters.get(name))),
+      // Until the retirement sweep takes it, a degraded skill ranks below every healthy one.
+      demote: (name) => this.registry.get(name)?.status === "degraded",
     });
     const skills: RoutedSkill[] = [];
     for (const hit of result.hits) {

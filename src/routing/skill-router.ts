@@ -107,6 +107,12 @@ export const DEFAULT_VECTOR_WEIGHT = 0.7;
  */
 const SOURCE_DEPTH = 50;
 
+/**
+ * When the skill's active version became active (`skills.activated_at`, bound to the skill's name):
+ * the quality counters kept for it (docs/routing.md#quality-filter). 0 for a name the registry does not hold.
+ */
+export const ACTIVATED_AT = "COALESCE((SELECT activated_at FROM skills WHERE skills.name = ?), 0)";
+
 /** Statuses that are routed; deprecated, retired and deleted skills are not. */
 export const ROUTABLE_STATUSES = ["active", "degraded"];
 /** routing_meta keys of skills whose indexing is still in flight (or was, when the process stopped). */
@@ -254,6 +260,8 @@ export class SkillRouter {
       mode: RouteMode;
       scope: RouteScope;
       exclude?: (name: string) => boolean;
+      /** Skills ranked after every healthy one (degraded skills, docs/routing.md#degraded-skills). @default none */
+      demote?: (name: string) => boolean;
       /** Hits whose relevance is below this are left out (only when relevance is known). @default 0 */
       minRelevance?: number;
       /**
@@ -277,19 +285,18 @@ export class SkillRouter {
       ranking = mergePieces(rankings);
     }
     const minRelevance = options.minRelevance ?? 0;
-    const hits = ranking.items
+    const kept = ranking.items
       .filter((item) => !options.exclude?.(item.id))
-      .filter((item) => item.relevance === undefined || item.relevance >= minRelevance)
-      .slice(0, options.limit)
-      .map((item) => ({
-        name: item.id,
-        score: item.score,
-        relevance: item.relevance,
-        keywordRank: item.ranks.keywords ?? 0,
-        vectorRank: item.ranks.vectors ?? 0,
-        keywordScore: item.scores.keywords ?? 0,
-        vectorScore: item.scores.vectors ?? 0,
-      }));
+      .filter((item) => item.relevance === undefined || item.relevance >= minRelevance);
+    const hits = healthyFirst(kept, options.limit, options.demote).map((item) => ({
+      name: item.id,
+      score: item.score,
+      relevance: item.relevance,
+      keywordRank: item.ranks.keywords ?? 0,
+      vectorRank: item.ranks.vectors ?? 0,
+      keywordScore: item.scores.keywords ?? 0,
+      vectorScore: item.scores.vectors ?? 0,
+    }));
     const routeId = randomUUID();
     this.db
       .prepare("INSERT INTO routes (route_id, query, names, created_at, agent) VALUES (?, ?, ?, ?, ?)")
@@ -367,12 +374,13 @@ export class SkillRouter {
       )
       .get(routeId, agentId);
     if (!route || !(JSON.parse(route.names) as string[]).includes(name)) return false;
+    // Kept for the version active now (docs/routing.md#quality-filter): a new version starts its own counters.
     this.db
       .prepare(
-        `INSERT INTO route_outcomes (route_id, name, success, at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (route_id, name) DO UPDATE SET success = MAX(success, excluded.success), at = excluded.at`,
+        `INSERT INTO route_outcomes (route_id, name, success, at, since) VALUES (?, ?, ?, ?, ${ACTIVATED_AT})
+         ON CONFLICT (route_id, name) DO UPDATE SET success = MAX(success, excluded.success), at = excluded.at, since = excluded.since`,
       )
-      .run(routeId, name, success ? 1 : 0, Date.now());
+      .run(routeId, name, success ? 1 : 0, Date.now(), name);
     if (!success || Date.now() - route.created_at > this.creditWindowMs || !skill) return false;
     if (!this.evidence.remember(name, route.query)) return true;
     await this.index(skill);
@@ -387,16 +395,23 @@ export class SkillRouter {
     return route !== undefined && (JSON.parse(route.names) as string[]).includes(name);
   }
 
-  /** The quality counters: routed invocations (selections), successes and failures. */
+  /** The quality counters of the active version: routed invocations (selections), successes and failures. */
   quality(name: string): RouteQuality {
     const row = this.db
-      .prepare<[string], { selections: number; completions: number | null }>(
-        "SELECT COUNT(*) AS selections, SUM(success) AS completions FROM route_outcomes WHERE name = ?",
+      .prepare<[string, string], { selections: number; completions: number | null }>(
+        `SELECT COUNT(*) AS selections, SUM(success) AS completions FROM route_outcomes WHERE name = ? AND since = ${ACTIVATED_AT}`,
       )
-      .get(name);
+      .get(name, name);
     const selections = row?.selections ?? 0;
     const completions = row?.completions ?? 0;
     return { selections, completions, failures: selections - completions };
+  }
+
+  /** Forgets every routed outcome of `name` (ResetSkillQuality); returns the active version's counters as they were. */
+  resetQuality(name: string): RouteQuality {
+    const before = this.quality(name);
+    this.db.prepare("DELETE FROM route_outcomes WHERE name = ?").run(name);
+    return before;
   }
 
   /** How many stored queries route to `name` as evidence (docs/routing.md#learning-from-use). */
@@ -409,6 +424,22 @@ export class SkillRouter {
 export function failsQualityFilter(quality: RouteQuality): boolean {
   if (quality.selections >= 2 && quality.completions === 0) return true;
   return quality.selections >= 2 && quality.failures / quality.selections > 0.5;
+}
+
+/**
+ * The first `limit` items with every demoted one after every healthy one, each group in rank order
+ * (docs/routing.md#degraded-skills): a degraded skill keeps its place only when no healthy skill is
+ * left to take it. Stops asking once `limit` healthy items are found.
+ */
+function healthyFirst<T extends { readonly id: string }>(items: readonly T[], limit: number, demote?: (name: string) => boolean): T[] {
+  if (!demote) return items.slice(0, limit);
+  const healthy: T[] = [];
+  const demoted: T[] = [];
+  for (const item of items) {
+    if (healthy.length >= limit) break;
+    (demote(item.id) ? demoted : healthy).push(item);
+  }
+  return [...healthy, ...demoted].slice(0, limit);
 }
 
 /**

@@ -2,12 +2,16 @@ import type Database from "better-sqlite3";
 import { COMPOSITION_MIGRATIONS } from "./composition-tables.js";
 import { EMBEDDING_MIGRATIONS } from "./embedding-tables.js";
 import { ENVIRONMENT_MIGRATIONS } from "./environment-tables.js";
+import { HEALTH_EPOCH_MIGRATIONS } from "./health-epoch-tables.js";
 import { LEARNING_MIGRATIONS } from "./learning-tables.js";
 import type { Migration } from "./migration.js";
 import { PLAYBOOK_MIGRATIONS } from "./playbook-tables.js";
 import { REGISTRY_MIGRATIONS } from "./registry-tables.js";
 import { ROUTING_MIGRATIONS } from "./routing-tables.js";
+import { RUN_FILE_MIGRATIONS } from "./run-file-tables.js";
+import { SECRET_MIGRATIONS } from "./secret-tables.js";
 import { SOURCE_MIGRATIONS } from "./source-tables.js";
+import { TEST_FILE_MIGRATIONS } from "./test-file-tables.js";
 
 /**
  * Every table of registry.db, in the one order they are created (docs/architecture.md#storage).
@@ -24,6 +28,10 @@ export const REGISTRY_SCHEMA: readonly Migration[] = [
   ...ROUTING_MIGRATIONS,
   ...EMBEDDING_MIGRATIONS,
   ...ENVIRONMENT_MIGRATIONS,
+  ...TEST_FILE_MIGRATIONS,
+  ...RUN_FILE_MIGRATIONS,
+  ...HEALTH_EPOCH_MIGRATIONS,
+  ...SECRET_MIGRATIONS,
 ];
 
 /** The schema version this code writes: the number of steps in the list. */

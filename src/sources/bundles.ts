@@ -15,7 +15,7 @@ import { DEFAULT_FOLDER_LIMITS, inspectSkillFolder } from "./folder-safety.js";
 import { checkedSegments, type FolderContent, type FolderStore, readDiscoveredFolder } from "./folder-store.js";
 import { readOrCreateSkillId, SKILL_ID_FILE } from "./skill-identity.js";
 import { parseSkillManifest } from "./skill-manifest.js";
-import { folderHash, type SkillSources } from "./skill-sources.js";
+import { folderHash, type SkillSources, TEST_FILES_DIR } from "./skill-sources.js";
 import type { SourceStore } from "./source-store.js";
 
 export interface SkillBundlesOptions {
@@ -24,7 +24,7 @@ export interface SkillBundlesOptions {
   readonly folders: FolderStore;
   readonly registry: SkillRegistry;
   /** Reads the skill an export packs (GetSkill's use case: the caller's view, a pinned grantee's version). */
-  readonly queries: Pick<SkillQueries, "get">;
+  readonly queries: Pick<SkillQueries, "get" | "testFiles">;
   /** Where an archive is unpacked to be inspected: under `$SKILL_ENGINE_HOME`, never a discovery directory or the sandbox. */
   readonly stagingDir: string;
   readonly limits?: BundleLimits;
@@ -126,7 +126,13 @@ export class SkillBundles {
       );
     } else {
       skillId = `${name}__imp_${createHash("sha256").update(`${name}\0${found.skill.createdAt.getTime()}`).digest("hex").slice(0, 8)}`;
-      files = plainSkillFolder(found.skill, found.code, found.packages);
+      files = plainSkillFolder(
+        found.skill,
+        found.code,
+        found.packages,
+        await this.options.queries.testFiles({ name }, context),
+        found.secrets,
+      );
     }
     files.push({ path: SKILL_ID_FILE, content: Buffer.from(`${skillId}\n`) });
     return { archive: await packBundle(name, files), fileName: `${name}.tar.gz`, skillId };
@@ -136,18 +142,22 @@ export class SkillBundles {
 /**
  * The folder of a plain Python skill (docs/skill-sources.md#export): a SKILL.md from its name,
  * description and schema (and its packages as `metadata.requirements` and `metadata.system_packages`,
- * so an import declares the same ones), the code as `scripts/<name>.py`, the test payload as
- * `tests/test_payload.json`.
+ * its secrets' names as `metadata.secrets`, so an import declares the same ones), the code as `scripts/<name>.py`, the test payload as
+ * `tests/test_payload.json`, its test files under `tests/files/` (docs/files.md#test-files).
  */
 export function plainSkillFolder(
   skill: SkillRecord,
   code: string,
   packages: { readonly requirements: readonly string[]; readonly systemPackages: readonly string[] } | undefined = undefined,
+  testFiles: readonly { readonly path: string; readonly content: Buffer }[] = [],
+  secrets: readonly string[] = [],
 ): FolderContent[] {
   const entrypoint = `scripts/${skill.name}.py`;
   const metadata = {
     ...(packages && packages.requirements.length > 0 ? { requirements: [...packages.requirements] } : {}),
     ...(packages && packages.systemPackages.length > 0 ? { system_packages: [...packages.systemPackages] } : {}),
+    // Names only: a value is the importing agent's own (docs/security.md#declaring-and-delivering).
+    ...(secrets.length > 0 ? { secrets: [...secrets] } : {}),
   };
   const frontmatter = stringify(
     {
@@ -171,5 +181,6 @@ export function plainSkillFolder(
     { path: "SKILL.md", content: Buffer.from(`---\n${frontmatter}---\n${body}`) },
     { path: entrypoint, content: Buffer.from(code) },
     { path: "tests/test_payload.json", content: Buffer.from(skill.testPayload) },
+    ...testFiles.map((file) => ({ path: `${TEST_FILES_DIR}${file.path}`, content: file.content })),
   ].sort((a, b) => (a.path < b.path ? -1 : 1));
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, readFile, readlink, stat } from "node:fs/promises";
 import path from "node:path";
 import { errorMessage } from "../errors/index.js";
 import { DEFAULT_FOLDER_LIMITS, type FolderFile, type FolderLimits, inspectSkillFolder } from "./folder-safety.js";
@@ -60,14 +60,22 @@ export async function discoverSkillFolders(roots: readonly string[], options: Di
   const byName = new Map<string, string>();
   for (const root of roots) {
     let names: string[];
+    let links: string[];
     try {
       const entries = await readdir(root, { withFileTypes: true });
       names = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+      links = entries.filter((entry) => entry.isSymbolicLink()).map((entry) => entry.name);
     } catch (error) {
       problems.push({ root, reason: errorMessage(error) });
       continue;
     }
     names.sort((a, b) => a.localeCompare(b));
+    links.sort((a, b) => a.localeCompare(b));
+    // A linked skill folder is reported, never followed (docs/skill-sources.md#safety).
+    for (const name of links) {
+      const blocked = await linkedSkillFolder(root, name);
+      if (blocked) skills.push(blocked);
+    }
     for (const name of names) {
       const folder = path.join(root, name);
       if (!(await isFile(path.join(folder, "SKILL.md")))) continue;
@@ -130,6 +138,30 @@ async function discoverOne(root: string, folder: string, options: DiscoveryOptio
     id: identity.id,
     identityNote: identity.note,
     contentHash: hash.digest("hex"),
+  };
+}
+
+/**
+ * A symbolic link in a root that leads to a folder with a SKILL.md: blocked, with where it points.
+ * Only the link's target's metadata is looked at (is it a folder, does it hold a SKILL.md); nothing
+ * of it is read. Any other link is not a skill folder and is left out, as a plain file is.
+ */
+async function linkedSkillFolder(root: string, name: string): Promise<DiscoveredSkill | undefined> {
+  const folder = path.join(root, name);
+  if (!(await isFile(path.join(folder, "SKILL.md")))) return undefined;
+  const target = await readlink(folder).catch(() => "?");
+  return {
+    root,
+    folder,
+    status: "blocked",
+    reason: `${name} is a symbolic link (to ${target}); skill folders are never followed through links: put the folder itself in ${root}`,
+    name: undefined,
+    id: undefined,
+    identityNote: undefined,
+    manifest: undefined,
+    files: [],
+    contentHash: undefined,
+    cautions: [],
   };
 }
 

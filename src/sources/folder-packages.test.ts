@@ -114,3 +114,33 @@ describe("an exported plain skill's folder", () => {
     expect(parseSkillManifest(text).requirements).toBeUndefined();
   });
 });
+
+describe("secrets in SKILL.md's frontmatter (metadata.secrets, docs/skill-sources.md#secrets)", () => {
+  it("reads the names, checked by RegisterSkill's rules; none when absent", () => {
+    expect(parseSkillManifest(skillMd("metadata:\n  secrets: [WEATHER_API_KEY, GEO_TOKEN]\n")).secrets).toEqual([
+      "WEATHER_API_KEY",
+      "GEO_TOKEN",
+    ]);
+    expect(parseSkillManifest(skillMd("")).secrets).toEqual([]);
+    expect(() => parseSkillManifest(skillMd("metadata:\n  secrets: WEATHER_API_KEY\n"))).toThrow(
+      /metadata\.secrets must be a list of strings/,
+    );
+    expect(() => parseSkillManifest(skillMd("metadata:\n  secrets: [ok]\n"))).toThrow(/metadata\.secrets\[0\]: "ok" is not a secret name/);
+    expect(() => parseSkillManifest(skillMd("metadata:\n  secrets: [A, A]\n"))).toThrow(/metadata\.secrets\[1\]: "A" is declared twice/);
+    expect(() => parseSkillManifest(skillMd("metadata:\n  secrets: [A]\n", ""))).toThrow(
+      /declares metadata\.secrets but has no entrypoint/,
+    );
+  });
+
+  it("an exported plain skill declares its version's secret names, so an import declares the same ones", () => {
+    const skill = {
+      name: "reads_yaml",
+      description: "Reads YAML.",
+      parametersSchema: '{"type":"object"}',
+      testPayload: "{}",
+    } as SkillRecord;
+    const files = plainSkillFolder(skill, "print(1)\n", undefined, [], ["WEATHER_API_KEY"]);
+    const text = files.find((f) => f.path === "SKILL.md")?.content.toString("utf8") ?? "";
+    expect(parseSkillManifest(text).secrets).toEqual(["WEATHER_API_KEY"]);
+  });
+});

@@ -1,6 +1,6 @@
 import { parseDocument } from "yaml";
 import { InvalidArgumentError } from "../errors/index.js";
-import { validateSkillName } from "../control/index.js";
+import { validateSecretNames, validateSkillName } from "../control/index.js";
 import { normalizePackageDeclarations } from "../environments/index.js";
 
 /** The longest description a SKILL.md may give (docs/skill-sources.md#skillmd). */
@@ -25,6 +25,8 @@ export interface SkillManifest {
   readonly requirements: readonly string[] | undefined;
   /** Debian packages the frontmatter declares (`metadata.system_packages`), as written; undefined when none. */
   readonly systemPackages: readonly string[] | undefined;
+  /** The secret names the frontmatter declares (`metadata.secrets`, docs/skill-sources.md#secrets), checked; empty when none. */
+  readonly secrets: readonly string[];
   /** Every other frontmatter key, kept as metadata. */
   readonly metadata: Readonly<Record<string, unknown>>;
   /** The markdown after the frontmatter: the instructions. */
@@ -67,6 +69,7 @@ export function parseSkillManifest(text: string): SkillManifest {
   }
   const entrypoint = optionalEntrypoint(fields["entrypoint"]);
   const packages = declaredPackages(fields["metadata"], entrypoint !== undefined);
+  const secrets = declaredSecrets(fields["metadata"], entrypoint !== undefined);
   return {
     name,
     description,
@@ -75,6 +78,7 @@ export function parseSkillManifest(text: string): SkillManifest {
     testPayload: testPayloadText(fields["test_payload"]),
     requirements: packages.requirements,
     systemPackages: packages.systemPackages,
+    secrets,
     metadata: Object.fromEntries(Object.entries(fields).filter(([key]) => !READ_KEYS.has(key))),
     body: text.slice(match[0].length),
   };
@@ -130,6 +134,28 @@ function declaredPackages(
     throw new SkillManifestError("SKILL.md", `metadata.${(error as Error).message}`, { cause: error });
   }
   return { requirements, systemPackages };
+}
+
+/**
+ * `metadata.secrets` (docs/skill-sources.md#secrets): a list of the names of the secrets the
+ * entrypoint reads from its environment, checked by RegisterSkill's rules
+ * (docs/security.md#declaring-and-delivering). Like packages, they need something to run.
+ */
+function declaredSecrets(metadata: unknown, executable: boolean): readonly string[] {
+  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) return [];
+  const names = stringList((metadata as Record<string, unknown>)["secrets"], "metadata.secrets");
+  if (names === undefined) return [];
+  if (!executable && names.length > 0) {
+    throw new SkillManifestError(
+      "SKILL.md",
+      "declares metadata.secrets but has no entrypoint: nothing of an instructions-only skill runs here; add an entrypoint or remove the declaration",
+    );
+  }
+  try {
+    return validateSecretNames("metadata.secrets", names);
+  } catch (error) {
+    throw new SkillManifestError("SKILL.md", (error as Error).message, { cause: error });
+  }
 }
 
 function stringList(value: unknown, key: string): readonly string[] | undefined {

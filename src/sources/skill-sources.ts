@@ -79,6 +79,8 @@ const DEFAULT_SCHEMA = '{"type":"object"}';
 /** How a retirement for a removed folder starts (docs/skill-sources.md#registration). */
 const FOLDER_GONE = "its folder";
 const TEST_PAYLOAD_FILE = "tests/test_payload.json";
+/** A folder's test files: handed to its test runs under /sandbox/in/ (docs/files.md#test-files). */
+export const TEST_FILES_DIR = "tests/files/";
 /** Scans register, retire and restore as a service caller of their own. */
 const SCAN_CONTEXT: CallContext = { caller: serviceCaller("skill-sources") };
 
@@ -168,9 +170,11 @@ export class SkillSources {
   private async scanOnce(): Promise<ScanReport> {
     const started = performance.now();
     const { sources, logger } = this.options;
+    // A folder's id as the registry knows it: remembered for a read-only folder, else its latest version's.
+    const knownIds = new Map(sources.latestOfAll().map((row) => [row.folder, row.skillId]));
     const found = await discoverSkillFolders(this.options.roots, {
       limits: this.options.limits ?? DEFAULT_FOLDER_LIMITS,
-      rememberedId: (folder) => sources.rememberedId(folder),
+      rememberedId: (folder) => sources.rememberedId(folder) ?? knownIds.get(folder),
     });
     const entries: SourceEntry[] = [];
     const present = new Set<string>();
@@ -334,8 +338,17 @@ export class SkillSources {
         onDuplicate,
         requirements: packages.requirements,
         systemPackages: packages.systemPackages,
+        secrets: manifest.secrets,
+        testFiles: files
+          .filter((file) => file.path.startsWith(TEST_FILES_DIR))
+          .map((file) => ({ path: file.path.slice(TEST_FILES_DIR.length), content: file.content })),
       },
-      { caller: context.caller, ...(context.signal ? { signal: context.signal } : {}) },
+      // A folder found on disk is its owner's, the local agent's: its test run gets that agent's
+      // secrets; an imported bundle's gets its importer's (docs/skill-sources.md#secrets).
+      {
+        caller: input.access === undefined ? { ...context.caller, agentId: access.owner } : context.caller,
+        ...(context.signal ? { signal: context.signal } : {}),
+      },
     );
   }
 

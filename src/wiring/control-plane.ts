@@ -22,6 +22,7 @@ import {
   type SkillEnvironments,
   type SkillIndexer,
   SkillRegistry,
+  type SkillSecrets,
 } from "../control/index.js";
 import { errorMessage } from "../errors/index.js";
 import type { ExecutionPlane } from "../execution/index.js";
@@ -85,11 +86,23 @@ export async function openControlStores(
 
 /**
  * Composed skills recognised from their canonical definitions; a mandatory skill that is missing or
- * not ready stops the start (docs/composition.md#mandatory-skills).
+ * not ready stops the start (docs/composition.md#mandatory-skills). With skill directories that check
+ * waits for their first scan ({@link checkMandatoryAfterScan}), which may register, or retire, a mandatory skill.
  */
 export async function checkComposedSkills(config: SkillEngineConfig, logger: Logger, composition: Composition): Promise<void> {
   const recovered = await composition.backfill();
   if (recovered > 0) logger.warn({ recovered }, "composed skills recognised from their canonical definitions");
+  if (config.skillSources.dirs.length === 0) composition.assertMandatory(config.mandatorySkills);
+}
+
+/** The mandatory skills' check once the skill directories were scanned (docs/composition.md#mandatory-skills); none without directories. */
+export async function checkMandatoryAfterScan(
+  config: SkillEngineConfig,
+  composition: Composition,
+  firstScan: Promise<unknown>,
+): Promise<void> {
+  if (config.skillSources.dirs.length === 0 || config.mandatorySkills.length === 0) return;
+  await firstScan;
   composition.assertMandatory(config.mandatorySkills);
 }
 
@@ -115,6 +128,8 @@ export function createUseCases(
     readonly folders: FolderSkillRuns;
     readonly environments: SkillEnvironments;
     readonly environmentAdmin?: EnvironmentAdministration;
+    /** The agents' secrets (docs/security.md#declaring-and-delivering); omitted: none can be read. */
+    readonly secrets?: SkillSecrets;
   },
 ): ControlPlane {
   return createControlPlane({
@@ -131,6 +146,7 @@ export function createUseCases(
     folders: ports.folders,
     environments: ports.environments,
     ...(ports.environmentAdmin ? { environmentAdmin: ports.environmentAdmin } : {}),
+    ...(ports.secrets ? { secrets: ports.secrets } : {}),
     inputFiles: config.inputFiles,
   });
 }

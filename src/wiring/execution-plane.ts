@@ -41,7 +41,10 @@ export function createExecutionPlane(
         heartbeatMs: config.nats.heartbeatMs,
         dispatchWaitMs: config.nats.dispatchWaitMs,
         logger: logger.child({ component: "dispatch" }),
-        onRunFinished: (result, runPath, purpose) => metrics.recordRun(runOutcome(result), runPath, purpose, result.durationMs / 1000),
+        onRunFinished: (result, runPath, purpose, inputFiles) => {
+          metrics.recordRun(runOutcome(result), runPath, purpose, result.durationMs / 1000);
+          metrics.recordRunFiles(purpose, inputFiles, result.outputFiles ?? []);
+        },
         onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
       })
     : localExecutionPlane(config, instanceTagOf(config.home), logger.child({ component: "sandbox" }), metrics);

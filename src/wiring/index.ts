@@ -4,6 +4,7 @@
  */
 export {
   checkComposedSkills,
+  checkMandatoryAfterScan,
   closeControlStores,
   type ControlStores,
   createUseCases,
@@ -23,5 +24,6 @@ export { createDuplicateScreen, prepareDuplicateScreen, startLearning } from "./
 export { attachServiceGauges, ServingState, startMetricsPort } from "./observability.js";
 export { type PlaybookPlane, startLessonPruneSweep, startPlaybook, startPlaybookPlane } from "./playbook-plane.js";
 export { startRouting, withQdrant } from "./routing-plane.js";
+export { createSecretsService, openSecretStore } from "./secrets-plane.js";
 export { ShutdownGrace, type DrainOutcome } from "./shutdown.js";
 export { type FolderStores, openFolderStores, startSkillSources, watchSkillFolders } from "./sources-plane.js";

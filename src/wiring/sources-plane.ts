@@ -58,8 +58,15 @@ export async function startSkillSources(
   return { skillSources, bundles };
 }
 
-/** The first scan runs beside serving (executable folders wait for their test runs); hot reload after it. */
-export function watchSkillFolders(config: SkillEngineConfig, logger: Logger, skillSources: SkillSources): SourceWatcher {
+/**
+ * The first scan runs beside serving (executable folders wait for their test runs); hot reload after it.
+ * `firstScan` settles when that scan is done (a failed one is logged), for the mandatory skills' check.
+ */
+export function watchSkillFolders(
+  config: SkillEngineConfig,
+  logger: Logger,
+  skillSources: SkillSources,
+): { watcher: SourceWatcher; firstScan: Promise<void> } {
   const sourceWatcher = new SourceWatcher({
     roots: config.skillSources.watch ? config.skillSources.dirs : [],
     rescan: async () => ({ folders: (await skillSources.rescan()).entries.map((entry) => entry.folder) }),
@@ -67,9 +74,13 @@ export function watchSkillFolders(config: SkillEngineConfig, logger: Logger, ski
     debounceMs: config.skillSources.debounceMs,
     intervalMs: config.skillSources.rescanMs,
   });
+  let firstScan = Promise.resolve();
   if (config.skillSources.dirs.length > 0) {
-    void skillSources.rescan().catch((error: unknown) => logger.error({ err: error }, "first scan of the skill directories failed"));
+    firstScan = skillSources.rescan().then(
+      () => undefined,
+      (error: unknown) => logger.error({ err: error }, "first scan of the skill directories failed"),
+    );
     sourceWatcher.start();
   }
-  return sourceWatcher;
+  return { watcher: sourceWatcher, firstScan };
 }

@@ -68,6 +68,9 @@ export async function startTestEngine(options: TestEngineOptions = {}): Promise<
     // Disposing an engine stops its runs at once, as before graceful shutdown existed; suites
     // about the drain set a grace of their own.
     SKILL_ENGINE_SHUTDOWN_GRACE_SECONDS: "0",
+    // The retirement sweep runs every minute by default; suites that make skills fail and then look
+    // at them would race it. Suites about the sweep set it (an empty value means the default).
+    SKILL_ENGINE_RETIRE_SWEEP_MINUTES: "0",
     ...options.env,
   });
   const logger = options.logs ? pino({ level: config.logLevel }, options.logs) : pino({ level: config.logLevel });
@@ -139,6 +142,7 @@ export function connect(
           requirements: [],
           systemPackages: [],
           testFiles: [],
+          secrets: [],
           visibility: 0,
           dependsOn: [],
           system: false,

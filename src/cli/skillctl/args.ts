@@ -4,6 +4,7 @@ import { CATALOG_COMMANDS } from "./catalog-command-table.js";
 import { type CommandSpec, GLOBAL, OPTIONS, type OptionName } from "./command-options.js";
 import { LEARNING_COMMANDS } from "./learning-command-table.js";
 import { OPERATOR_COMMANDS } from "./operator-command-table.js";
+import { SECRET_COMMANDS } from "./secret-command-table.js";
 import { SKILL_COMMANDS } from "./skill-command-table.js";
 
 export const DEFAULT_ADDRESS = "127.0.0.1:50051";
@@ -26,6 +27,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
   ...OPERATOR_COMMANDS,
   ...CATALOG_COMMANDS,
   ...LEARNING_COMMANDS,
+  ...SECRET_COMMANDS,
 };
 
 export function usage(command?: string): string {
@@ -44,7 +46,8 @@ export function usage(command?: string): string {
     "Every call carries `authorization: Bearer <token>` when a token is given; services with tokens\n" +
     "configured answer UNAUTHENTICATED without one. A skill another agent keeps private answers NOT_FOUND;\n" +
     "changing another agent's public skill, and the admin-only commands, answer PERMISSION_DENIED.\n\n" +
-    "Exit codes: 0 success; 1 a skill (or a skill test) failed; 2 usage or gRPC error (`skillctl: CODE: details`).\n";
+    "Exit codes: 0 success; 1 a skill (or a skill test) failed; 2 usage or gRPC error (`skillctl: CODE: details`),\n" +
+    "or a returned file that was not written (`skillctl: not written: PATH: reason`).\n";
   const spec = command === undefined ? undefined : COMMANDS[command];
   if (spec !== undefined) return `usage: skillctl ${spec.usage}\n\n${global}`;
   const all = Object.values(COMMANDS)

@@ -26,8 +26,15 @@ export interface ConnectOptions {
   token?: string | undefined;
 }
 
+/**
+ * The largest answer skillctl reads: the largest the service sends under any configuration, returned
+ * files inline (SKILL_ENGINE_OUTPUT_INLINE_MB, at most 256 MiB) plus 8 MiB for the rest
+ * (docs/files.md#message-sizes). grpc-js reads only 4 MiB by default.
+ */
+export const MAX_RECEIVE_MESSAGE_BYTES = (256 + 8) * 1024 * 1024;
+
 export function connect(address: string, options: ConnectOptions): Rpc {
-  const raw = new SkillEngineClient(address, options.channel);
+  const raw = new SkillEngineClient(address, options.channel, { "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES });
   const metadata = (): Metadata => {
     const m = new Metadata();
     if (options.token !== undefined) m.set("authorization", `Bearer ${options.token}`);

@@ -52,7 +52,12 @@ export const OPTIONS = {
   note: { type: "string" },
   requirements: { type: "string", multiple: true },
   "system-packages": { type: "string", multiple: true },
+  secrets: { type: "string", multiple: true },
   "missing-only": { type: "boolean" },
+  "value-file": { type: "string" },
+  file: { type: "string", multiple: true },
+  "test-file": { type: "string", multiple: true },
+  out: { type: "string" },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -8,6 +8,7 @@ import { type Skill, skillStatusToJSON, Visibility } from "../../gen/skillengine
 import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
 import { isServiceError, type Rpc } from "./client.js";
 import { printSteps } from "./composition-commands.js";
+import { deliverFiles, type FileOutcome, fileJson, readInputFiles } from "./file-transfer.js";
 import {
   failureCause,
   nearDuplicateLine,
@@ -86,6 +87,7 @@ export const register: Command = async (ctx) => {
         ? Visibility.VISIBILITY_PRIVATE
         : Visibility.VISIBILITY_UNSPECIFIED;
   const examples = ctx.options.example;
+  const testFiles = await readInputFiles(repeated(ctx, "test-file"), "--test-file", "register");
   const line = progress(ctx.io, false);
   line.show(`registering ${name}: test run in a sandbox…`);
   const response = await ctx.rpc
@@ -102,13 +104,17 @@ export const register: Command = async (ctx) => {
       system: ctx.options.system === true,
       requirements: repeated(ctx, "requirements"),
       systemPackages: repeated(ctx, "system-packages"),
-      testFiles: [],
+      testFiles,
+      secrets: repeated(ctx, "secrets"),
     })
     .catch((error: unknown) => {
       throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);
     })
     .finally(() => line.done());
-  return newVersionOutput(ctx, "registered", response);
+  // The test run's output files (docs/files.md#test-files), written under --out like invoke's.
+  const delivered = await deliverFiles(ctx, response.testFiles);
+  newVersionOutput(ctx, "registered", response, delivered);
+  return delivered.refused > 0 ? 2 : 0;
 };
 
 /**
@@ -132,10 +138,14 @@ function newVersionOutput(
     normalizations: string[];
     warnings: GuardFinding[];
     similarSkills?: SimilarSkill[];
+    testFileWarnings?: string[];
   },
+  testFiles?: { outcomes: FileOutcome[]; lines: string },
 ): number {
   if (ctx.json) {
-    ctx.io.out(toJson({ ...response, skill: skillJson(response.skill) }));
+    ctx.io.out(
+      toJson({ ...response, skill: skillJson(response.skill), ...(testFiles ? { testFiles: testFiles.outcomes.map(fileJson) } : {}) }),
+    );
     return 0;
   }
   const test = response.test;
@@ -144,18 +154,25 @@ function newVersionOutput(
   for (const normalization of response.normalizations) ctx.io.out(`normalized: ${normalization}\n`);
   for (const warning of response.warnings) ctx.io.out(`${warningLine(warning)}\n`);
   for (const similar of response.similarSkills ?? []) if (similar.nearDuplicate) ctx.io.out(`${nearDuplicateLine(similar)}\n`);
+  if (testFiles) ctx.io.out(testFiles.lines);
+  for (const warning of response.testFileWarnings ?? []) ctx.io.out(`warning: test run: ${warning}\n`);
   return 0;
 }
 
 export const invoke: Command = async (ctx) => {
   const name = arg(ctx, 0);
   const payload = jsonText(ctx.positionals[1] ?? "{}", "payload");
-  const response = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, { name, payload, routeId: "", files: [] });
+  const files = await readInputFiles(repeated(ctx, "file"), "--file", "invoke");
+  const response = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, { name, payload, routeId: "", files });
   const result = response.result;
   const success = result?.success === true;
+  // Written whether or not the run succeeded: a failed run's files can say why (docs/operations.md#files-in-and-out).
+  const delivered = await deliverFiles(ctx, response.files);
+  const code = delivered.refused > 0 ? 2 : success ? 0 : 1;
   if (ctx.json) {
-    ctx.io.out(toJson(response));
-    return success ? 0 : 1;
+    const steps = response.steps.map((step) => ({ ...step, files: step.files.map((file) => fileJson({ file })) }));
+    ctx.io.out(toJson({ ...response, files: delivered.outcomes.map(fileJson), steps }));
+    return code;
   }
   const stdout = result?.stdout ?? "";
   printSteps(ctx, response.steps);
@@ -166,7 +183,9 @@ export const invoke: Command = async (ctx) => {
     if (stderr) ctx.io.err(stderr.endsWith("\n") ? stderr : `${stderr}\n`);
     ctx.io.err(`skillctl: ${name} v${response.version} failed: ${failureCause(result)}\n`);
   }
-  return success ? 0 : 1;
+  // On stderr, like the steps and warnings: stdout stays the skill's own.
+  ctx.io.err(delivered.lines);
+  return code;
 };
 
 export const list: Command = async (ctx) => {

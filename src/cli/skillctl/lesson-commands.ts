@@ -220,7 +220,7 @@ function printLesson(ctx: CommandContext, lesson: Lesson | undefined): number {
     `confidence:  ${lesson.confidence}`,
     `utility:     ${fixed(lesson.utility)} (hit rate ${fixed(lesson.hitRate)}, frequency ${lesson.frequency})`,
     `retrievals:  ${lesson.retrievals} shown, ${lesson.helpfulRetrievals} helpful; added ${lesson.timesAdded} time(s)`,
-    `verified:    ${lesson.verified ? "yes" : "no"}; pinned: ${lesson.pinned ? "yes" : "no"}`,
+    `verified:    ${lesson.verified ? "yes" : "no"}; pinned: ${lesson.pinned ? "yes" : "no"}${lesson.guarded ? "" : "; unguarded (added without a challenge text)"}`,
     `source:      ${lesson.source}${lesson.sourceChallengeHash ? ` (challenge ${lesson.sourceChallengeHash})` : ""}`,
     `created:     ${lesson.createdAt?.toISOString() ?? ""}`,
   ];

@@ -9,6 +9,7 @@ import type { Io } from "./format.js";
 import * as learningCommands from "./learning-commands.js";
 import { lessons, playbook } from "./lesson-commands.js";
 import * as sharingCommands from "./sharing-commands.js";
+import { secrets } from "./secret-commands.js";
 import { test } from "./test-command.js";
 
 const HANDLERS: Record<string, commands.Command> = {
@@ -54,6 +55,7 @@ const HANDLERS: Record<string, commands.Command> = {
   promote: learningCommands.promote,
   dismiss: learningCommands.dismiss,
   outcome: learningCommands.outcome,
+  secrets,
 };
 
 /** skillctl without the process: argv after the script name, the environment, where output goes. Returns the exit code. */

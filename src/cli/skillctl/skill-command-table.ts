@@ -23,10 +23,14 @@ export const SKILL_COMMANDS: Record<string, CommandSpec> = {
       "system",
       "requirements",
       "system-packages",
+      "secrets",
+      "test-file",
+      "out",
+      "force",
     ],
     usage:
       "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private] [--depends-on NAME[@V]]... [--reject-duplicates]\n" +
-      "         [--requirements SPEC]... [--system-packages NAME]...\n" +
+      "         [--requirements SPEC]... [--system-packages NAME]... [--secrets NAME]... [--test-file SANDBOX-PATH=LOCAL-PATH]... [--out DIR [--force]]\n" +
       "      Similar skills the caller can see are listed; --reject-duplicates refuses a near-duplicate (docs/learning.md#near-duplicates).\n" +
       "      Registers (or re-registers as a new version) the skill in <file.py>; the service test-runs it first.\n" +
       '      Schema defaults to {"type":"object"}, test payload to {}. Prints the version, normalizations and warnings.\n' +
@@ -34,16 +38,23 @@ export const SKILL_COMMANDS: Record<string, CommandSpec> = {
       "      unless --public or --private is given. --system (admin only): a system skill, visible to every agent\n" +
       "      and changed only by admins. --requirements: a PEP 508 requirement (e.g. PyYAML==6.0.1) from the\n" +
       "      operator's index or wheelhouse; --system-packages: a Debian package (e.g. python3-numpy); both repeatable,\n" +
-      "      installed into the skill's environment before its test run (docs/packages.md).",
+      "      installed into the skill's environment before its test run (docs/packages.md). --test-file: a file for the\n" +
+      "      test run under /sandbox/in/SANDBOX-PATH (repeatable); the files the test run returns are listed, and\n" +
+      "      written under DIR with --out, as invoke does. --secrets: the name of one of your secrets (skillctl secrets set)\n" +
+      "      the skill reads from its environment (repeatable; docs/security.md#declaring-and-delivering).",
   },
   invoke: {
     positionals: [1, 2],
-    options: [],
+    options: ["file", "out", "force"],
     usage:
-      "invoke <name> [payload-json]\n" +
+      "invoke <name> [payload-json] [--file SANDBOX-PATH=LOCAL-PATH]... [--out DIR [--force]]\n" +
       "      Runs the active version (payload defaults to {}). Prints the skill's stdout (--json: the whole result);\n" +
       "      for a composed skill, each step (id, skill, version, outcome) on stderr.\n" +
-      "      Exit code 0 when the skill succeeded, 1 when it failed.",
+      "      --file sends LOCAL-PATH to the run as /sandbox/in/SANDBOX-PATH (repeatable; a bare LOCAL-PATH goes\n" +
+      "      under its base name). The files the run returns are listed on stderr (path, size, media type);\n" +
+      "      --out writes each under DIR at its path: never through a link, never over an existing file\n" +
+      "      unless --force (which replaces it). docs/operations.md#files-in-and-out.\n" +
+      "      Exit code 0 when the skill succeeded, 1 when it failed, 2 when a returned file was not written.",
   },
   list: {
     positionals: [0, 0],

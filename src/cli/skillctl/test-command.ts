@@ -21,7 +21,7 @@ export interface SkillTestOutcome {
   stderr: string;
 }
 
-/** Finds the active version's stored test payload and runs it through InvokeSkill. */
+/** Finds the active version's stored test (payload and test files) and runs it through InvokeSkill. */
 async function testOne(ctx: CommandContext, name: string): Promise<SkillTestOutcome> {
   const started = Date.now();
   const outcome: SkillTestOutcome = { name, passed: false, version: 0, testPayload: "", durationMs: 0, cause: "", stderr: "" };
@@ -33,11 +33,13 @@ async function testOne(ctx: CommandContext, name: string): Promise<SkillTestOutc
       return outcome;
     }
     outcome.testPayload = active.testPayload || "{}";
+    // The stored test is its payload and the test files kept with the version (docs/files.md#test-files).
+    const { testFiles } = await ctx.rpc.call(ctx.rpc.raw.getSkill, { name });
     const response: InvokeSkillResponse = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, {
       name,
       payload: outcome.testPayload,
       routeId: "",
-      files: [],
+      files: testFiles,
     });
     const result = response.result;
     outcome.version = response.version;

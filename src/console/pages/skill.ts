@@ -14,6 +14,7 @@ import { csrfField, page, percent, time, type Viewer } from "../layout.js";
 import { dependencyGraph, sparkline } from "../svg.js";
 import { timelineChart } from "../timeline.js";
 import { riskText } from "./library.js";
+import { RECENT_RUNS, recentRunsSection } from "./skill-runs.js";
 
 /** Days the health timeline covers (docs/console.md#health-timeline). */
 export const TIMELINE_DAYS = 30;
@@ -33,6 +34,7 @@ export async function skillPage(control: ControlPlane, viewer: Viewer, name: str
   const timeline = consoleReads.healthTimeline({ name, days: TIMELINE_DAYS }, context);
   const dependencies = queries.dependencies({ name }, context);
   const evidence = consoleReads.routingEvidence({ name }, context);
+  const runs = consoleReads.recentRuns({ name, limit: RECENT_RUNS }, context);
   const window = consoleReads.recentOutcomes({ skills: [skill] }, context).get(name) ?? [];
   const risk = deprecationRisk({ ...skill, window }, consoleReads.healthPolicy);
   const chart = timelineChart(timeline.since, TIMELINE_DAYS, timeline.days, timeline.versions);
@@ -209,7 +211,7 @@ export async function skillPage(control: ControlPlane, viewer: Viewer, name: str
   const grantsSection = grants === undefined ? markup`` : grantsOf(grants);
   const actionsSection = manage ? actionsOf(skill, viewer) : markup``;
   const notice = done === undefined ? "" : doneNotice(skill, done);
-  const body = markup`${notice ? markup`<p class="notice" id="notice">${notice}</p>` : ""}${facts}${timelineSection}${versionsSection}${graphSection}${grantsSection}${actionsSection}`;
+  const body = markup`${notice ? markup`<p class="notice" id="notice">${notice}</p>` : ""}${facts}${timelineSection}${recentRunsSection(runs)}${versionsSection}${graphSection}${grantsSection}${actionsSection}`;
   return page(`Skill ${name}`, "library", viewer, body, { charts: true });
 }
 

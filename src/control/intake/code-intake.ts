@@ -19,20 +19,26 @@ export interface PreparedCode {
   readonly imports: readonly ImportedModule[];
 }
 
+/** What intake takes into account beside the code. */
+export interface IntakeOptions {
+  /** Secret names the skill declares: the content guard does not flag reading them (docs/security.md#declaring-and-delivering). @default [] */
+  readonly declaredSecrets?: readonly string[];
+}
+
 /**
  * The gate every path that writes skill code goes through before anything touches disk
  * (register, patch, migration): normalization, then the content guard.
  * Throws `InvalidArgumentError` (field `code`) with a specific diagnosis or the guard rule.
  */
 export interface CodeIntake {
-  prepare(rawCode: string): Promise<PreparedCode>;
+  prepare(rawCode: string, options?: IntakeOptions): Promise<PreparedCode>;
   /**
    * {@link prepare} with a head start: `runnableAsSent` says at once (before the parser has
    * answered) whether the content guard lets the code through exactly as sent, so a caller may
    * start that code's test run while the syntax check goes on. The run is the caller's to discard
    * when `prepared` rejects or returns other code (docs/performance.md#registration).
    */
-  begin(rawCode: string): IntakeInProgress;
+  begin(rawCode: string, options?: IntakeOptions): IntakeInProgress;
   /**
    * What code that does not pass through {@link prepare} imports (a folder skill's files): none
    * when it does not parse. Nothing in it is executed.

@@ -61,11 +61,18 @@ export class GuardViolationError extends InvalidArgumentError {
 const MAX_FINDINGS_PER_RULE = 20;
 const EXCERPT_LENGTH = 80;
 
+/** What the guard takes into account beside the code. */
+export interface ScanOptions {
+  /** Secret names the skill declares (docs/security.md#declaring-and-delivering): reading one is no finding. @default [] */
+  readonly declaredSecrets?: readonly string[];
+}
+
 /**
  * Scans the whole of `code` with `rules` (the full rule set unless a test narrows it).
  * Linear in the length of the code; see guard-rules.ts for how the patterns keep it so.
  */
-export function scanSkillCode(code: string, rules: readonly GuardRule[] = GUARD_RULES): GuardReport {
+export function scanSkillCode(code: string, rules: readonly GuardRule[] = GUARD_RULES, options: ScanOptions = {}): GuardReport {
+  const declaredSecrets = new Set(options.declaredSecrets ?? []);
   const views = { source: code, code: codeView(code) };
   const lines = lineStarts(code);
   const findings: GuardFinding[] = [];
@@ -73,7 +80,7 @@ export function scanSkillCode(code: string, rules: readonly GuardRule[] = GUARD_
   for (const rule of rules) {
     const view = rule.view ?? "code";
     let context = contexts.get(view);
-    if (context === undefined) contexts.set(view, (context = new ScanContext(views[view])));
+    if (context === undefined) contexts.set(view, (context = new ScanContext(views[view], declaredSecrets)));
     findings.push(...runRule(rule, context, lines));
   }
   const kept = dropCautionsShadowedByDangerous(findings);
@@ -96,7 +103,10 @@ class ScanContext implements RuleContext {
   private readonly memos = new Map<string, unknown>();
   private readonly fileMatches = new Map<RegExp, boolean>();
 
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    readonly declaredSecrets: ReadonlySet<string>,
+  ) {}
 
   memo<T>(key: string, compute: (text: string) => T): T {
     if (!this.memos.has(key)) this.memos.set(key, compute(this.text));

@@ -42,6 +42,8 @@ export interface RuleContext {
   readonly text: string;
   /** Computes a per-scan value once (e.g. a set of names), however many matches ask for it. */
   memo<T>(key: string, compute: (text: string) => T): T;
+  /** The secret names the skill declares (docs/security.md#declaring-and-delivering): the run is handed them. */
+  readonly declaredSecrets: ReadonlySet<string>;
 }
 
 /** One rule of the content guard. */
@@ -104,6 +106,8 @@ const NETWORK = rx(
 const SOCKET = rx(raw`\bsocket\.socket\(|\bsocket\(\s{0,4}(?:socket\.)?AF_INET|\bcreate_connection\(|\.connect\(\s{0,4}\(`);
 /** Names of environment variables that hold secrets by convention. */
 const SECRET_ENV = raw`(?:AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|AWS_ACCESS_KEY_ID|DATABASE_URL|[A-Z][A-Z0-9_]{0,40}_(?:SECRET_ACCESS_KEY|SECRET_KEY|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|PASSWORD|PASSWD|CREDENTIALS))(?![A-Z0-9_])`;
+/** The variable a SECRET_ENV_READ match reads: the name it ends with (before a closing quote). */
+const secretNameRead = (matched: string): string => /([A-Z0-9_]+)["']?$/.exec(matched)?.[1] ?? "";
 const SECRET_ENV_READ = raw`(?:\benviron(?:\.get|\.pop|\.setdefault)?\s{0,4}[[(]|\bgetenv\(|\benvironb\[)\s{0,4}${STR}["']${SECRET_ENV}["']|\$\{?${SECRET_ENV}`;
 /**
  * A write involving a path: open(..., "w"/"a"), write_text, shell redirection, tee, sed -i. Looked
@@ -355,9 +359,12 @@ export const GUARD_RULES: readonly GuardRule[] = [
     category: "credential-exfiltration",
     severity: "caution",
     message:
-      "reads a secret from the environment (AWS_SECRET_ACCESS_KEY, *_TOKEN, *_API_KEY, *_PASSWORD…): the sandbox passes no secrets, so this finds nothing there. Take what the skill needs as a parameter",
+      "reads a secret from the environment (AWS_SECRET_ACCESS_KEY, *_TOKEN, *_API_KEY, *_PASSWORD…) that the skill does not declare: the sandbox passes only declared secrets, so this finds nothing there. Declare it in secrets (docs/security.md#declaring-and-delivering) or take what the skill needs as a parameter",
     pattern: rx(SECRET_ENV_READ),
     unless: NETWORK,
+    // A declared secret is what the run is handed: reading it is the point. Sending it away is
+    // still credential-env-exfil's finding.
+    accept: (match, context) => !context.declaredSecrets.has(secretNameRead(match[0])),
   },
   {
     id: "credential-environ-exfil",

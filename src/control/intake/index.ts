@@ -1,5 +1,5 @@
 /** Intake: what every path that writes skill code passes first (validation, normalization, guard, syntax). The only way in. */
-export type { CodeIntake, IntakeInProgress, IntakeWarning, PreparedCode } from "./code-intake.js";
+export type { CodeIntake, IntakeInProgress, IntakeOptions, IntakeWarning, PreparedCode } from "./code-intake.js";
 export { GuardViolationError, scanSkillCode } from "./content-guard.js";
 export {
   type DeclaredPackageNames,

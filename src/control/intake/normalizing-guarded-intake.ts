@@ -1,5 +1,6 @@
-import type { CodeIntake, IntakeInProgress, PreparedCode } from "./code-intake.js";
+import type { CodeIntake, IntakeInProgress, IntakeOptions, PreparedCode } from "./code-intake.js";
 import { type GuardReport, GuardViolationError, scanSkillCode } from "./content-guard.js";
+import { GUARD_RULES } from "./guard-rules.js";
 import { type NormalizedCode, normalizeSkillCode } from "./normalize-code.js";
 import type { ImportedModule, PythonSyntaxChecker } from "./python-syntax.js";
 
@@ -19,25 +20,30 @@ export class NormalizingGuardedIntake implements CodeIntake {
     private readonly guardMode: ContentGuardMode = "enforce",
   ) {}
 
-  prepare(rawCode: string): Promise<PreparedCode> {
-    return this.begin(rawCode).prepared;
+  prepare(rawCode: string, options: IntakeOptions = {}): Promise<PreparedCode> {
+    return this.begin(rawCode, options).prepared;
   }
 
-  begin(rawCode: string): IntakeInProgress {
+  begin(rawCode: string, options: IntakeOptions = {}): IntakeInProgress {
     const normalizing = normalizeSkillCode(rawCode, this.checker);
     normalizing.catch(() => undefined); // awaited in finish
     // While the parser process checks the code, the guard scans it as sent: for clean code (the
     // usual case) that is exactly what normalization returns, so the scan is not repeated; code
     // that normalization changed is scanned again as changed (docs/performance.md#registration).
-    const asSent = scanSkillCode(rawCode);
-    const prepared = this.finish(rawCode, asSent, normalizing);
+    const asSent = scanSkillCode(rawCode, GUARD_RULES, options);
+    const prepared = this.finish(rawCode, asSent, normalizing, options);
     prepared.catch(() => undefined); // the caller's to observe; never unhandled meanwhile
     return { runnableAsSent: this.guardMode === "warn" || asSent.dangerous.length === 0, prepared };
   }
 
-  private async finish(rawCode: string, asSent: GuardReport, normalizing: Promise<NormalizedCode>): Promise<PreparedCode> {
+  private async finish(
+    rawCode: string,
+    asSent: GuardReport,
+    normalizing: Promise<NormalizedCode>,
+    options: IntakeOptions,
+  ): Promise<PreparedCode> {
     const normalized = await normalizing;
-    const report = normalized.code === rawCode ? asSent : scanSkillCode(normalized.code);
+    const report = normalized.code === rawCode ? asSent : scanSkillCode(normalized.code, GUARD_RULES, options);
     if (this.guardMode === "enforce" && report.dangerous.length > 0) throw new GuardViolationError(report);
     const reported = this.guardMode === "enforce" ? report.cautions : report.findings;
     return {

@@ -27,6 +27,7 @@ import {
   STORE_LOCATIONS,
   writeFileAtomic,
 } from "../store/index.js";
+import { checkedTestFiles } from "./rebuild-test-files.js";
 
 const DEFAULT_SCHEMA = '{"type":"object"}';
 const DEFAULT_TEST_PAYLOAD = "{}";
@@ -80,7 +81,8 @@ export class RebuildRefusedError extends FailedPreconditionError {}
  * content hash, else from the mirror's skill entry, else defaults. The active version is the one
  * whose hash matches `<name>.py`; when none does, the active file becomes a new version (origin
  * `rebuild`, history file written). Counters, pin, dates and status reason come from the mirror.
- * Invocation telemetry is not in the directory and starts empty.
+ * A version's test files are the mirror's list of them, each checked against the store's copy
+ * (docs/files.md#test-files). Invocation telemetry is not in the directory and starts empty.
  *
  * The new database is built beside the old one and renamed into place at the end, so a failed
  * rebuild changes nothing. Run it with the service stopped: a registry file that another process
@@ -126,7 +128,7 @@ export async function rebuildRegistry(options: RebuildOptions): Promise<RebuildR
       continue;
     }
     const plan = planSkill(name, found.get(name) as FoundSkill, mirror.get(name), warnings);
-    if (plan) plans.push(plan);
+    if (plan) plans.push({ ...plan, skill: { ...plan.skill, versions: await checkedTestFiles(store, plan, warnings) } });
   }
   for (const name of mirror.keys()) {
     if (!found.has(name)) warnings.push(`${name}: in ${MIRROR_FILE} but no file of it is in the canonical store; not rebuilt`);
@@ -282,6 +284,8 @@ interface SkillPlan {
   readonly location: StoreLocation;
   /** Versions whose history file is missing and must be written before the registry points at them. */
   readonly missingHistory: Array<{ version: number; code: string }>;
+  /** Versions the mirror does not record as they are: their test files are taken as the store holds them. */
+  readonly unrecorded: ReadonlySet<number>;
 }
 
 const LOCATION_LABEL: Readonly<Record<StoreLocation, string>> = {
@@ -312,8 +316,10 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
   const activeMirrorVersion = entry?.versions.find((v) => v.version === entry.version);
   const skillDescription = entry?.description ?? activeMirrorVersion?.description;
   const skillSchema = activeMirrorVersion?.parametersSchema ?? entry?.parametersSchema;
+  const unrecorded = new Set<number>();
   const metadataOf = (version: number, hash: string, mtime: Date): Omit<VersionRecord, "name" | "version" | "contentHash"> => {
     const recorded = entry?.versions.find((v) => v.version === version && v.contentHash === hash);
+    if (!recorded) unrecorded.add(version);
     if (entry && !recorded) {
       const other = entry.versions.find((v) => v.version === version);
       warn(
@@ -330,6 +336,8 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
       origin: recorded?.origin ?? "rebuild",
       createdAt: recorded?.createdAt ?? mtime,
       ...(recorded?.packages ? { packages: recorded.packages } : {}),
+      ...(recorded?.testFiles ? { testFiles: recorded.testFiles } : {}),
+      ...(recorded?.secrets && recorded.secrets.length > 0 ? { secrets: recorded.secrets } : {}),
     };
   };
 
@@ -386,6 +394,7 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
   return {
     location,
     missingHistory,
+    unrecorded,
     skill: {
       name,
       status,

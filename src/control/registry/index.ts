@@ -5,11 +5,13 @@ export type {
   InvocationOutcome,
   GranteeKind,
   ListOptions,
+  ReturnedFile,
   SkillGrant,
   SkillSharing,
   SkillAccess,
   SkillRecord,
   SkillVisibility,
+  TestFileEntry,
   UsageFigures,
   VersionOrigin,
   VersionPackages,
@@ -33,3 +35,4 @@ export { OUTCOME_SOURCES, type OutcomeRecord, type OutcomeSource, type SourceWin
 export { leavesOwnRoutes, ONE_VOTE, type OutcomeReporter } from "./outcome-trust.js";
 export { type DeprecationRisk, deprecationRisk, type RiskInput, type RiskThreshold } from "./deprecation-risk.js";
 export { REGISTRY_FILE, SkillRegistry } from "./skill-registry.js";
+export type { LastOutcome } from "./reported-outcomes.js";

@@ -5,13 +5,17 @@
  */
 import type Database from "better-sqlite3";
 import { withSqlite } from "../../sqlite/index.js";
-import type { DailyOutcome, InvocationOutcome, SkillRecord, UsageFigures } from "./records.js";
+import type { DailyOutcome, InvocationOutcome, ReturnedFile, SkillRecord, UsageFigures } from "./records.js";
 import { type InvocationRow, toInvocation } from "./row-mapping.js";
 import type { SkillRows } from "./skill-rows.js";
 import type { StatusRows } from "./skill-status.js";
 import type { TelemetrySync } from "./telemetry-sync.js";
 
 const RECENT_DURATIONS = 100;
+/** Returned files an invocation lists by name and size (docs/console.md#recent-runs); the rest are counted. */
+export const RECORDED_FILES = 64;
+/** A listed path longer than this is kept cut, with an ellipsis: a row stays small whatever a skill names its files. */
+const RECORDED_PATH_CHARS = 256;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class InvocationLog {
@@ -34,13 +38,15 @@ export class InvocationLog {
   }
 
   private recordNow(outcome: InvocationOutcome, at: number): { skill: SkillRecord | undefined; invocationId: number } {
+    const files = outcome.outputFiles ?? [];
     return withSqlite("registry", "record an invocation", () =>
       this.db.transaction(() => {
         const inserted = this.db
           .prepare(
             `INSERT INTO invocations (skill_name, version, invoked_at, success, duration_ms, exit_code,
-                                      timed_out, oom_killed, error_summary, caller)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                      timed_out, oom_killed, error_summary, caller,
+                                      output_files, output_file_count, output_file_bytes)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             outcome.name,
@@ -53,6 +59,9 @@ export class InvocationLog {
             outcome.oomKilled ? 1 : 0,
             outcome.errorSummary,
             outcome.caller,
+            JSON.stringify(files.slice(0, RECORDED_FILES).map(recordedFile)),
+            files.length,
+            files.reduce((sum, file) => sum + file.sizeBytes, 0),
           );
         const counters = outcome.success ? "usage_count = usage_count + 1, failure_count = 0" : "failure_count = failure_count + 1";
         this.db.prepare(`UPDATE skills SET ${counters}, last_invoked_at = ?, updated_at = ? WHERE name = ?`).run(at, at, outcome.name);
@@ -65,8 +74,9 @@ export class InvocationLog {
     return this.select("WHERE id = ?", [id])[0];
   }
 
-  /** Newest first. */
-  invocations(name: string, limit: number): InvocationOutcome[] {
+  /** Newest first; with `caller`, only that agent's (invocations_by_caller). */
+  invocations(name: string, limit: number, caller?: string): (InvocationOutcome & { readonly id: number })[] {
+    if (caller !== undefined) return this.select("WHERE skill_name = ? AND caller = ? ORDER BY id DESC LIMIT ?", [name, caller, limit]);
     return this.select("WHERE skill_name = ? ORDER BY id DESC LIMIT ?", [name, limit]);
   }
 
@@ -162,4 +172,9 @@ export class InvocationLog {
       return byVersion;
     });
   }
+}
+
+function recordedFile(file: ReturnedFile): { path: string; size_bytes: number; truncated: boolean } {
+  const path = file.path.length <= RECORDED_PATH_CHARS ? file.path : `${file.path.slice(0, RECORDED_PATH_CHARS - 1)}…`;
+  return { path, size_bytes: file.sizeBytes, truncated: file.truncated };
 }

@@ -228,7 +228,10 @@ describe("whose reports count, in the registry (real SQLite file)", () => {
               ALTER TABLE invocation_outcomes DROP COLUMN trusted;
               DROP INDEX skill_versions_by_environment; DROP TABLE skill_environments;
               ALTER TABLE skill_versions DROP COLUMN requirements; ALTER TABLE skill_versions DROP COLUMN system_packages;
-              ALTER TABLE skill_versions DROP COLUMN environment_id;
+              ALTER TABLE skill_versions DROP COLUMN environment_id; DROP TABLE skill_version_test_files;
+              DROP INDEX invocations_by_caller; ALTER TABLE invocations DROP COLUMN output_files;
+              ALTER TABLE invocations DROP COLUMN output_file_count; ALTER TABLE invocations DROP COLUMN output_file_bytes;
+              ALTER TABLE skill_versions DROP COLUMN secrets;
               INSERT INTO skills (name, description, parameters_schema, test_payload, status, version, content_hash, created_at, updated_at,
                                   status_changed_at, owner, visibility)
                 VALUES ('convert', 'd', '{}', '{}', 'active', 1, 'h', 1, 1, 1, 'bob', 'public');

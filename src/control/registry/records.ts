@@ -90,6 +90,8 @@ export interface SkillRecord {
   readonly systemPackages: readonly string[];
   /** Empty: the active version needs no package (the sandbox image alone). */
   readonly environmentId: string;
+  /** The names of the secrets the active version's runs are handed (docs/security.md#declaring-and-delivering); never values. */
+  readonly secrets: readonly string[];
 }
 
 /** What a version declares it needs beyond the standard library, and the environment built for it (docs/packages.md). */
@@ -100,6 +102,18 @@ export interface VersionPackages {
   readonly systemPackages: readonly string[];
   /** The environment's id; empty when both lists are. */
   readonly environmentId: string;
+}
+
+/**
+ * One of a version's test files as the registry lists it (docs/files.md#test-files): its bytes are
+ * in the canonical store, and every read checks them against this size and digest.
+ */
+export interface TestFileEntry {
+  /** Relative to /sandbox/in/ (and to the version's test-files directory in the store). */
+  readonly path: string;
+  readonly sizeBytes: number;
+  /** SHA-256 of the bytes, lowercase hex. */
+  readonly sha256: string;
 }
 
 /** One immutable version of a skill. */
@@ -114,6 +128,10 @@ export interface VersionRecord {
   readonly createdAt: Date;
   /** Absent: none (every version from before packages existed). */
   readonly packages?: VersionPackages;
+  /** The files its test runs are handed, in the order they were sent (docs/files.md#test-files). Absent: none. */
+  readonly testFiles?: readonly TestFileEntry[];
+  /** The names of the invoking agent's secrets its runs are handed (docs/security.md#declaring-and-delivering). Absent: none. */
+  readonly secrets?: readonly string[];
 }
 
 /** One invocation's outcome, as recorded for telemetry. */
@@ -128,6 +146,23 @@ export interface InvocationOutcome {
   readonly oomKilled: boolean;
   readonly errorSummary: string;
   readonly caller: string;
+  /**
+   * The files the run returned (docs/console.md#recent-runs): when recorded, all of them; when read
+   * back, the first RECORDED_FILES of them. Absent or empty: none.
+   */
+  readonly outputFiles?: readonly ReturnedFile[];
+  /** Read back only: how many files the run returned and their whole sizes together, the unlisted ones included. */
+  readonly outputFileCount?: number;
+  readonly outputFileBytes?: number;
+}
+
+/** A file a run returned, as its invocation keeps it: the name and size, never the bytes. */
+export interface ReturnedFile {
+  readonly path: string;
+  /** The whole file's size. */
+  readonly sizeBytes: number;
+  /** Only its first bytes came back (docs/files.md#output-files). */
+  readonly truncated: boolean;
 }
 
 /** Invocations of one version on one UTC day (docs/console.md#health-timeline). */

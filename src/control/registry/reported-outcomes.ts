@@ -15,6 +15,14 @@ import type { HealthPolicy, WindowStats } from "./skill-health.js";
 import type { SkillRows } from "./skill-rows.js";
 import type { StatusRows } from "./skill-status.js";
 
+/** A skill's last judged outcome: where it came from, its verdict, when, and who reported it (empty for an exit code). */
+export interface LastOutcome {
+  readonly source: OutcomeSource;
+  readonly success: boolean;
+  readonly at: Date;
+  readonly reporter: string;
+}
+
 /** An implicit signal from a recorded session, with its weight. */
 export interface OutcomeSignal {
   readonly name: string;
@@ -50,9 +58,58 @@ export class ReportedOutcomes {
                success = excluded.success, note = excluded.note, caller = excluded.caller, at = excluded.at, trusted = excluded.trusted`,
           )
           .run(invocation.name, invocation.version, invocationId, success ? 1 : 0, note, reporter.agentId, at.getTime(), trusted ? 1 : 0);
+        if (trusted) this.recountStreak(invocation.name);
         return this.status.reevaluate(invocation.name, at);
       })(),
     );
+  }
+
+  /**
+   * `failure_count` again from the active version's invocations since the streak last started over,
+   * newest first, each judged by its trusted explicit verdict when it has one, else by its exit code:
+   * the failures before the first success (docs/learning.md#outcomes-and-the-streak). Call inside a transaction.
+   */
+  private recountStreak(name: string): void {
+    const runs = this.db
+      .prepare<[string], { ran: number; verdict: number | null }>(
+        `SELECT i.success AS ran, o.success AS verdict
+         FROM skills s
+         JOIN invocations i ON i.skill_name = s.name AND i.version = s.version AND i.invoked_at >= s.streak_since
+         LEFT JOIN invocation_outcomes o ON o.invocation_id = i.id AND o.source = 'explicit' AND o.trusted = 1
+         WHERE s.name = ?
+         ORDER BY i.id DESC`,
+      )
+      .iterate(name);
+    let failures = 0;
+    for (const run of runs) {
+      if ((run.verdict ?? run.ran) === 1) break;
+      failures++;
+    }
+    this.db.prepare("UPDATE skills SET failure_count = ? WHERE name = ?").run(failures, name);
+  }
+
+  /**
+   * The skill's last judged outcome (GetSkillStats.last_outcome): its latest invocation's exit code, or
+   * a trusted report (explicit verdict or implicit signal) made after it; undefined before any.
+   */
+  lastOutcome(name: string): LastOutcome | undefined {
+    return withSqlite("registry", "read the last outcome", () => {
+      const run = this.db
+        .prepare<[string], { success: number; at: number }>(
+          "SELECT success, invoked_at AS at FROM invocations WHERE skill_name = ? ORDER BY id DESC LIMIT 1",
+        )
+        .get(name);
+      const report = this.db
+        .prepare<[string], { source: string; success: number; at: number; caller: string }>(
+          `SELECT source, success, at, caller FROM invocation_outcomes
+           WHERE skill_name = ? AND trusted = 1 ORDER BY at DESC, rowid DESC LIMIT 1`,
+        )
+        .get(name);
+      if (report && (!run || report.at >= run.at)) {
+        return { source: report.source as OutcomeSource, success: report.success === 1, at: new Date(report.at), reporter: report.caller };
+      }
+      return run ? { source: "exit_code", success: run.success === 1, at: new Date(run.at), reporter: "" } : undefined;
+    });
   }
 
   /** The skill's owner and admins are trusted reporters (docs/learning.md#whose-reports-count); call inside a transaction. */

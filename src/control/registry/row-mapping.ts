@@ -33,7 +33,7 @@ export interface SkillRow {
   enabled: number;
   disabled_by: string;
   grants_json: string;
-  /** `[requirements, system_packages, environment_id]` of the active version. */
+  /** `[requirements, system_packages, environment_id, secrets]` of the active version. */
   packages_json: string | null;
 }
 
@@ -58,7 +58,17 @@ export interface VersionRow {
   requirements: string;
   system_packages: string;
   environment_id: string;
+  /** JSON list of the declared secret names (docs/architecture.md's step 14). */
+  secrets: string;
+  /** `[{path, size_bytes, sha256}]` of its test files in order, from {@link SELECT_VERSION}. */
+  test_files_json: string | null;
 }
+
+/** Every version record is read with this (over `skill_versions v`; append a WHERE), its test files joined. */
+export const SELECT_VERSION = `SELECT v.*, (SELECT json_group_array(json_object('path', t.path, 'size_bytes', t.size_bytes, 'sha256', t.sha256))
+                                  FROM (SELECT * FROM skill_version_test_files
+                                         WHERE name = v.name AND version = v.version ORDER BY position) t) AS test_files_json
+                        FROM skill_versions v`;
 
 /** A row of `invocations` (`SELECT *`). */
 export type InvocationRow = Record<string, number | string>;
@@ -68,7 +78,7 @@ export const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versi
                              (SELECT json_group_array(json_object('name', g.name, 'grantee_kind', g.grantee_kind, 'grantee', g.grantee,
                                                                   'version', g.version, 'granted_by', g.granted_by, 'granted_at', g.granted_at))
                                 FROM (SELECT * FROM skill_grants WHERE name = s.name ORDER BY granted_at, grantee_kind, grantee) g) AS grants_json,
-                             (SELECT json_array(a.requirements, a.system_packages, a.environment_id)
+                             (SELECT json_array(a.requirements, a.system_packages, a.environment_id, a.secrets)
                                 FROM skill_versions a WHERE a.name = s.name AND a.version = s.version) AS packages_json
                       FROM skills s`;
 
@@ -98,10 +108,20 @@ export function toRecord(row: SkillRow): SkillRecord {
   };
 }
 
-/** The active version's declared packages, from {@link SELECT_SKILL}'s `packages_json`. */
-function activePackages(row: SkillRow): Pick<SkillRecord, "requirements" | "systemPackages" | "environmentId"> {
-  const [requirements, systemPackages, environmentId] = JSON.parse(row.packages_json ?? '["[]", "[]", ""]') as [string, string, string];
-  return { requirements: JSON.parse(requirements) as string[], systemPackages: JSON.parse(systemPackages) as string[], environmentId };
+/** The active version's declared packages and secret names, from {@link SELECT_SKILL}'s `packages_json`. */
+function activePackages(row: SkillRow): Pick<SkillRecord, "requirements" | "systemPackages" | "environmentId" | "secrets"> {
+  const [requirements, systemPackages, environmentId, secrets] = JSON.parse(row.packages_json ?? '["[]", "[]", "", "[]"]') as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  return {
+    requirements: JSON.parse(requirements) as string[],
+    systemPackages: JSON.parse(systemPackages) as string[],
+    environmentId,
+    secrets: JSON.parse(secrets) as string[],
+  };
 }
 
 /** The visibility column holds the owner's choice (private or public); internal is derived from the grants. */
@@ -146,7 +166,15 @@ export function toVersionRecord(row: VersionRow): VersionRecord {
           },
         }
       : {}),
+    ...testFilesOf(row),
+    ...(row.secrets !== "[]" ? { secrets: JSON.parse(row.secrets) as string[] } : {}),
   };
+}
+
+function testFilesOf(row: VersionRow): Pick<VersionRecord, "testFiles"> {
+  const listed = JSON.parse(row.test_files_json ?? "[]") as Array<{ path: string; size_bytes: number; sha256: string }>;
+  if (listed.length === 0) return {};
+  return { testFiles: listed.map((t) => ({ path: t.path, sizeBytes: t.size_bytes, sha256: t.sha256 })) };
 }
 
 export function toInvocation(row: InvocationRow): InvocationOutcome & { readonly id: number } {
@@ -162,5 +190,18 @@ export function toInvocation(row: InvocationRow): InvocationOutcome & { readonly
     oomKilled: row.oom_killed === 1,
     errorSummary: String(row.error_summary),
     caller: String(row.caller),
+    ...returnedFilesOf(row),
+  };
+}
+
+/** The columns of docs/architecture.md's step 13; absent on rows that returned no file. */
+function returnedFilesOf(row: InvocationRow): Pick<InvocationOutcome, "outputFiles" | "outputFileCount" | "outputFileBytes"> {
+  const count = Number(row.output_file_count ?? 0);
+  if (count === 0) return {};
+  const listed = JSON.parse(String(row.output_files ?? "[]")) as Array<{ path: string; size_bytes: number; truncated: boolean }>;
+  return {
+    outputFiles: listed.map((f) => ({ path: f.path, sizeBytes: f.size_bytes, truncated: f.truncated })),
+    outputFileCount: count,
+    outputFileBytes: Number(row.output_file_bytes ?? 0),
   };
 }

@@ -59,6 +59,21 @@ export class SharingRows {
     );
   }
 
+  /** Removes every grant of a skill (DeleteSkill, docs/security.md#delete-revokes-grants); returns what was removed. */
+  revokeAll(name: string, at: Date): { skill: SkillRecord; revoked: readonly SkillGrant[] } {
+    return withSqlite("registry", "revoke a skill's grants", () =>
+      this.db.transaction(() => {
+        const before = this.rows.get(name);
+        if (!before) throw new SkillNotFoundError(name);
+        if (before.grants.length > 0) {
+          this.db.prepare("DELETE FROM skill_grants WHERE name = ?").run(name);
+          this.db.prepare("UPDATE skills SET updated_at = ? WHERE name = ?").run(at.getTime(), name);
+        }
+        return { skill: this.rows.get(name) as SkillRecord, revoked: before.grants };
+      })(),
+    );
+  }
+
   /** Adds or replaces (same grantee) one grant row; call inside a transaction. */
   put(grant: SkillGrant): void {
     this.db

@@ -15,7 +15,7 @@ import type {
   UsageFigures,
   VersionRecord,
 } from "./records.js";
-import { ReportedOutcomes } from "./reported-outcomes.js";
+import { type LastOutcome, ReportedOutcomes } from "./reported-outcomes.js";
 import { SharingRows } from "./sharing-rows.js";
 import type { HealthPolicy, SkillStatus, WindowStats } from "./skill-health.js";
 import { importSkill } from "./skill-import.js";
@@ -187,9 +187,9 @@ export class SkillRegistry {
     return this.log.invocation(id);
   }
 
-  /** Invocation rows of a skill, newest first. */
-  invocations(name: string, limit = 100): InvocationOutcome[] {
-    return this.log.invocations(name, limit);
+  /** Invocation rows of a skill, newest first; with `caller`, only that agent's. */
+  invocations(name: string, limit = 100, caller?: string): (InvocationOutcome & { readonly id: number })[] {
+    return this.log.invocations(name, limit, caller);
   }
 
   usage(name: string, version: number, now: Date): UsageFigures {
@@ -250,6 +250,11 @@ export class SkillRegistry {
     return this.reported.ownReports(reporter);
   }
 
+  /** The skill's last judged outcome (docs/skill-lifecycle.md#stats); undefined before any. */
+  lastOutcome(name: string): LastOutcome | undefined {
+    return this.reported.lastOutcome(name);
+  }
+
   /** Every explicit and implicit outcome (the learning mirror). */
   outcomes(): OutcomeRecord[] {
     return this.reported.all();
@@ -285,6 +290,11 @@ export class SkillRegistry {
   /** Removes a grant; returns the skill and whether there was one. The last one gone, an internal skill is private again. */
   revoke(name: string, kind: GranteeKind, grantee: string, at: Date): { skill: SkillRecord; revoked: boolean } {
     return this.sharing.revoke(name, kind, grantee, at);
+  }
+
+  /** Removes every grant of a skill; returns the skill and the grants it had. */
+  revokeAll(name: string, at: Date): { skill: SkillRecord; revoked: readonly SkillGrant[] } {
+    return this.sharing.revokeAll(name, at);
   }
 
   /** Flushes what telemetry is left to disk, then closes the connection. */

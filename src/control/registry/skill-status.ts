@@ -65,9 +65,9 @@ export class StatusRows {
         this.db
           .prepare(
             `UPDATE skills SET status = 'active', status_reason = ?, failure_count = 0,
-                               updated_at = ?, status_changed_at = ? WHERE name = ?`,
+                               updated_at = ?, status_changed_at = ?, streak_since = ? WHERE name = ?`,
           )
-          .run(reason, at.getTime(), at.getTime(), name);
+          .run(reason, at.getTime(), at.getTime(), at.getTime(), name);
         return this.reevaluate(name, at);
       })(),
     );

@@ -6,7 +6,7 @@ import type Database from "better-sqlite3";
 import { SkillVersionNotFoundError } from "../../errors/index.js";
 import { withSqlite } from "../../sqlite/index.js";
 import type { SkillAccess, SkillRecord, VersionRecord } from "./records.js";
-import { storedVisibility, toVersionRecord, type VersionRow } from "./row-mapping.js";
+import { SELECT_VERSION, storedVisibility, toVersionRecord, type VersionRow } from "./row-mapping.js";
 import type { SkillRows } from "./skill-rows.js";
 import type { StatusRows } from "./skill-status.js";
 
@@ -26,13 +26,13 @@ export class VersionHistory {
 
   versions(name: string): VersionRecord[] {
     return withSqlite("registry", "list versions", () =>
-      this.db.prepare<[string], VersionRow>("SELECT * FROM skill_versions WHERE name = ? ORDER BY version").all(name).map(toVersionRecord),
+      this.db.prepare<[string], VersionRow>(`${SELECT_VERSION} WHERE v.name = ? ORDER BY v.version`).all(name).map(toVersionRecord),
     );
   }
 
   version(name: string, version: number): VersionRecord | undefined {
     const row = withSqlite("registry", "read a version", () =>
-      this.db.prepare<[string, number], VersionRow>("SELECT * FROM skill_versions WHERE name = ? AND version = ?").get(name, version),
+      this.db.prepare<[string, number], VersionRow>(`${SELECT_VERSION} WHERE v.name = ? AND v.version = ?`).get(name, version),
     );
     return row ? toVersionRecord(row) : undefined;
   }
@@ -62,8 +62,8 @@ export class VersionHistory {
           .prepare(
             `INSERT INTO skills (name, description, parameters_schema, test_payload, status, status_reason,
                                  health_warning, version, content_hash, usage_count, failure_count,
-                                 created_at, updated_at, status_changed_at, owner, visibility)
-             VALUES (@name, @description, @schema, @payload, 'active', '', '', @version, @hash, 0, 0, @at, @at, @at, @owner, @visibility)
+                                 created_at, updated_at, status_changed_at, owner, visibility, activated_at, streak_since)
+             VALUES (@name, @description, @schema, @payload, 'active', '', '', @version, @hash, 0, 0, @at, @at, @at, @owner, @visibility, @at, @at)
              ON CONFLICT (name) DO UPDATE SET
                description = excluded.description,
                parameters_schema = excluded.parameters_schema,
@@ -72,6 +72,7 @@ export class VersionHistory {
                version = excluded.version,
                content_hash = excluded.content_hash,
                failure_count = 0,
+               activated_at = excluded.activated_at, streak_since = excluded.streak_since,
                updated_at = excluded.updated_at,
                status_changed_at = excluded.status_changed_at,
                owner = excluded.owner,
@@ -102,7 +103,7 @@ export class VersionHistory {
           .prepare(
             `UPDATE skills SET description = ?, parameters_schema = ?, test_payload = ?, version = ?, content_hash = ?,
                                status = 'active', status_reason = '', failure_count = 0,
-                               updated_at = ?, status_changed_at = ?
+                               updated_at = ?, status_changed_at = ?, activated_at = ?, streak_since = ?
              WHERE name = ?`,
           )
           .run(
@@ -113,6 +114,8 @@ export class VersionHistory {
             target.contentHash,
             at.getTime(),
             at.getTime(),
+            at.getTime(),
+            at.getTime(),
             name,
           );
         return this.status.reevaluate(name, at);
@@ -120,13 +123,13 @@ export class VersionHistory {
     );
   }
 
-  /** One version row; a number another writer already took fails. Call inside a transaction. */
+  /** One version row and its test files' rows; a number another writer already took fails. Call inside a transaction. */
   insert(next: VersionRecord): void {
     this.db
       .prepare(
         `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at,
-                                     requirements, system_packages, environment_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                     requirements, system_packages, environment_id, secrets)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         next.name,
@@ -140,6 +143,14 @@ export class VersionHistory {
         JSON.stringify(next.packages?.requirements ?? []),
         JSON.stringify(next.packages?.systemPackages ?? []),
         next.packages?.environmentId ?? "",
+        JSON.stringify(next.secrets ?? []),
       );
+    if (!next.testFiles || next.testFiles.length === 0) return;
+    const insertFile = this.db.prepare(
+      `INSERT INTO skill_version_test_files (name, version, position, path, size_bytes, sha256) VALUES (?, ?, ?, ?, ?, ?)`,
+    );
+    for (const [position, file] of next.testFiles.entries()) {
+      insertFile.run(next.name, next.version, position, file.path, file.sizeBytes, file.sha256);
+    }
   }
 }

@@ -1,10 +1,18 @@
 import { mkdirSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rmdir, unlink } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDirectory, type PreparedFile, prepareFileAtomic, stageFile, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
 import { type MirrorEntry, mirrorText } from "./mirror-format.js";
-import type { SkillStatus } from "../registry/index.js";
+import type { SkillStatus, TestFileEntry } from "../registry/index.js";
 import { pathExists } from "./path-exists.js";
+import {
+  listTestFilesAt,
+  readTestFilesAt,
+  type StoredTestFile,
+  TEST_FILES_SUFFIX,
+  type TestFilesReading,
+  writeTestFilesAt,
+} from "./version-test-files.js";
 
 const VERSIONS_DIR = ".versions";
 /** A staged version's temp file is `.tmp-<name>.version-<hex>` in the active directory (see stageVersion). */
@@ -28,6 +36,8 @@ export function locationOf(status: SkillStatus): StoreLocation {
  *
  * - `<name>.py`                        the active version of a live skill
  * - `.versions/<name>/<n>.py`          immutable history, written before the registry commits a version
+ * - `.versions/<name>/<n>.test-files/` that version's test files, if any, written before it too
+ *                                      (docs/files.md#test-files)
  * - `retired/<name>.py`, `retired/.versions/<name>/`   retired skills, restorable
  * - `.trash/<name>.py`, `.trash/.versions/<name>/`     deleted skills, restorable
  * - `skills_registry.json`             mirror of the registry, enough to rebuild it
@@ -68,6 +78,37 @@ export class CanonicalStore {
 
   versionPath(name: string, version: number, location: StoreLocation = "active"): string {
     return path.join(this.versionsDir(name, location), `${version}.py`);
+  }
+
+  /** A version's test-files directory, beside its history file (docs/files.md#test-files). */
+  testFilesDir(name: string, version: number, location: StoreLocation = "active"): string {
+    return path.join(this.versionsDir(name, location), `${version}${TEST_FILES_SUFFIX}`);
+  }
+
+  /**
+   * Writes a new version's test files (atomic as a whole, each file 0444) before the registry
+   * commits the version; returns what the registry lists of them. No files: nothing is written.
+   */
+  async writeTestFiles(name: string, version: number, files: readonly StoredTestFile[]): Promise<TestFileEntry[]> {
+    if (files.length === 0) return [];
+    await mkdir(this.versionsDir(name), { recursive: true, mode: 0o700 });
+    return writeTestFilesAt(this.testFilesDir(name, version), files);
+  }
+
+  /** A version's test files as the registry lists them, read without following links and checked (see readTestFilesAt). */
+  async readTestFiles(
+    name: string,
+    version: number,
+    entries: readonly TestFileEntry[],
+    location: StoreLocation = "active",
+  ): Promise<TestFilesReading> {
+    if (entries.length === 0) return { files: [], problems: [] };
+    return readTestFilesAt(this.testFilesDir(name, version, location), entries);
+  }
+
+  /** What a version's test-files directory holds when no list of it survived (a rebuild); undefined: no directory. */
+  async listTestFiles(name: string, version: number, location: StoreLocation): Promise<TestFilesReading | undefined> {
+    return listTestFilesAt(this.testFilesDir(name, version, location));
   }
 
   async writeVersion(name: string, version: number, code: string): Promise<void> {
@@ -145,6 +186,7 @@ export class CanonicalStore {
    */
   async discardUncommittedVersion(name: string, version: number): Promise<void> {
     await unlink(this.versionPath(name, version)).catch(() => undefined);
+    await rm(this.testFilesDir(name, version), { recursive: true, force: true }).catch(() => undefined);
     await rmdir(this.versionsDir(name)).catch(() => undefined);
   }
 
@@ -223,8 +265,10 @@ export class CanonicalStore {
     return found;
   }
 
+  /** Removes an uncommitted version's history file and test files (start-up reconciliation). */
   async removeVersion(name: string, version: number, location: StoreLocation = "active"): Promise<void> {
     await unlink(this.versionPath(name, version, location)).catch(ignoreMissing);
+    await rm(this.testFilesDir(name, version, location), { recursive: true, force: true });
   }
 
   /** Moves an active file the registry does not know into `.orphans/`, so nothing is destroyed. */
@@ -232,7 +276,10 @@ export class CanonicalStore {
     return this.moveAside(this.activePath(name, location), now);
   }
 
-  /** Deletes temp files of atomic writes that a crash interrupted. Returns how many. */
+  /**
+   * Deletes temp files of atomic writes that a crash interrupted, and temp directories of test
+   * files (removed whole; rm never follows a link it finds inside). Returns how many.
+   */
   async removeStaleTempFiles(): Promise<number> {
     let removed = 0;
     const directories: string[] = [];
@@ -246,7 +293,7 @@ export class CanonicalStore {
     for (const directory of directories) {
       for (const file of await readdir(directory).catch(() => [])) {
         if (!file.startsWith(TEMP_FILE_PREFIX)) continue;
-        await unlink(path.join(directory, file)).catch(ignoreMissing);
+        await rm(path.join(directory, file), { recursive: true, force: true });
         removed++;
       }
     }

@@ -18,3 +18,4 @@ export {
 } from "./mirror-format.js";
 export { MirrorWriter } from "./mirror-writer.js";
 export { pathExists } from "./path-exists.js";
+export { type StoredTestFile, testFileEntry, type TestFilesReading } from "./version-test-files.js";

@@ -149,6 +149,37 @@ describe("skills_registry.json: one schema to write it and to read it back (real
     expect(Object.keys((document as { skills: Array<{ versions: object[] }> }).skills[1]?.versions[0] ?? {})).not.toContain("requirements");
   });
 
+  it("records a version's secret names (never values) and reads them back; rollbacks keep each version's own", async () => {
+    const version = (n: number, secrets?: string[]): void => {
+      registry.commitVersion(
+        {
+          name: "calls_api",
+          version: n,
+          description: "calls an API",
+          parametersSchema: '{"type":"object"}',
+          testPayload: "{}",
+          contentHash: String(n).repeat(64),
+          origin: n === 1 ? "register" : "patch",
+          createdAt: new Date(Date.UTC(2025, 0, n)),
+          ...(secrets ? { secrets } : {}),
+        },
+        { owner: "agent-7", visibility: "private" },
+      );
+    };
+    version(1, ["WEATHER_API_KEY"]);
+    version(2, ["WEATHER_API_KEY", "GEO_TOKEN"]);
+    version(3);
+    expect(registry.get("calls_api")?.secrets).toEqual([]);
+    expect(registry.activateVersion("calls_api", 2, new Date()).secrets).toEqual(["WEATHER_API_KEY", "GEO_TOKEN"]);
+    const document = await writtenMirror();
+    MirrorDocumentSchema.parse(document);
+    const versions = readMirrorDocument(document).skills.get("calls_api")?.versions;
+    expect(versions?.map((v) => v.secrets)).toEqual([["WEATHER_API_KEY"], ["WEATHER_API_KEY", "GEO_TOKEN"], undefined]);
+    // A hand-edited name that is not one reads as nothing, never as a name no agent could set.
+    const edited = JSON.parse(JSON.stringify(document).replace('"GEO_TOKEN"', '"geo token"')) as unknown;
+    expect(readMirrorDocument(edited).skills.get("calls_api")?.versions[1]?.secrets).toBeUndefined();
+  });
+
   it("a rewrite holds one skill's entry at a time, not the whole history, and writes the document's exact JSON text", async () => {
     // Three skills whose entries are each larger than what the file's writer gathers before a
     // write (64 KiB): by the time the third skill's versions are read, the first two entries must

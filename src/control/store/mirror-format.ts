@@ -7,6 +7,7 @@ import {
   type SkillRecord,
   type SkillStatus,
   type SkillVisibility,
+  type TestFileEntry,
   VERSION_ORIGINS,
   type VersionOrigin,
   type VersionPackages,
@@ -41,6 +42,12 @@ const versionFields = {
   requirements: z.array(z.string()).optional(),
   system_packages: z.array(z.string()).optional(),
   environment_id: z.string().optional(),
+  /** Only for a version that declares secrets (docs/security.md#declaring-and-delivering): their names, never values. */
+  secrets: z.array(z.string().regex(/^[A-Z_][A-Z0-9_]{0,63}$/)).optional(),
+  /** Only for a version with test files (docs/files.md#test-files): their list; the bytes are in the store. */
+  test_files: z
+    .array(z.object({ path: z.string().min(1), size_bytes: count, sha256: z.string().regex(/^[0-9a-f]{64}$/) }).strict())
+    .optional(),
 };
 
 const entryFields = {
@@ -144,6 +151,10 @@ export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRec
             environment_id: v.packages.environmentId,
           }
         : {}),
+      ...(v.secrets && v.secrets.length > 0 ? { secrets: [...v.secrets] } : {}),
+      ...(v.testFiles && v.testFiles.length > 0
+        ? { test_files: v.testFiles.map((t) => ({ path: t.path, size_bytes: t.sizeBytes, sha256: t.sha256 })) }
+        : {}),
     })),
   };
 }
@@ -178,6 +189,10 @@ export interface RecordedVersion {
   readonly createdAt: Date | undefined;
   /** What it declared beyond the standard library; undefined: nothing (or not recorded). */
   readonly packages: VersionPackages | undefined;
+  /** Its test files' list (docs/files.md#test-files); undefined: none (or not recorded, or damaged). */
+  readonly testFiles: readonly TestFileEntry[] | undefined;
+  /** The secret names it declares; undefined: none (or not recorded, or damaged). */
+  readonly secrets: readonly string[] | undefined;
 }
 
 /** What the mirror recorded about one skill, read back; a field that was missing or damaged is undefined. */
@@ -262,6 +277,8 @@ export function readMirrorDocument(document: unknown): MirrorReading {
             v.requirements || v.system_packages || v.environment_id
               ? { requirements: v.requirements ?? [], systemPackages: v.system_packages ?? [], environmentId: v.environment_id ?? "" }
               : undefined,
+          testFiles: v.test_files?.map((t) => ({ path: t.path, sizeBytes: t.size_bytes, sha256: t.sha256 })),
+          secrets: v.secrets,
         },
       ];
     });

@@ -2,7 +2,14 @@ import { InvalidArgumentError } from "../../errors/index.js";
 import { canSee } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { SkillKind } from "../composition/index.js";
-import { type DailyOutcome, type HealthPolicy, quantile, type SkillRecord, type VersionRecord } from "../registry/index.js";
+import {
+  type DailyOutcome,
+  type HealthPolicy,
+  type InvocationOutcome,
+  quantile,
+  type SkillRecord,
+  type VersionRecord,
+} from "../registry/index.js";
 import type { SkillCore } from "./skill-core.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -20,6 +27,14 @@ export interface HealthTimeline {
   readonly days: DailyOutcome[];
   readonly versions: VersionRecord[];
   readonly durations: ReadonlyArray<{ version: number; samples: number; p50Ms: number; p95Ms: number; p99Ms: number }>;
+}
+
+/** A skill's recent runs as the console lists them (docs/console.md#recent-runs). */
+export interface RecentRuns {
+  /** Newest first, each with its invocation id and the files it returned. */
+  readonly runs: ReadonlyArray<InvocationOutcome & { readonly id: number }>;
+  /** Every caller's runs (the owner or an admin looking), or only the viewer's own. */
+  readonly everyone: boolean;
 }
 
 /** What the operator console reads beyond the RPCs' answers (docs/console.md), within what the caller may see. */
@@ -78,6 +93,19 @@ export class ConsoleReads {
       p99Ms: quantile(values, 0.99) ?? 0,
     }));
     return { skill, since, days: core.registry.dailyOutcomes(name, since), versions: core.registry.versions(name), durations };
+  }
+
+  /**
+   * A skill's last `limit` runs, newest first (docs/console.md#recent-runs): every caller's for its
+   * owner and admins (ListGrants' rule), the caller's own for anybody else who may see it. Who ran a
+   * shared skill, and what their files are called, is theirs and the owner's to read.
+   */
+  recentRuns(input: { readonly name: string; readonly limit: number }, context: CallContext): RecentRuns {
+    const { name, limit } = input;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new InvalidArgumentError("limit", "must be a whole number in [1, 500]");
+    const skill = this.core.lookup.visible(name, context.caller);
+    const everyone = context.caller.admin || skill.owner === context.caller.agentId;
+    return { runs: this.core.registry.invocations(name, limit, everyone ? undefined : context.caller.agentId), everyone };
   }
 
   /** How many routed queries are stored as evidence for a skill the caller may see (docs/routing.md#learning-from-use). */

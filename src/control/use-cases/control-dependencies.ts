@@ -34,6 +34,17 @@ export interface ControlDependencies {
   readonly environmentAdmin?: EnvironmentAdministration;
   /** What a call may hand a run as files (docs/files.md#input-files). @default 64 files, 16 MiB together */
   readonly inputFiles?: InputFileLimits;
+  /** The agents' secrets (docs/security.md#declaring-and-delivering); omitted: no agent has any, so a version that declares one cannot run. */
+  readonly secrets?: SkillSecrets;
+}
+
+/**
+ * Port: the values of an agent's secrets, read before each run that declares some
+ * (docs/security.md#declaring-and-delivering), implemented by src/secrets' store.
+ */
+export interface SkillSecrets {
+  /** The agent's values of `names` that exist (a name it has not set is absent from the map). Never logs a value. */
+  valuesFor(agentId: string, names: readonly string[]): Promise<ReadonlyMap<string, string>>;
 }
 
 /** What a version declares beyond the standard library, as the caller sent it. */

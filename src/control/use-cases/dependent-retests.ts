@@ -1,4 +1,4 @@
-import { errorMessage, RunCancelledError } from "../../errors/index.js";
+import { errorMessage, RunCancelledError, SecretMissingError } from "../../errors/index.js";
 import { canSee } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { SkillRecord } from "../registry/index.js";
@@ -27,7 +27,11 @@ export interface RetestReport {
  * (docs/composition.md#re-tests). A failure marks the dependent with a warning its viewers see.
  * The caller hears of the dependents it may see; the others are only counted, since a cause
  * carries whatever the new code printed in the dependent's run: it goes to the dependent's owner
- * and the debug log only (docs/security.md#dependents-you-cannot-see).
+ * and the debug log only (docs/security.md#dependents-you-cannot-see). A dependent that declares
+ * secrets runs with its owner's (the run is its owner's stored test); whoever else caused the
+ * re-test hears only whether it passed, since its output came from a run holding another agent's
+ * values (docs/security.md#declaring-and-delivering). One its owner has not set is not a failure of
+ * the dependent: nothing is recorded.
  */
 export class DependentRetests {
   constructor(
@@ -41,6 +45,7 @@ export class DependentRetests {
     const hidden = { passed: 0, failed: 0 };
     for (const dependent of composition.unpinnedDependents(dependency.name)) {
       let outcome: DependentRetest;
+      let ownersSecrets = false;
       try {
         const resolved = composition.resolve({ name: dependent.name }, undefined, "re-test");
         // The dependent's stored test runs as its owner would run it: a composition's steps are
@@ -49,17 +54,24 @@ export class DependentRetests {
           dependent.owner === context.caller.agentId
             ? context
             : { ...context, caller: { agentId: dependent.owner, admin: false, authenticated: context.caller.authenticated } };
-        const ran = await this.runs.run(resolved, { payload: dependent.testPayload, telemetry: false }, asOwner);
+        // Its stored test: the payload and the test files of the version that is re-tested (docs/files.md#test-files).
+        const inputFiles = await this.core.testFiles(dependent.name, resolved.version);
+        ownersSecrets = asOwner !== context && (await this.runs.secretsNeeded(resolved, asOwner.caller)).length > 0;
+        const ran = await this.runs.run(resolved, { payload: dependent.testPayload, inputFiles, telemetry: false }, asOwner);
         outcome = { name: dependent.name, passed: ran.result.success, error: ran.result.errorSummary };
         composition.dependencies.recordRetest(dependent.name, dependency.name, dependency.version, outcome.passed, outcome.error, now());
       } catch (error) {
         // The dependent could not even start (e.g. another of its dependencies is gone): a failure too.
         outcome = { name: dependent.name, passed: false, error: errorMessage(error) };
-        if (!(error instanceof RunCancelledError)) {
+        if (!(error instanceof RunCancelledError) && !(error instanceof SecretMissingError)) {
           composition.dependencies.recordRetest(dependent.name, dependency.name, dependency.version, false, outcome.error, now());
         }
       }
-      if (canSee(dependent, context.caller)) retests.push(outcome);
+      const shown =
+        ownersSecrets && !outcome.passed
+          ? { ...outcome, error: "its test failed; the cause goes to its owner (the run had its owner's secrets)" }
+          : outcome;
+      if (canSee(dependent, context.caller)) retests.push(shown);
       else if (outcome.passed) hidden.passed++;
       else hidden.failed++;
       const fields = {

@@ -7,8 +7,10 @@ import {
   type IntakeWarning,
   localModulesOf,
   missingDependencyWarnings,
+  validateInputFiles,
   validateRegistration,
 } from "../intake/index.js";
+import { validateSecretNames } from "../access/index.js";
 import { isLive, type SkillAccess, type SkillRecord } from "../registry/index.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { prepareEnvironment } from "./package-environment.js";
@@ -41,6 +43,10 @@ export interface FolderSkillInput {
   readonly requirements?: readonly string[];
   /** Debian packages the folder declares (docs/packages.md). @default [] */
   readonly systemPackages?: readonly string[];
+  /** The folder's `tests/files/`, handed to its test runs under /sandbox/in/ (docs/files.md#test-files). @default [] */
+  readonly testFiles?: readonly { readonly path: string; readonly content: Uint8Array }[];
+  /** The secret names its SKILL.md declares (`metadata.secrets`, docs/skill-sources.md#secrets), checked. @default [] */
+  readonly secrets?: readonly string[];
 }
 
 /** A folder's version as registered: the record, its test run (executable folders) and what it resembles. */
@@ -80,6 +86,8 @@ export class FolderSkills {
       throw new AlreadyExistsError(`the name "${valid.name}" is taken by a skill that is not kept as a folder`);
     }
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    const testFiles = validateInputFiles("tests/files", input.testFiles ?? [], core.inputFileLimits);
+    const secrets = validateSecretNames("SKILL.md metadata.secrets", input.secrets ?? []);
     // Folders and bundles are screened too: a folder only warns (the log and the near-duplicate
     // metric say so), an import may be refused before its test runs.
     const similarSkills = await screenDuplicates(
@@ -90,6 +98,8 @@ export class FolderSkills {
     const near = similarSkills.filter((s) => s.nearDuplicate).map((s) => s.name);
     if (near.length > 0) core.logger.warn({ skill: valid.name, nearDuplicates: near }, "folder skill is a near-duplicate");
     const declaredPackages = { requirements: input.requirements ?? [], systemPackages: input.systemPackages ?? [] };
+    // The test run's secrets are checked before anything is built (docs/skill-sources.md#secrets).
+    await core.secretValues(valid.name, secrets, context);
     // The environment of its packages, as RegisterSkill builds it (docs/skill-sources.md#packages): a
     // declaration that cannot be built refuses this version, and the folder's version before stays active.
     const built = await prepareEnvironment(core, declaredPackages);
@@ -104,6 +114,9 @@ export class FolderSkills {
           payload: testPayload,
           folder: input.run.folder,
           environment: built?.environment,
+          inputFiles: testFiles,
+          // The test run uses the secrets of the agent the folder is registered for.
+          secrets,
         },
         context,
       );
@@ -124,6 +137,8 @@ export class FolderSkills {
         access: input.access,
         extras: { before: input.beforeCommit, discard: input.discard },
         packages: built?.packages,
+        testFiles,
+        secrets,
       }),
     );
     await core.reindex(skill);

@@ -1,6 +1,6 @@
 /** The control plane's use cases, one per file, over one shared core. The only way in. */
 export type { AccessChanges } from "./access-changes.js";
-export type { ConsoleReads, HealthTimeline, LibraryKind } from "./console-reads.js";
+export type { ConsoleReads, HealthTimeline, LibraryKind, RecentRuns } from "./console-reads.js";
 export type {
   ControlDependencies,
   DeclaredPackages,
@@ -8,6 +8,7 @@ export type {
   FolderRun,
   FolderSkillRuns,
   SkillEnvironments,
+  SkillSecrets,
 } from "./control-dependencies.js";
 export { type ControlPlane, createControlPlane } from "./control-plane.js";
 export type { DependentRetest, HiddenRetests } from "./dependent-retests.js";

@@ -2,7 +2,8 @@ import { FailedPreconditionError } from "../../errors/index.js";
 import { dependentCount, dependentsInView, describeDependents } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import { validateSkillName } from "../intake/index.js";
-import { isLive, type SkillRecord } from "../registry/index.js";
+import { isLive, type SkillGrant, type SkillRecord } from "../registry/index.js";
+import { evictComposedPastCap } from "./composed-eviction.js";
 import { locationOf } from "../store/index.js";
 import type { SkillCore } from "./skill-core.js";
 import { liveSkill } from "./skill-lookup.js";
@@ -39,6 +40,14 @@ export class Lifecycle {
   }
 
   async delete(input: TakeOutInput, context: CallContext): Promise<SkillRecord> {
+    return (await this.deleteReport(input, context)).skill;
+  }
+
+  /**
+   * DeleteSkill: a soft delete that also revokes every grant of the skill, as a hard delete would
+   * (docs/security.md#delete-revokes-grants), so neither a restore nor a re-registration shares it again silently.
+   */
+  async deleteReport(input: TakeOutInput, context: CallContext): Promise<{ skill: SkillRecord; revokedGrants: readonly SkillGrant[] }> {
     const { core } = this;
     const { name, force = false } = input;
     validateSkillName(name);
@@ -46,27 +55,43 @@ export class Lifecycle {
       const skill = core.lookup.manageable(name, context.caller, "delete");
       if (skill.status === "deleted") throw new FailedPreconditionError(`"${name}" is already deleted`);
       this.protectDependents({ name, action: "delete", force }, context);
-      const deleted = await core.takeOut(skill, "deleted", `deleted by ${context.caller.agentId}`);
-      core.logger.info({ skill: name, agent: context.caller.agentId, requestId: context.requestId }, "skill deleted (soft)");
-      return deleted;
+      await core.takeOut(skill, "deleted", `deleted by ${context.caller.agentId}`);
+      const { skill: deleted, revoked } = core.registry.revokeAll(name, core.now());
+      if (revoked.length > 0) await core.afterChange(deleted);
+      core.logger.info(
+        { skill: name, revokedGrants: revoked.length, agent: context.caller.agentId, requestId: context.requestId },
+        "skill deleted (soft)",
+      );
+      return { skill: deleted, revokedGrants: revoked };
     });
   }
 
   async restore(input: { readonly name: string }, context: CallContext): Promise<SkillRecord> {
+    return (await this.restoreReport(input, context)).skill;
+  }
+
+  /**
+   * RestoreSkill: the skill comes back live; a composed one counts against its owner's cap again, so
+   * the least used of the owner's other composed skills past it are evicted (docs/composition.md#eviction).
+   */
+  async restoreReport(input: { readonly name: string }, context: CallContext): Promise<{ skill: SkillRecord; evicted: string[] }> {
     const { core } = this;
     const { name } = input;
     validateSkillName(name);
-    return core.locked(name, async () => {
+    const restored = await core.locked(name, async () => {
       const skill = core.lookup.manageable(name, context.caller, "restore");
       if (isLive(skill.status)) {
         throw new FailedPreconditionError(`"${name}" is ${skill.status}, not retired or deleted: nothing to restore`);
       }
-      const restored = core.registry.restore(name, `restored by ${context.caller.agentId}`, core.now());
+      const back = core.registry.restore(name, `restored by ${context.caller.agentId}`, core.now());
       await core.store.moveSkill(name, locationOf(skill.status), "active", core.now());
-      await core.afterChange(restored);
+      await core.afterChange(back);
       core.logger.info({ skill: name, from: skill.status, agent: context.caller.agentId, requestId: context.requestId }, "skill restored");
-      return restored;
+      return back;
     });
+    // Outside the skill's own lock: eviction takes each victim's.
+    const evicted = core.composition.isComposed(restored) ? await evictComposedPastCap(core, restored, context) : [];
+    return { skill: evicted.length > 0 ? (core.registry.get(name) ?? restored) : restored, evicted };
   }
 
   /** Pins a skill against the retirement rule (docs/skill-lifecycle.md#protection), or unpins it. */

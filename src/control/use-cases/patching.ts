@@ -50,14 +50,19 @@ export class Patching {
     const patched = current.slice(0, at) + input.replace + current.slice(at + input.find.length);
     const validate = core.payloadValidatorFor(skill);
     const testPayload = validate("test_payload", input.testPayload.trim() === "" ? skill.testPayload : input.testPayload);
-    const prepared = await core.intake.prepare(patched);
+    // A patch keeps the version's secrets (docs/security.md#declaring-and-delivering): its test run gets the caller's values.
+    const secrets = skill.secrets;
+    await core.secretValues(skill.name, secrets, context);
+    const prepared = await core.intake.prepare(patched, { declaredSecrets: secrets });
     const files = await core.composition.dependencyFiles(skill.name, declared.dependsOn);
     // A patch keeps the version's packages (docs/packages.md#declaring): its test runs in their environment.
     const packages = core.packagesOf(skill, skill.version);
     const environment = await core.environmentOf(packages, skill.name);
     const declaredPackages = { requirements: skill.requirements, systemPackages: skill.systemPackages };
+    // A patch keeps the version's test files too (docs/files.md#test-files): its test run is handed them.
+    const testFiles = await core.testFiles(skill.name, skill.version);
     const test = await this.gate.test(
-      { skillName: skill.name, code: prepared.code, payload: testPayload, files, environment },
+      { skillName: skill.name, code: prepared.code, payload: testPayload, files, environment, inputFiles: testFiles, secrets },
       context,
       declaredPackages,
     );
@@ -78,6 +83,8 @@ export class Patching {
         access: latest,
         declared,
         packages,
+        testFiles,
+        secrets,
       });
     });
     await core.reindex(committed);

@@ -4,8 +4,8 @@ import type { CallContext } from "../call-context.js";
 import { definitionFromInput, serializeDefinition, type StepInput, type StepOutcome } from "../composition/index.js";
 import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
 import { validateRegistration } from "../intake/index.js";
-import { isLive, type SkillRecord, type SkillVisibility } from "../registry/index.js";
-import { locationOf } from "../store/index.js";
+import type { SkillRecord, SkillVisibility } from "../registry/index.js";
+import { evictComposedPastCap } from "./composed-eviction.js";
 import { accessForRegistration, checkExampleQueries, refuseKindChange, screenDuplicates } from "./registration-rules.js";
 import type { SkillCore } from "./skill-core.js";
 import type { SkillRuns } from "./skill-runs.js";
@@ -86,7 +86,7 @@ export class RegisterComposedSkill {
       }),
     );
     await core.reindex(skill, exampleQueries);
-    const evicted = await this.evict(skill, context);
+    const evicted = await evictComposedPastCap(core, skill, context);
     core.logger.info(
       {
         skill: skill.name,
@@ -99,28 +99,5 @@ export class RegisterComposedSkill {
       "composed skill registered",
     );
     return { skill, test: test.result, steps: test.steps, evicted, similarSkills };
-  }
-
-  /** Retires (reason "evicted") the owner's least used composed skills past the limit (docs/composition.md#eviction). */
-  private async evict(kept: SkillRecord, context: CallContext): Promise<string[]> {
-    const { core } = this;
-    const evicted: string[] = [];
-    for (const victim of core.composition.evictionVictims(kept.owner, kept.name, core.now())) {
-      await core.locked(victim.name, async () => {
-        const current = core.registry.get(victim.name);
-        if (!current || !isLive(current.status)) return;
-        const reason = `evicted: ${kept.owner} keeps at most ${core.composition.settings.composedSkillsPerAgent} composed skills and this one was the least used`;
-        const retired = core.registry.setStatus(current.name, "retired", reason, core.now());
-        await core.store.moveSkill(current.name, locationOf(current.status), "retired", core.now());
-        await core.reindex(retired);
-        evicted.push(current.name);
-        core.logger.warn(
-          { skill: current.name, for: kept.name, agent: context.caller.agentId, requestId: context.requestId },
-          "composed skill evicted",
-        );
-      });
-    }
-    if (evicted.length > 0) await core.mirror.flushOrLater();
-    return evicted;
   }
 }

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "../../errors/index.js";
 import type { ExecutionResult } from "../../execution/index.js";
-import { requireAdmin } from "../access/index.js";
+import { requireAdmin, validateSecretNames } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import { isDefinitionText } from "../composition/index.js";
 import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
@@ -38,6 +38,8 @@ export interface RegisterSkillInput extends RegistrationInput {
   readonly systemPackages?: readonly string[];
   /** Files for the test run, under /sandbox/in/ (docs/files.md#test-files). @default [] */
   readonly testFiles?: readonly { readonly path: string; readonly content: Uint8Array }[];
+  /** Names of the caller's secrets the skill reads (docs/security.md#declaring-and-delivering). @default [] */
+  readonly secrets?: readonly string[];
 }
 
 /** The outcome of a gated change of code (registration or patch). */
@@ -74,6 +76,7 @@ export class RegisterSkill {
     // A system skill is an operator's decision (docs/security.md#system-skills).
     if (system) requireAdmin(context.caller, "registering a system skill");
     const valid = validateRegistration(input);
+    const secrets = validateSecretNames("secrets", input.secrets ?? []);
     if (isDefinitionText(valid.code)) {
       throw new InvalidArgumentError("code", "is a composed skill's definition; register it with RegisterComposedSkill");
     }
@@ -82,6 +85,9 @@ export class RegisterSkill {
     const existing = core.registry.get(valid.name);
     accessForRegistration(existing, { name: valid.name, visibility }, context.caller);
     refuseKindChange(core, existing, "plain");
+    // The test run uses the registering agent's secrets: one it has not set refuses the registration
+    // before anything is built or run (docs/security.md#declaring-and-delivering).
+    await core.secretValues(valid.name, secrets, context);
     // The near-duplicate screen's model run (the description's embedding) is the slowest step of
     // a registration: it starts first, beside intake and the test run (docs/performance.md#registration).
     core.duplicates?.anticipate?.(valid.description);
@@ -95,13 +101,16 @@ export class RegisterSkill {
     // validateRegistration has checked it against the schema already: this cannot throw.
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const inputFiles = validateInputFiles("test_files", input.testFiles ?? [], core.inputFileLimits);
-    const intake = core.intake.begin(valid.code);
+    const intake = core.intake.begin(valid.code, { declaredSecrets: secrets });
     // Code the guard passes as sent starts its test run while the parser checks it; "reject"
     // screens before any run, so a refused near-duplicate costs none (docs/performance.md#registration).
     const needsPackages = declaredPackages.requirements.length > 0 || declaredPackages.systemPackages.length > 0;
     const early: EarlyTest | undefined =
       intake.runnableAsSent && onDuplicate === "warn" && !needsPackages
-        ? gate.startEarlyTest({ skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles, inputFiles }, context)
+        ? gate.startEarlyTest(
+            { skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles, inputFiles, secrets },
+            context,
+          )
         : undefined;
     let prepared: PreparedCode;
     try {
@@ -131,6 +140,7 @@ export class RegisterSkill {
           files,
           environment: built?.environment,
           inputFiles,
+          secrets,
         },
         context,
       );
@@ -164,6 +174,9 @@ export class RegisterSkill {
           access: accessForRegistration(core.registry.get(valid.name), { name: valid.name, visibility }, context.caller),
           declared: { kind: "plain", dependsOn: declared },
           packages: built?.packages,
+          // Kept with the version, like its test payload: every later test run of it gets them (docs/files.md#test-files).
+          testFiles: inputFiles,
+          secrets,
           staged,
         });
         return system && !committed.system ? core.registry.setSystem(committed.name, true, core.now()) : committed;

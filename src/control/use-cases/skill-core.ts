@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { FailedPreconditionError, InternalError, SkillEngineError } from "../../errors/index.js";
+import { FailedPreconditionError, InternalError, SecretMissingError, SkillEngineError } from "../../errors/index.js";
 import type {
   ExecutionResult,
   RunInputFile,
@@ -9,6 +9,7 @@ import type {
   SandboxRunner,
   SandboxRunRequest,
 } from "../../execution/index.js";
+import { SecretRedactor } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
@@ -16,8 +17,8 @@ import { compileParametersSchema, type CodeIntake, type InputFileLimits, type Pa
 import { KeyedMutex } from "../../concurrency/index.js";
 import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
-import { type CanonicalStore, contentHash, locationOf, type MirrorWriter } from "../store/index.js";
-import type { ControlDependencies, FolderSkillRuns, SkillEnvironments } from "./control-dependencies.js";
+import { type CanonicalStore, contentHash, locationOf, type MirrorWriter, type StoreLocation } from "../store/index.js";
+import type { ControlDependencies, FolderSkillRuns, SkillEnvironments, SkillSecrets } from "./control-dependencies.js";
 import { SkillLookup } from "./skill-lookup.js";
 
 /** One sandbox run a use case asks for. */
@@ -34,7 +35,11 @@ export interface SandboxRunInput {
   readonly environment?: SandboxEnvironment | undefined;
   /** The caller's files, under /sandbox/in/ (docs/files.md#input-files); validated. */
   readonly inputFiles?: readonly RunInputFile[];
+  /** The secret names the version declares: the caller's values are handed to the run (docs/security.md#declaring-and-delivering). */
+  readonly secrets?: readonly string[];
 }
+
+const NO_SECRETS: ReadonlyMap<string, string> = new Map();
 
 /** What a call may hand a run when the deployment does not say (docs/files.md#input-files). */
 const DEFAULT_INPUT_FILE_LIMITS: InputFileLimits = { maxFiles: 64, maxTotalBytes: 16 * 1024 * 1024 };
@@ -61,6 +66,7 @@ export class SkillCore {
   readonly lookup: SkillLookup;
   readonly inputFileLimits: InputFileLimits;
   private readonly runner: SandboxRunner;
+  private readonly secrets: SkillSecrets | undefined;
   private readonly perName = new KeyedMutex();
   private readonly validators = new Map<string, { key: string; validate: PayloadValidator }>();
 
@@ -68,6 +74,7 @@ export class SkillCore {
     this.registry = deps.registry;
     this.store = deps.store;
     this.runner = deps.runner;
+    this.secrets = deps.secrets;
     this.mirror = deps.mirror;
     this.intake = deps.intake;
     this.policy = deps.policy;
@@ -92,10 +99,16 @@ export class SkillCore {
     return this.runner;
   }
 
-  /** One sandbox run, stopped when the call is cancelled or its deadline passes. */
-  runSandbox(input: SandboxRunInput, context: CallContext): Promise<ExecutionResult> {
+  /**
+   * One sandbox run, stopped when the call is cancelled or its deadline passes. The caller's values
+   * of the version's secrets go with it, and its result comes back with every one of them redacted
+   * before anything records, logs or returns it (docs/security.md#redaction); a value the caller has
+   * not set refuses the run before any container starts ({@link secretValues}).
+   */
+  async runSandbox(input: SandboxRunInput, context: CallContext): Promise<ExecutionResult> {
     const { files = [], folder = [], inputFiles = [] } = input;
-    return this.runner.run({
+    const secrets = await this.secretValues(input.skillName, input.secrets, context);
+    const result = await this.runner.run({
       code: input.code,
       payload: input.payload,
       purpose: input.purpose,
@@ -108,7 +121,33 @@ export class SkillCore {
       ...(input.environment ? { environment: input.environment } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.idempotencyKey && input.purpose === "invoke" ? { idempotencyKey: context.idempotencyKey } : {}),
+      ...(secrets.size > 0 ? { secrets: Object.fromEntries(secrets) } : {}),
     });
+    return secrets.size > 0 ? new SecretRedactor(secrets).result(result) : result;
+  }
+
+  /**
+   * The calling agent's values of the secrets `skillName` declares (docs/security.md#declaring-and-delivering):
+   * a granted skill runs with its invoker's, never its owner's. A name the caller has not set is a
+   * {@link SecretMissingError}, which nothing counts against the skill.
+   */
+  async secretValues(skillName: string, names: readonly string[] | undefined, context: CallContext): Promise<ReadonlyMap<string, string>> {
+    if (!names || names.length === 0) return NO_SECRETS;
+    const found = (await this.secrets?.valuesFor(context.caller.agentId, names)) ?? NO_SECRETS;
+    const missing = names.filter((name) => !found.has(name));
+    if (missing.length > 0) {
+      this.logger.info(
+        { skill: skillName, missing, agent: context.caller.agentId, requestId: context.requestId },
+        "run refused: the caller has not set a secret the skill needs",
+      );
+      throw new SecretMissingError(skillName, missing);
+    }
+    return new Map(names.map((name) => [name, found.get(name) as string]));
+  }
+
+  /** The secret names `name` v`version` declares: the active version's from its record, an older one's from history. */
+  secretsOf(record: SkillRecord, version: number): readonly string[] {
+    return version === record.version ? record.secrets : (this.registry.version(record.name, version)?.secrets ?? []);
   }
 
   /**
@@ -195,6 +234,8 @@ export class SkillCore {
         oomKilled: result.oomKilled,
         errorSummary: result.errorSummary,
         caller: context.caller.agentId,
+        // Names and sizes only, for the console's recent runs (docs/console.md#recent-runs).
+        outputFiles: result.outputFiles ?? [],
       });
       return { skill: recorded.skill, invocationId: String(recorded.invocationId) };
     } catch (error) {
@@ -257,6 +298,23 @@ export class SkillCore {
     this.logger.warn({ skill: skill.name, version: skill.version }, "canonical file missing or altered; restored from history");
     await this.store.writeActive(skill.name, fromHistory, location);
     return { code: fromHistory, restored: true };
+  }
+
+  /**
+   * The test files a version's test runs are handed (docs/files.md#test-files): the registry's list,
+   * read from the canonical store without following links and checked against each file's size and
+   * SHA-256. A file that is missing or altered fails the run that needs it, as missing code does.
+   */
+  async testFiles(name: string, version: number, location: StoreLocation = "active"): Promise<RunInputFile[]> {
+    const entries = this.registry.version(name, version)?.testFiles ?? [];
+    if (entries.length === 0) return [];
+    const { files, problems } = await this.store.readTestFiles(name, version, entries, location);
+    if (problems.length > 0) {
+      throw new InternalError(
+        `the test files of "${name}" v${version} are missing or altered in the canonical store (${problems.join("; ")})`,
+      );
+    }
+    return files;
   }
 
   /** One version's code from its history file, checked against the registry. */

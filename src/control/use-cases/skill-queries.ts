@@ -1,9 +1,19 @@
 import { InvalidArgumentError, SkillVersionNotFoundError } from "../../errors/index.js";
+import type { RunInputFile } from "../../execution/index.js";
 import { agentIdProblem } from "../../identity/index.js";
 import { canSee, pinnedVersionFor } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { CatalogEntry, DependencyReport, SkillKind } from "../composition/index.js";
-import { quantile, type SkillRecord, type SourceWindow, type VersionPackages, type VersionRecord, windowRate } from "../registry/index.js";
+import {
+  type LastOutcome,
+  quantile,
+  type SkillRecord,
+  type SourceWindow,
+  type VersionPackages,
+  type VersionRecord,
+  windowRate,
+} from "../registry/index.js";
+import { locationOf } from "../store/index.js";
 import type { FolderHeader } from "./control-dependencies.js";
 import type { SkillCore } from "./skill-core.js";
 
@@ -19,6 +29,8 @@ export interface SkillWithCode {
   readonly folder?: FolderHeader | undefined;
   /** The packages of the version whose code this is (docs/packages.md); undefined: none. */
   readonly packages?: VersionPackages | undefined;
+  /** The secret names the version whose code this is declares (docs/security.md#declaring-and-delivering); never values. */
+  readonly secrets: readonly string[];
 }
 
 /** The scorer features of docs/skill-lifecycle.md#stats plus duration percentiles. */
@@ -37,6 +49,8 @@ export interface SkillStats {
   readonly quality?: { selections: number; applied: number; completions: number; fallbacks: number } | undefined;
   /** The window's samples by source (docs/learning.md#outcomes). */
   readonly bySource?: readonly SourceWindow[];
+  /** The last judged outcome (docs/skill-lifecycle.md#stats); undefined before any. */
+  readonly lastOutcome?: LastOutcome | undefined;
 }
 
 /** ListSkills' input. */
@@ -68,11 +82,39 @@ export class SkillQueries {
         contentHash: version.contentHash,
         declared,
       });
-      return { skill, code, kind: declared.kind, dependsOn: declared.dependsOn, folder, packages: version.packages };
+      return {
+        skill,
+        code,
+        kind: declared.kind,
+        dependsOn: declared.dependsOn,
+        folder,
+        packages: version.packages,
+        secrets: version.secrets ?? [],
+      };
     }
     const declared = core.composition.declaredOf(skill);
     const packages = core.packagesOf(skill, skill.version);
-    return { skill, code: await core.activeCode(skill), kind: declared.kind, dependsOn: declared.dependsOn, folder, packages };
+    return {
+      skill,
+      code: await core.activeCode(skill),
+      kind: declared.kind,
+      dependsOn: declared.dependsOn,
+      folder,
+      packages,
+      secrets: skill.secrets,
+    };
+  }
+
+  /**
+   * The test files of the version GetSkill answers with (the active one, or a pinned grantee's):
+   * what its stored test is handed under /sandbox/in/ (docs/files.md#test-files). Read on their own
+   * so that the other readers of a skill do not read them.
+   */
+  async testFiles(input: { readonly name: string }, context: CallContext): Promise<RunInputFile[]> {
+    const { core } = this;
+    const skill = core.lookup.visible(input.name, context.caller);
+    const version = pinnedVersionFor(skill, context.caller) ?? skill.version;
+    return core.testFiles(skill.name, version, locationOf(skill.status));
   }
 
   /** The skills the caller may see, optionally only one owner's. */
@@ -122,6 +164,7 @@ export class SkillQueries {
       totalSuccesses: usage.totalSuccesses,
       quality: core.indexer?.quality?.(name),
       bySource: usage.window.bySource,
+      lastOutcome: core.registry.lastOutcome(name),
     };
   }
 

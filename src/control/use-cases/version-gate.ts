@@ -42,6 +42,10 @@ export interface NewVersion {
   readonly staged?: StagedFiles;
   /** What the version declared beyond the standard library (docs/packages.md); absent: nothing. */
   readonly packages?: VersionPackages | undefined;
+  /** The files its test runs are handed, kept with it (docs/files.md#test-files). @default [] */
+  readonly testFiles?: readonly RunInputFile[];
+  /** The secret names it declares (docs/security.md#declaring-and-delivering). @default [] */
+  readonly secrets?: readonly string[];
 }
 
 /** An early test run (see {@link VersionGate.startEarlyTest}): its code, its result, and how to cancel it. */
@@ -120,6 +124,7 @@ export class VersionGate {
       readonly payload: string;
       readonly files: Promise<SandboxFile[]>;
       readonly inputFiles: readonly RunInputFile[];
+      readonly secrets: readonly string[];
     },
     context: CallContext,
   ): EarlyTest {
@@ -128,7 +133,15 @@ export class VersionGate {
     const result = run.files
       .then((files) =>
         this.core.runSandbox(
-          { purpose: "test", skillName: run.skillName, code: run.code, payload: run.payload, files, inputFiles: run.inputFiles },
+          {
+            purpose: "test",
+            skillName: run.skillName,
+            code: run.code,
+            payload: run.payload,
+            files,
+            inputFiles: run.inputFiles,
+            secrets: run.secrets,
+          },
           { ...context, signal },
         ),
       )
@@ -191,15 +204,18 @@ export class VersionGate {
     // The history file and the new active file do not depend on each other: written (and
     // fsynced) side by side, the caller waits for one disk flush instead of two
     // (docs/performance.md#registration).
-    const [history, prepared] = await Promise.allSettled([
+    // The version's test files go beside its history file, written in full before the commit too.
+    const [history, prepared, testFiles] = await Promise.allSettled([
       staged ? staged.history.then((file) => file.commitAs(version)) : store.writeVersion(name, version, code),
       staged ? staged.active : store.prepareActive(name, code),
+      store.writeTestFiles(name, version, input.testFiles ?? []),
     ]);
-    if (history.status === "rejected" || prepared.status === "rejected") {
+    if (history.status === "rejected" || prepared.status === "rejected" || testFiles.status === "rejected") {
       if (prepared.status === "fulfilled") await prepared.value.discard();
       await staged?.discard();
       await store.discardUncommittedVersion(name, version);
-      throw fromStoreError(history.status === "rejected" ? history.reason : (prepared as PromiseRejectedResult).reason, action);
+      const failed = [history, prepared, testFiles].find((step) => step.status === "rejected") as PromiseRejectedResult;
+      throw fromStoreError(failed.reason, action);
     }
     const active = prepared.value;
     const undo = async (): Promise<void> => {
@@ -234,6 +250,8 @@ export class VersionGate {
           origin: input.origin,
           createdAt: now(),
           ...(input.packages ? { packages: input.packages } : {}),
+          ...(testFiles.value.length > 0 ? { testFiles: testFiles.value } : {}),
+          ...(input.secrets && input.secrets.length > 0 ? { secrets: input.secrets } : {}),
         },
         { owner: input.access.owner, visibility: input.access.visibility },
       );

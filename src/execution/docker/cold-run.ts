@@ -36,7 +36,7 @@ async function runColdOnce(request: SandboxRunRequest, signal: AbortSignal, cont
   const member = await context.prepareCold(request);
   const logger = runLogger(context.logger, member.runId, request, "cold");
   try {
-    return await handOver(member, request.payload, signal, { ...context, logger });
+    return await handOver(member, request, signal, { ...context, logger });
   } catch (error) {
     throw asRunFailure(error, context.image, "run a sandbox container");
   } finally {

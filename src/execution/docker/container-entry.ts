@@ -3,7 +3,10 @@
  * pool, a cold one gets its job as soon as it has started): Python is loaded (with json, which
  * nearly every skill imports) and blocks on stdin for exactly one job: a 4-byte big-endian length
  * and a JSON object `{"payload": …, "nonce": …}`. The payload never appears on a command line, where `ps` would show
- * it to any local user. It then gives the skill `sys.argv == ["/sandbox/skill.py", payload]`,
+ * it to any local user. The run's secrets (docs/security.md#declaring-and-delivering) come in the same
+ * object as `"env"`: they are taken out of it and set in `os.environ` (the process's environment,
+ * which a subprocess of the skill inherits), so they are never in the container's configuration,
+ * on a command line or in a file. It then gives the skill `sys.argv == ["/sandbox/skill.py", payload]`,
  * `__name__ == "__main__"`, `sys.path[0] == "/sandbox"` and stdin at EOF, and runs
  * `/sandbox/skill.py` in the same interpreter.
  *
@@ -28,6 +31,9 @@ def _read(n):
     return data
 (_size,) = struct.unpack(">I", _read(4))
 _job = json.loads(_read(_size).decode("utf-8"))
+_env = _job.pop("env", None)
+if _env:
+    os.environ.update(_env)
 _null = os.open("/dev/null", os.O_RDONLY)
 os.dup2(_null, 0)
 os.close(_null)
@@ -35,7 +41,7 @@ sys.argv = ["/sandbox/skill.py", _job["payload"]]
 sys.path[0] = "/sandbox"
 _nonce = _job["nonce"]
 _out = _job.get("out")
-del _read, _size, _job, _null
+del _read, _size, _job, _env, _null
 _code = 0
 try:
     runpy.run_path("/sandbox/skill.py", run_name="__main__")
@@ -158,9 +164,13 @@ export interface OutputFrameLimits {
   readonly total: number;
 }
 
-/** The frame that hands a container its one job. */
-export function jobFrame(payload: string, nonce: string, out: OutputFrameLimits): Buffer {
-  const body = Buffer.from(JSON.stringify({ payload, nonce, out }), "utf8");
+/**
+ * The frame that hands a container its one job; `env`: the run's secrets, set in the skill's
+ * environment by the entry script (absent or empty: none).
+ */
+export function jobFrame(payload: string, nonce: string, out: OutputFrameLimits, env?: Readonly<Record<string, string>>): Buffer {
+  const job = env && Object.keys(env).length > 0 ? { payload, nonce, out, env } : { payload, nonce, out };
+  const body = Buffer.from(JSON.stringify(job), "utf8");
   const header = Buffer.alloc(4);
   header.writeUInt32BE(body.length);
   return Buffer.concat([header, body]);

@@ -70,8 +70,8 @@ export interface DockerSandboxRunnerOptions {
   readonly removalWorkers: number;
   /** Finished runs' containers waiting for removal at most; a run beyond that waits for room. */
   readonly maxAwaitingRemoval: number;
-  /** Told about every finished run (for metrics); must not throw. */
-  readonly onRunFinished?: (result: ExecutionResult, path: "warm" | "cold", purpose: string) => void;
+  /** Told about every finished run, with the files it was handed (for metrics); must not throw. */
+  readonly onRunFinished?: (result: ExecutionResult, path: "warm" | "cold", purpose: string, inputFiles: readonly RunInputFile[]) => void;
   /** Told about every run the infrastructure cut short (for metrics); must not throw. */
   readonly onInfrastructureFault?: (fault: InfrastructureFault, purpose: string) => void;
 }
@@ -377,7 +377,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
   }
 
   private finished(result: ExecutionResult, path: "warm" | "cold", request: SandboxRunRequest): ExecutionResult {
-    this.options.onRunFinished?.(result, path, request.purpose);
+    this.options.onRunFinished?.(result, path, request.purpose, request.inputFiles ?? []);
     return result;
   }
 

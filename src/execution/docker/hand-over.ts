@@ -6,13 +6,13 @@ import { jobFrame } from "./container-entry.js";
 
 /**
  * Gives a started container its one job and waits for the answer; the same for warm and cold
- * containers. The payload goes in on stdin (container-entry.ts), so it never appears on a
- * command line; the run is over when the entry script's exit marker has come through both streams, or
+ * containers. The payload and the run's secrets go in on stdin (container-entry.ts), so they never
+ * appear on a command line or in the container's configuration; the run is over when the entry script's exit marker has come through both streams, or
  * when the container stops without one (killed, timed out, `os._exit`).
  */
 export async function handOver(
   member: SandboxContainer,
-  payload: string,
+  job: { readonly payload: string; readonly secrets?: Readonly<Record<string, string>> | undefined },
   signal: AbortSignal,
   context: FinishContext,
 ): Promise<ExecutionResult> {
@@ -24,7 +24,12 @@ export async function handOver(
   });
   const { outputFiles } = context.limits;
   member.attached.write(
-    jobFrame(payload, member.nonce, { count: outputFiles.maxFiles, file: outputFiles.maxFileBytes, total: outputFiles.maxTotalBytes }),
+    jobFrame(
+      job.payload,
+      member.nonce,
+      { count: outputFiles.maxFiles, file: outputFiles.maxFileBytes, total: outputFiles.maxTotalBytes },
+      job.secrets,
+    ),
   );
   const exit = Promise.race([markerExit, member.exited]);
   return finishRun(member, { exit, startedAt, outputComplete: () => byMarker }, signal, context);

@@ -35,7 +35,10 @@ export function localExecutionPlane(
     poolPauseAtRuns: config.poolPauseAtRuns,
     removalWorkers: config.removalWorkers,
     maxAwaitingRemoval: config.maxAwaitingRemoval,
-    onRunFinished: (result, runPath, purpose) => metrics.recordRun(runOutcome(result), runPath, purpose, result.durationMs / 1000),
+    onRunFinished: (result, runPath, purpose, inputFiles) => {
+      metrics.recordRun(runOutcome(result), runPath, purpose, result.durationMs / 1000);
+      metrics.recordRunFiles(purpose, inputFiles, result.outputFiles ?? []);
+    },
     onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
   });
 }

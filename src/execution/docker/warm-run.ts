@@ -31,7 +31,7 @@ export async function runWarm(
       logger.debug("warm container's run directory was wiped while it waited; starting cold");
       return undefined;
     }
-    return await handOver(member, request.payload, signal, { ...context, logger });
+    return await handOver(member, request, signal, { ...context, logger });
   } catch (error) {
     throw asRunFailure(error, context.image, "run a warm sandbox container");
   } finally {

@@ -29,6 +29,12 @@ export interface RunMessage {
    * runner of an earlier release still takes every run without files (it refuses a field it does not know).
    */
   readonly inputFiles?: ReadonlyArray<{ readonly path: string; readonly content: string }> | null;
+  /**
+   * The run's secrets, name → value (docs/security.md#declaring-and-delivering): they travel in the
+   * request, so a deployment over the bus uses its TLS (docs/execution-hosts.md#security). Sent only
+   * when there are some, like `inputFiles`; a runner never logs them.
+   */
+  readonly secrets?: Readonly<Record<string, string>> | null;
 }
 
 /** An output file as it crosses the bus: its bytes in base64. */
@@ -96,6 +102,7 @@ export function encodeRun(id: string, request: SandboxRunRequest): Uint8Array {
     ...(request.inputFiles && request.inputFiles.length > 0
       ? { inputFiles: request.inputFiles.map((file) => ({ path: file.path, content: file.content.toString("base64") })) }
       : {}),
+    ...(request.secrets && Object.keys(request.secrets).length > 0 ? { secrets: request.secrets } : {}),
   };
   return encodeJson(message);
 }
@@ -136,6 +143,15 @@ const runSchema: JSONSchemaType<RunMessage> = {
           content: { type: "string", contentEncoding: "base64" },
         },
       },
+    },
+    secrets: {
+      type: "object",
+      nullable: true,
+      required: [],
+      // The control plane's rules (docs/security.md#declaring-and-delivering), checked again on the runner.
+      propertyNames: { type: "string", pattern: "^[A-Z_][A-Z0-9_]{0,63}$" },
+      additionalProperties: { type: "string", maxLength: 65536 },
+      maxProperties: 32,
     },
     inputFiles: {
       type: "array",
@@ -185,6 +201,7 @@ export function decodeRun(
       ...(parsed.inputFiles && parsed.inputFiles.length > 0
         ? { inputFiles: parsed.inputFiles.map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") })) }
         : {}),
+      ...(parsed.secrets && Object.keys(parsed.secrets).length > 0 ? { secrets: parsed.secrets } : {}),
     },
   };
 }

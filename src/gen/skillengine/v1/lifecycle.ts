@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { SkillGrant } from "./sharing.js";
 import { Skill, Visibility, visibilityFromJSON, visibilityToJSON } from "./skills.js";
 
 export const protobufPackage = "skillengine.v1";
@@ -28,7 +29,14 @@ export interface DeleteSkillRequest {
 }
 
 export interface DeleteSkillResponse {
-  skill: Skill | undefined;
+  skill:
+    | Skill
+    | undefined;
+  /**
+   * The grants the delete revoked (docs/security.md#delete-revokes-grants): a restored skill is shared
+   * again only by new grants.
+   */
+  revokedGrants: SkillGrant[];
 }
 
 export interface RestoreSkillRequest {
@@ -36,7 +44,14 @@ export interface RestoreSkillRequest {
 }
 
 export interface RestoreSkillResponse {
-  skill: Skill | undefined;
+  skill:
+    | Skill
+    | undefined;
+  /**
+   * A restored composed skill counts against its owner's cap again: the owner's least used other
+   * composed skills retired to keep it (docs/composition.md#eviction).
+   */
+  evicted: string[];
 }
 
 export interface SetSkillProtectedRequest {
@@ -326,13 +341,16 @@ export const DeleteSkillRequest: MessageFns<DeleteSkillRequest> = {
 };
 
 function createBaseDeleteSkillResponse(): DeleteSkillResponse {
-  return { skill: undefined };
+  return { skill: undefined, revokedGrants: [] };
 }
 
 export const DeleteSkillResponse: MessageFns<DeleteSkillResponse> = {
   encode(message: DeleteSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.skill !== undefined) {
       Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.revokedGrants) {
+      SkillGrant.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -358,6 +376,14 @@ export const DeleteSkillResponse: MessageFns<DeleteSkillResponse> = {
             message.skill = Skill.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.revokedGrants.push(SkillGrant.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -371,13 +397,23 @@ export const DeleteSkillResponse: MessageFns<DeleteSkillResponse> = {
   },
 
   fromJSON(object: any): DeleteSkillResponse {
-    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+    return {
+      skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
+      revokedGrants: globalThis.Array.isArray(object?.revokedGrants)
+        ? object.revokedGrants.map((e: any) => SkillGrant.fromJSON(e))
+        : globalThis.Array.isArray(object?.revoked_grants)
+        ? object.revoked_grants.map((e: any) => SkillGrant.fromJSON(e))
+        : [],
+    };
   },
 
   toJSON(message: DeleteSkillResponse): unknown {
     const obj: any = {};
     if (message.skill !== undefined) {
       obj.skill = Skill.toJSON(message.skill);
+    }
+    if (message.revokedGrants?.length) {
+      obj.revokedGrants = message.revokedGrants.map((e) => SkillGrant.toJSON(e));
     }
     return obj;
   },
@@ -388,6 +424,7 @@ export const DeleteSkillResponse: MessageFns<DeleteSkillResponse> = {
   fromPartial(object: DeepPartial<DeleteSkillResponse>): DeleteSkillResponse {
     const message = createBaseDeleteSkillResponse();
     message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    message.revokedGrants = object.revokedGrants?.map((e) => SkillGrant.fromPartial(e)) || [];
     return message;
   },
 };
@@ -460,13 +497,16 @@ export const RestoreSkillRequest: MessageFns<RestoreSkillRequest> = {
 };
 
 function createBaseRestoreSkillResponse(): RestoreSkillResponse {
-  return { skill: undefined };
+  return { skill: undefined, evicted: [] };
 }
 
 export const RestoreSkillResponse: MessageFns<RestoreSkillResponse> = {
   encode(message: RestoreSkillResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.skill !== undefined) {
       Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.evicted) {
+      writer.uint32(18).string(v!);
     }
     return writer;
   },
@@ -492,6 +532,14 @@ export const RestoreSkillResponse: MessageFns<RestoreSkillResponse> = {
             message.skill = Skill.decode(reader, reader.uint32());
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.evicted.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -505,13 +553,19 @@ export const RestoreSkillResponse: MessageFns<RestoreSkillResponse> = {
   },
 
   fromJSON(object: any): RestoreSkillResponse {
-    return { skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined };
+    return {
+      skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
+      evicted: globalThis.Array.isArray(object?.evicted) ? object.evicted.map((e: any) => globalThis.String(e)) : [],
+    };
   },
 
   toJSON(message: RestoreSkillResponse): unknown {
     const obj: any = {};
     if (message.skill !== undefined) {
       obj.skill = Skill.toJSON(message.skill);
+    }
+    if (message.evicted?.length) {
+      obj.evicted = message.evicted;
     }
     return obj;
   },
@@ -522,6 +576,7 @@ export const RestoreSkillResponse: MessageFns<RestoreSkillResponse> = {
   fromPartial(object: DeepPartial<RestoreSkillResponse>): RestoreSkillResponse {
     const message = createBaseRestoreSkillResponse();
     message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    message.evicted = object.evicted?.map((e) => e) || [];
     return message;
   },
 };

@@ -166,6 +166,11 @@ export interface Lesson {
     | undefined;
   /** Why it is archived ("cap", "pruned"); empty otherwise. */
   archivedReason: string;
+  /**
+   * False when it was added without a challenge text: the generalization guard had nothing to compare
+   * it with (docs/playbook.md#gates). Such a lesson is unguarded until verified.
+   */
+  guarded: boolean;
 }
 
 export interface AddLessonRequest {
@@ -343,6 +348,7 @@ function createBaseLesson(): Lesson {
     lastRetrievedAt: undefined,
     lastHelpfulAt: undefined,
     archivedReason: "",
+    guarded: false,
   };
 }
 
@@ -422,6 +428,9 @@ export const Lesson: MessageFns<Lesson> = {
     }
     if (message.archivedReason !== "") {
       writer.uint32(202).string(message.archivedReason);
+    }
+    if (message.guarded !== false) {
+      writer.uint32(208).bool(message.guarded);
     }
     return writer;
   },
@@ -639,6 +648,14 @@ export const Lesson: MessageFns<Lesson> = {
             message.archivedReason = reader.string();
             continue;
           }
+          case 26: {
+            if (tag !== 208) {
+              break;
+            }
+
+            message.guarded = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -726,6 +743,7 @@ export const Lesson: MessageFns<Lesson> = {
         : isSet(object.archived_reason)
         ? globalThis.String(object.archived_reason)
         : "",
+      guarded: isSet(object.guarded) ? globalThis.Boolean(object.guarded) : false,
     };
   },
 
@@ -806,6 +824,9 @@ export const Lesson: MessageFns<Lesson> = {
     if (message.archivedReason !== "") {
       obj.archivedReason = message.archivedReason;
     }
+    if (message.guarded !== false) {
+      obj.guarded = message.guarded;
+    }
     return obj;
   },
 
@@ -839,6 +860,7 @@ export const Lesson: MessageFns<Lesson> = {
     message.lastRetrievedAt = object.lastRetrievedAt ?? undefined;
     message.lastHelpfulAt = object.lastHelpfulAt ?? undefined;
     message.archivedReason = object.archivedReason ?? "";
+    message.guarded = object.guarded ?? false;
     return message;
   },
 };

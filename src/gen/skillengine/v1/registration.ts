@@ -56,6 +56,15 @@ export interface RegisterSkillRequest {
    * (docs/files.md#test-files). Kept with the version: PatchSkill's and re-tests' runs use them too.
    */
   testFiles: InputFile[];
+  /**
+   * Names of the calling agent's secrets the skill reads from its environment (SetSecret), e.g.
+   * "WEATHER_API_KEY": ^[A-Z_][A-Z0-9_]{0,63}$, at most 32, no duplicates. Before every run the
+   * invoking agent's values are set as environment variables of the skill's process and redacted
+   * from everything the run returns; an agent without one gets FAILED_PRECONDITION before any
+   * container starts (docs/security.md#declaring-and-delivering). The test run uses the
+   * registering agent's values. Part of the version; PatchSkill keeps them. Names only, never values.
+   */
+  secrets: string[];
 }
 
 export interface RegisterSkillResponse {
@@ -144,6 +153,7 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     requirements: [],
     systemPackages: [],
     testFiles: [],
+    secrets: [],
   };
 }
 
@@ -187,6 +197,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     for (const v of message.testFiles) {
       InputFile.encode(v!, writer.uint32(90).fork()).join();
+    }
+    for (const v of message.secrets) {
+      writer.uint32(98).string(v!);
     }
     return writer;
   },
@@ -308,6 +321,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.testFiles.push(InputFile.decode(reader, reader.uint32()));
             continue;
           }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.secrets.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -365,6 +386,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         : globalThis.Array.isArray(object?.test_files)
         ? object.test_files.map((e: any) => InputFile.fromJSON(e))
         : [],
+      secrets: globalThis.Array.isArray(object?.secrets) ? object.secrets.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -409,6 +431,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.testFiles?.length) {
       obj.testFiles = message.testFiles.map((e) => InputFile.toJSON(e));
     }
+    if (message.secrets?.length) {
+      obj.secrets = message.secrets;
+    }
     return obj;
   },
 
@@ -430,6 +455,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.requirements = object.requirements?.map((e) => e) || [];
     message.systemPackages = object.systemPackages?.map((e) => e) || [];
     message.testFiles = object.testFiles?.map((e) => InputFile.fromPartial(e)) || [];
+    message.secrets = object.secrets?.map((e) => e) || [];
     return message;
   },
 };

@@ -6,7 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import { SkillStatus, skillStatusFromJSON, skillStatusToJSON } from "./skills.js";
+import { Skill, SkillStatus, skillStatusFromJSON, skillStatusToJSON } from "./skills.js";
 
 export const protobufPackage = "skillengine.v1";
 
@@ -191,6 +191,25 @@ export interface RecordRouteFeedbackRequest {
 export interface RecordRouteFeedbackResponse {
   /** True when the query became evidence for the skill. */
   credited: boolean;
+}
+
+export interface ResetSkillQualityRequest {
+  name: string;
+}
+
+/** The active version's counters as they were before they were cleared. */
+export interface ResetSkillQualityResponse {
+  skill:
+    | Skill
+    | undefined;
+  /** Routed invocations reported (routing's quality filter) and those that succeeded. */
+  routedSelections: number;
+  routedCompletions: number;
+  /** The quality counters of docs/skill-sources.md#quality-counters. */
+  selections: number;
+  applied: number;
+  completions: number;
+  fallbacks: number;
 }
 
 function createBaseRouteSkillsRequest(): RouteSkillsRequest {
@@ -1088,6 +1107,254 @@ export const RecordRouteFeedbackResponse: MessageFns<RecordRouteFeedbackResponse
   fromPartial(object: DeepPartial<RecordRouteFeedbackResponse>): RecordRouteFeedbackResponse {
     const message = createBaseRecordRouteFeedbackResponse();
     message.credited = object.credited ?? false;
+    return message;
+  },
+};
+
+function createBaseResetSkillQualityRequest(): ResetSkillQualityRequest {
+  return { name: "" };
+}
+
+export const ResetSkillQualityRequest: MessageFns<ResetSkillQualityRequest> = {
+  encode(message: ResetSkillQualityRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResetSkillQualityRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResetSkillQualityRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResetSkillQualityRequest {
+    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+  },
+
+  toJSON(message: ResetSkillQualityRequest): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResetSkillQualityRequest>): ResetSkillQualityRequest {
+    return ResetSkillQualityRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResetSkillQualityRequest>): ResetSkillQualityRequest {
+    const message = createBaseResetSkillQualityRequest();
+    message.name = object.name ?? "";
+    return message;
+  },
+};
+
+function createBaseResetSkillQualityResponse(): ResetSkillQualityResponse {
+  return {
+    skill: undefined,
+    routedSelections: 0,
+    routedCompletions: 0,
+    selections: 0,
+    applied: 0,
+    completions: 0,
+    fallbacks: 0,
+  };
+}
+
+export const ResetSkillQualityResponse: MessageFns<ResetSkillQualityResponse> = {
+  encode(message: ResetSkillQualityResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== undefined) {
+      Skill.encode(message.skill, writer.uint32(10).fork()).join();
+    }
+    if (message.routedSelections !== 0) {
+      writer.uint32(16).uint64(message.routedSelections);
+    }
+    if (message.routedCompletions !== 0) {
+      writer.uint32(24).uint64(message.routedCompletions);
+    }
+    if (message.selections !== 0) {
+      writer.uint32(32).uint64(message.selections);
+    }
+    if (message.applied !== 0) {
+      writer.uint32(40).uint64(message.applied);
+    }
+    if (message.completions !== 0) {
+      writer.uint32(48).uint64(message.completions);
+    }
+    if (message.fallbacks !== 0) {
+      writer.uint32(56).uint64(message.fallbacks);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ResetSkillQualityResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseResetSkillQualityResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = Skill.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.routedSelections = longToNumber(reader.uint64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.routedCompletions = longToNumber(reader.uint64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.selections = longToNumber(reader.uint64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.applied = longToNumber(reader.uint64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.completions = longToNumber(reader.uint64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.fallbacks = longToNumber(reader.uint64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ResetSkillQualityResponse {
+    return {
+      skill: isSet(object.skill) ? Skill.fromJSON(object.skill) : undefined,
+      routedSelections: isSet(object.routedSelections)
+        ? globalThis.Number(object.routedSelections)
+        : isSet(object.routed_selections)
+        ? globalThis.Number(object.routed_selections)
+        : 0,
+      routedCompletions: isSet(object.routedCompletions)
+        ? globalThis.Number(object.routedCompletions)
+        : isSet(object.routed_completions)
+        ? globalThis.Number(object.routed_completions)
+        : 0,
+      selections: isSet(object.selections) ? globalThis.Number(object.selections) : 0,
+      applied: isSet(object.applied) ? globalThis.Number(object.applied) : 0,
+      completions: isSet(object.completions) ? globalThis.Number(object.completions) : 0,
+      fallbacks: isSet(object.fallbacks) ? globalThis.Number(object.fallbacks) : 0,
+    };
+  },
+
+  toJSON(message: ResetSkillQualityResponse): unknown {
+    const obj: any = {};
+    if (message.skill !== undefined) {
+      obj.skill = Skill.toJSON(message.skill);
+    }
+    if (message.routedSelections !== 0) {
+      obj.routedSelections = Math.round(message.routedSelections);
+    }
+    if (message.routedCompletions !== 0) {
+      obj.routedCompletions = Math.round(message.routedCompletions);
+    }
+    if (message.selections !== 0) {
+      obj.selections = Math.round(message.selections);
+    }
+    if (message.applied !== 0) {
+      obj.applied = Math.round(message.applied);
+    }
+    if (message.completions !== 0) {
+      obj.completions = Math.round(message.completions);
+    }
+    if (message.fallbacks !== 0) {
+      obj.fallbacks = Math.round(message.fallbacks);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ResetSkillQualityResponse>): ResetSkillQualityResponse {
+    return ResetSkillQualityResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ResetSkillQualityResponse>): ResetSkillQualityResponse {
+    const message = createBaseResetSkillQualityResponse();
+    message.skill = (object.skill !== undefined && object.skill !== null) ? Skill.fromPartial(object.skill) : undefined;
+    message.routedSelections = object.routedSelections ?? 0;
+    message.routedCompletions = object.routedCompletions ?? 0;
+    message.selections = object.selections ?? 0;
+    message.applied = object.applied ?? 0;
+    message.completions = object.completions ?? 0;
+    message.fallbacks = object.fallbacks ?? 0;
     return message;
   },
 };

@@ -77,9 +77,21 @@ import { RetireSkillRequest, RetireSkillResponse } from "./retirement.js";
 import {
   RecordRouteFeedbackRequest,
   RecordRouteFeedbackResponse,
+  ResetSkillQualityRequest,
+  ResetSkillQualityResponse,
   RouteSkillsRequest,
   RouteSkillsResponse,
 } from "./routing.js";
+import {
+  DeleteSecretRequest,
+  DeleteSecretResponse,
+  ListSecretsRequest,
+  ListSecretsResponse,
+  RotateSecretsKeyRequest,
+  RotateSecretsKeyResponse,
+  SetSecretRequest,
+  SetSecretResponse,
+} from "./secrets.js";
 import {
   GrantSkillRequest,
   GrantSkillResponse,
@@ -128,7 +140,7 @@ export const protobufFileName = "skillengine/v1/skill_engine.proto";
  * that does not exist. A public skill is visible, routable and invocable by every agent;
  * changing it (patch, rollback, delete, restore, protect, visibility) is for its owner and
  * admins (others get PERMISSION_DENIED). Operator RPCs (WipeSandbox, TransferSkill,
- * RebuildIndexes, RebuildEnvironments) are admin-only.
+ * RebuildIndexes, RebuildEnvironments, RotateSecretsKey) are admin-only.
  */
 export type SkillEngineService = typeof SkillEngineService;
 export const SkillEngineService = {
@@ -313,6 +325,23 @@ export const SkillEngineService = {
     responseSerialize: (value: RecordRouteFeedbackResponse): Buffer =>
       Buffer.from(RecordRouteFeedbackResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): RecordRouteFeedbackResponse => RecordRouteFeedbackResponse.decode(value),
+  },
+  /**
+   * Clears a skill's routing quality counters (docs/routing.md#quality-filter), so a skill the
+   * quality filter dropped is routed again. Owner or admin.
+   *   NOT_FOUND           no such skill (or one the caller cannot see)
+   *   PERMISSION_DENIED   another agent's skill the caller can see
+   */
+  resetSkillQuality: {
+    path: "/skillengine.v1.SkillEngine/ResetSkillQuality" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ResetSkillQualityRequest): Buffer =>
+      Buffer.from(ResetSkillQualityRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ResetSkillQualityRequest => ResetSkillQualityRequest.decode(value),
+    responseSerialize: (value: ResetSkillQualityResponse): Buffer =>
+      Buffer.from(ResetSkillQualityResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ResetSkillQualityResponse => ResetSkillQualityResponse.decode(value),
   },
   /**
    * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
@@ -683,6 +712,54 @@ export const SkillEngineService = {
       Buffer.from(CheckRuntimesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): CheckRuntimesResponse => CheckRuntimesResponse.decode(value),
   },
+  /**
+   * Secrets (docs/security.md#secrets): the calling agent's own, by name; a run of a skill that
+   * declares a name gets the invoking agent's value. No RPC returns a value.
+   * Sets a secret, creating it or replacing its value.
+   *   INVALID_ARGUMENT a name or value breaking its rule (named); RESOURCE_EXHAUSTED 100 already
+   */
+  setSecret: {
+    path: "/skillengine.v1.SkillEngine/SetSecret" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetSecretRequest): Buffer => Buffer.from(SetSecretRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetSecretRequest => SetSecretRequest.decode(value),
+    responseSerialize: (value: SetSecretResponse): Buffer => Buffer.from(SetSecretResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): SetSecretResponse => SetSecretResponse.decode(value),
+  },
+  /** NOT_FOUND the caller has no secret of that name */
+  deleteSecret: {
+    path: "/skillengine.v1.SkillEngine/DeleteSecret" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteSecretRequest): Buffer => Buffer.from(DeleteSecretRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteSecretRequest => DeleteSecretRequest.decode(value),
+    responseSerialize: (value: DeleteSecretResponse): Buffer =>
+      Buffer.from(DeleteSecretResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteSecretResponse => DeleteSecretResponse.decode(value),
+  },
+  /** The caller's secrets: names, dates and the visible skills that declare each. */
+  listSecrets: {
+    path: "/skillengine.v1.SkillEngine/ListSecrets" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListSecretsRequest): Buffer => Buffer.from(ListSecretsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListSecretsRequest => ListSecretsRequest.decode(value),
+    responseSerialize: (value: ListSecretsResponse): Buffer => Buffer.from(ListSecretsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListSecretsResponse => ListSecretsResponse.decode(value),
+  },
+  /** Re-encrypts every agent's secrets under a new key (docs/security.md#rotating-the-key). Admin only. */
+  rotateSecretsKey: {
+    path: "/skillengine.v1.SkillEngine/RotateSecretsKey" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: RotateSecretsKeyRequest): Buffer =>
+      Buffer.from(RotateSecretsKeyRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): RotateSecretsKeyRequest => RotateSecretsKeyRequest.decode(value),
+    responseSerialize: (value: RotateSecretsKeyResponse): Buffer =>
+      Buffer.from(RotateSecretsKeyResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): RotateSecretsKeyResponse => RotateSecretsKeyResponse.decode(value),
+  },
 } as const;
 
 export interface SkillEngineServer extends UntypedServiceImplementation {
@@ -744,6 +821,13 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    * A success credits the query as evidence for that skill.
    */
   recordRouteFeedback: handleUnaryCall<RecordRouteFeedbackRequest, RecordRouteFeedbackResponse>;
+  /**
+   * Clears a skill's routing quality counters (docs/routing.md#quality-filter), so a skill the
+   * quality filter dropped is routed again. Owner or admin.
+   *   NOT_FOUND           no such skill (or one the caller cannot see)
+   *   PERMISSION_DENIED   another agent's skill the caller can see
+   */
+  resetSkillQuality: handleUnaryCall<ResetSkillQualityRequest, ResetSkillQualityResponse>;
   /**
    * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
    * UNAVAILABLE.
@@ -853,6 +937,19 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
    * wheelhouse and Debian packages can be had now (docs/packages.md#runtimes). Any caller.
    */
   checkRuntimes: handleUnaryCall<CheckRuntimesRequest, CheckRuntimesResponse>;
+  /**
+   * Secrets (docs/security.md#secrets): the calling agent's own, by name; a run of a skill that
+   * declares a name gets the invoking agent's value. No RPC returns a value.
+   * Sets a secret, creating it or replacing its value.
+   *   INVALID_ARGUMENT a name or value breaking its rule (named); RESOURCE_EXHAUSTED 100 already
+   */
+  setSecret: handleUnaryCall<SetSecretRequest, SetSecretResponse>;
+  /** NOT_FOUND the caller has no secret of that name */
+  deleteSecret: handleUnaryCall<DeleteSecretRequest, DeleteSecretResponse>;
+  /** The caller's secrets: names, dates and the visible skills that declare each. */
+  listSecrets: handleUnaryCall<ListSecretsRequest, ListSecretsResponse>;
+  /** Re-encrypts every agent's secrets under a new key (docs/security.md#rotating-the-key). Admin only. */
+  rotateSecretsKey: handleUnaryCall<RotateSecretsKeyRequest, RotateSecretsKeyResponse>;
 }
 
 export interface SkillEngineClient extends Client {
@@ -1111,6 +1208,27 @@ export interface SkillEngineClient extends Client {
     callback: (error: ServiceError | null, response: RecordRouteFeedbackResponse) => void,
   ): ClientUnaryCall;
   /**
+   * Clears a skill's routing quality counters (docs/routing.md#quality-filter), so a skill the
+   * quality filter dropped is routed again. Owner or admin.
+   *   NOT_FOUND           no such skill (or one the caller cannot see)
+   *   PERMISSION_DENIED   another agent's skill the caller can see
+   */
+  resetSkillQuality(
+    request: ResetSkillQualityRequest,
+    callback: (error: ServiceError | null, response: ResetSkillQualityResponse) => void,
+  ): ClientUnaryCall;
+  resetSkillQuality(
+    request: ResetSkillQualityRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ResetSkillQualityResponse) => void,
+  ): ClientUnaryCall;
+  resetSkillQuality(
+    request: ResetSkillQualityRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ResetSkillQualityResponse) => void,
+  ): ClientUnaryCall;
+  /**
    * Removes every run directory under the sandbox dir. Loses no skill; runs it cuts off answer
    * UNAVAILABLE.
    */
@@ -1610,6 +1728,75 @@ export interface SkillEngineClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: CheckRuntimesResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Secrets (docs/security.md#secrets): the calling agent's own, by name; a run of a skill that
+   * declares a name gets the invoking agent's value. No RPC returns a value.
+   * Sets a secret, creating it or replacing its value.
+   *   INVALID_ARGUMENT a name or value breaking its rule (named); RESOURCE_EXHAUSTED 100 already
+   */
+  setSecret(
+    request: SetSecretRequest,
+    callback: (error: ServiceError | null, response: SetSecretResponse) => void,
+  ): ClientUnaryCall;
+  setSecret(
+    request: SetSecretRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: SetSecretResponse) => void,
+  ): ClientUnaryCall;
+  setSecret(
+    request: SetSecretRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: SetSecretResponse) => void,
+  ): ClientUnaryCall;
+  /** NOT_FOUND the caller has no secret of that name */
+  deleteSecret(
+    request: DeleteSecretRequest,
+    callback: (error: ServiceError | null, response: DeleteSecretResponse) => void,
+  ): ClientUnaryCall;
+  deleteSecret(
+    request: DeleteSecretRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: DeleteSecretResponse) => void,
+  ): ClientUnaryCall;
+  deleteSecret(
+    request: DeleteSecretRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: DeleteSecretResponse) => void,
+  ): ClientUnaryCall;
+  /** The caller's secrets: names, dates and the visible skills that declare each. */
+  listSecrets(
+    request: ListSecretsRequest,
+    callback: (error: ServiceError | null, response: ListSecretsResponse) => void,
+  ): ClientUnaryCall;
+  listSecrets(
+    request: ListSecretsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ListSecretsResponse) => void,
+  ): ClientUnaryCall;
+  listSecrets(
+    request: ListSecretsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ListSecretsResponse) => void,
+  ): ClientUnaryCall;
+  /** Re-encrypts every agent's secrets under a new key (docs/security.md#rotating-the-key). Admin only. */
+  rotateSecretsKey(
+    request: RotateSecretsKeyRequest,
+    callback: (error: ServiceError | null, response: RotateSecretsKeyResponse) => void,
+  ): ClientUnaryCall;
+  rotateSecretsKey(
+    request: RotateSecretsKeyRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: RotateSecretsKeyResponse) => void,
+  ): ClientUnaryCall;
+  rotateSecretsKey(
+    request: RotateSecretsKeyRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: RotateSecretsKeyResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -7,6 +7,7 @@
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import { Timestamp } from "../../google/protobuf/timestamp.js";
+import { InputFile } from "./execution.js";
 
 export const protobufPackage = "skillengine.v1";
 
@@ -180,6 +181,11 @@ export interface Skill {
    * normalised requirements and the Debian packages; empty for a skill that needs none.
    */
   environmentId: string;
+  /**
+   * The names of the secrets the active version reads (docs/security.md#declaring-and-delivering);
+   * never their values.
+   */
+  secrets: string[];
 }
 
 export interface SkillVersion {
@@ -215,6 +221,12 @@ export interface GetSkillResponse {
   kind: string;
   /** A skill folder's .skill_id; empty for other skills. */
   skillId: string;
+  /**
+   * The files the version's stored test is handed under /sandbox/in/ (the registration's
+   * test_files, kept with the version: docs/files.md#test-files); send them as InvokeSkill's files
+   * with its test payload to run that test again. Of the version `code` is (a pinned grantee's).
+   */
+  testFiles: InputFile[];
 }
 
 export interface ListSkillsRequest {
@@ -277,6 +289,23 @@ export interface GetSkillStatsResponse {
   fallbacks: number;
   /** The window's samples by source: exit_code, explicit, implicit (docs/learning.md#outcomes). */
   successBySource: SourceRate[];
+  /**
+   * The skill's last judged outcome: its latest invocation's exit code, or a trusted report made
+   * after it (docs/skill-lifecycle.md#stats). Unset before any.
+   */
+  lastOutcome: SkillOutcome | undefined;
+}
+
+/** One judged outcome of a skill (GetSkillStats.last_outcome). */
+export interface SkillOutcome {
+  /** "exit_code", "explicit" or "implicit". */
+  source: string;
+  success: boolean;
+  at:
+    | Date
+    | undefined;
+  /** The agent that reported it; empty for an exit code. */
+  reporter: string;
 }
 
 /** Success rate of one signal source over the rolling window (docs/learning.md#outcomes). */
@@ -319,6 +348,7 @@ function createBaseSkill(): Skill {
     requirements: [],
     systemPackages: [],
     environmentId: "",
+    secrets: [],
   };
 }
 
@@ -404,6 +434,9 @@ export const Skill: MessageFns<Skill> = {
     }
     if (message.environmentId !== "") {
       writer.uint32(498).string(message.environmentId);
+    }
+    for (const v of message.secrets) {
+      writer.uint32(506).string(v!);
     }
     return writer;
   },
@@ -637,6 +670,14 @@ export const Skill: MessageFns<Skill> = {
             message.environmentId = reader.string();
             continue;
           }
+          case 63: {
+            if (tag !== 506) {
+              break;
+            }
+
+            message.secrets.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -744,6 +785,9 @@ export const Skill: MessageFns<Skill> = {
         : isSet(object.environment_id)
         ? globalThis.String(object.environment_id)
         : "",
+      secrets: globalThis.Array.isArray(object?.secrets)
+        ? object.secrets.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -830,6 +874,9 @@ export const Skill: MessageFns<Skill> = {
     if (message.environmentId !== "") {
       obj.environmentId = message.environmentId;
     }
+    if (message.secrets?.length) {
+      obj.secrets = message.secrets;
+    }
     return obj;
   },
 
@@ -865,6 +912,7 @@ export const Skill: MessageFns<Skill> = {
     message.requirements = object.requirements?.map((e) => e) || [];
     message.systemPackages = object.systemPackages?.map((e) => e) || [];
     message.environmentId = object.environmentId ?? "";
+    message.secrets = object.secrets?.map((e) => e) || [];
     return message;
   },
 };
@@ -1143,7 +1191,7 @@ export const GetSkillRequest: MessageFns<GetSkillRequest> = {
 };
 
 function createBaseGetSkillResponse(): GetSkillResponse {
-  return { skill: undefined, code: "", composed: false, dependsOn: [], kind: "", skillId: "" };
+  return { skill: undefined, code: "", composed: false, dependsOn: [], kind: "", skillId: "", testFiles: [] };
 }
 
 export const GetSkillResponse: MessageFns<GetSkillResponse> = {
@@ -1165,6 +1213,9 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     }
     if (message.skillId !== "") {
       writer.uint32(250).string(message.skillId);
+    }
+    for (const v of message.testFiles) {
+      InputFile.encode(v!, writer.uint32(258).fork()).join();
     }
     return writer;
   },
@@ -1230,6 +1281,14 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
             message.skillId = reader.string();
             continue;
           }
+          case 32: {
+            if (tag !== 258) {
+              break;
+            }
+
+            message.testFiles.push(InputFile.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1258,6 +1317,11 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
         : isSet(object.skill_id)
         ? globalThis.String(object.skill_id)
         : "",
+      testFiles: globalThis.Array.isArray(object?.testFiles)
+        ? object.testFiles.map((e: any) => InputFile.fromJSON(e))
+        : globalThis.Array.isArray(object?.test_files)
+        ? object.test_files.map((e: any) => InputFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -1281,6 +1345,9 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     if (message.skillId !== "") {
       obj.skillId = message.skillId;
     }
+    if (message.testFiles?.length) {
+      obj.testFiles = message.testFiles.map((e) => InputFile.toJSON(e));
+    }
     return obj;
   },
 
@@ -1295,6 +1362,7 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
     message.dependsOn = object.dependsOn?.map((e) => e) || [];
     message.kind = object.kind ?? "";
     message.skillId = object.skillId ?? "";
+    message.testFiles = object.testFiles?.map((e) => InputFile.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1681,6 +1749,7 @@ function createBaseGetSkillStatsResponse(): GetSkillStatsResponse {
     completions: 0,
     fallbacks: 0,
     successBySource: [],
+    lastOutcome: undefined,
   };
 }
 
@@ -1742,6 +1811,9 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     }
     for (const v of message.successBySource) {
       SourceRate.encode(v!, writer.uint32(322).fork()).join();
+    }
+    if (message.lastOutcome !== undefined) {
+      SkillOutcome.encode(message.lastOutcome, writer.uint32(330).fork()).join();
     }
     return writer;
   },
@@ -1911,6 +1983,14 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
             message.successBySource.push(SourceRate.decode(reader, reader.uint32()));
             continue;
           }
+          case 41: {
+            if (tag !== 330) {
+              break;
+            }
+
+            message.lastOutcome = SkillOutcome.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1992,6 +2072,11 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
         : globalThis.Array.isArray(object?.success_by_source)
         ? object.success_by_source.map((e: any) => SourceRate.fromJSON(e))
         : [],
+      lastOutcome: isSet(object.lastOutcome)
+        ? SkillOutcome.fromJSON(object.lastOutcome)
+        : isSet(object.last_outcome)
+        ? SkillOutcome.fromJSON(object.last_outcome)
+        : undefined,
     };
   },
 
@@ -2054,6 +2139,9 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     if (message.successBySource?.length) {
       obj.successBySource = message.successBySource.map((e) => SourceRate.toJSON(e));
     }
+    if (message.lastOutcome !== undefined) {
+      obj.lastOutcome = SkillOutcome.toJSON(message.lastOutcome);
+    }
     return obj;
   },
 
@@ -2081,6 +2169,126 @@ export const GetSkillStatsResponse: MessageFns<GetSkillStatsResponse> = {
     message.completions = object.completions ?? 0;
     message.fallbacks = object.fallbacks ?? 0;
     message.successBySource = object.successBySource?.map((e) => SourceRate.fromPartial(e)) || [];
+    message.lastOutcome = (object.lastOutcome !== undefined && object.lastOutcome !== null)
+      ? SkillOutcome.fromPartial(object.lastOutcome)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseSkillOutcome(): SkillOutcome {
+  return { source: "", success: false, at: undefined, reporter: "" };
+}
+
+export const SkillOutcome: MessageFns<SkillOutcome> = {
+  encode(message: SkillOutcome, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.source !== "") {
+      writer.uint32(10).string(message.source);
+    }
+    if (message.success !== false) {
+      writer.uint32(16).bool(message.success);
+    }
+    if (message.at !== undefined) {
+      Timestamp.encode(toTimestamp(message.at), writer.uint32(26).fork()).join();
+    }
+    if (message.reporter !== "") {
+      writer.uint32(34).string(message.reporter);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SkillOutcome {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSkillOutcome();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.success = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.at = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reporter = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SkillOutcome {
+    return {
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
+      at: isSet(object.at) ? fromJsonTimestamp(object.at) : undefined,
+      reporter: isSet(object.reporter) ? globalThis.String(object.reporter) : "",
+    };
+  },
+
+  toJSON(message: SkillOutcome): unknown {
+    const obj: any = {};
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.success !== false) {
+      obj.success = message.success;
+    }
+    if (message.at !== undefined) {
+      obj.at = message.at.toISOString();
+    }
+    if (message.reporter !== "") {
+      obj.reporter = message.reporter;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SkillOutcome>): SkillOutcome {
+    return SkillOutcome.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SkillOutcome>): SkillOutcome {
+    const message = createBaseSkillOutcome();
+    message.source = object.source ?? "";
+    message.success = object.success ?? false;
+    message.at = object.at ?? undefined;
+    message.reporter = object.reporter ?? "";
     return message;
   },
 };

@@ -1,0 +1,95 @@
+import type { RecentRuns, ReturnedFile } from "../../control/index.js";
+import { markup, type SafeHtml } from "../html.js";
+import { time } from "../layout.js";
+
+/** Runs a skill's page lists (docs/console.md#recent-runs). */
+export const RECENT_RUNS = 20;
+
+/** Files a run's cell shows before folding the rest of its list. */
+const SHOWN_FILES = 5;
+
+/** `1.5 MiB`, `312 B`: sizes for people. */
+export function byteSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+type Run = RecentRuns["runs"][number];
+
+function outcome(run: Run): SafeHtml {
+  if (run.success) return markup`<span class="status-active">succeeded</span>`;
+  const why = run.timedOut ? "timed out" : run.oomKilled ? "out of memory" : run.errorSummary || `exited ${run.exitCode}`;
+  return markup`<span class="warn">failed: ${why}</span>`;
+}
+
+/** The files a run returned: each listed one's path and size, then how many more and their bytes. */
+function filesOf(run: Run): SafeHtml {
+  const listed = run.outputFiles ?? [];
+  const count = run.outputFileCount ?? 0;
+  if (count === 0) return markup`<span class="empty">none</span>`;
+  const listedBytes = listed.reduce((sum, file) => sum + file.sizeBytes, 0);
+  const more = count - listed.length;
+  const line = (file: ReturnedFile) =>
+    markup`<div class="file" data-path="${file.path}">
+      <code>${file.path}</code> ${byteSize(file.sizeBytes)}${file.truncated ? markup` <small>(truncated)</small>` : ""}
+    </div>`;
+  // A long list folds (no script needed): twenty runs of 64 files would bury the rest of the page.
+  const folded = listed.slice(SHOWN_FILES);
+  return markup`${listed.slice(0, SHOWN_FILES).map(line)}${
+    folded.length > 0 ? markup`<details><summary>${folded.length} more listed</summary>${folded.map(line)}</details>` : ""
+  }${
+    more > 0
+      ? markup`<div class="more">and ${more} more file${more === 1 ? "" : "s"} (${byteSize(Math.max(0, (run.outputFileBytes ?? 0) - listedBytes))})</div>`
+      : ""
+  }`;
+}
+
+/** A skill's recent runs with the files each returned (ConsoleReads.recentRuns). */
+export function recentRunsSection(recent: RecentRuns): SafeHtml {
+  const { runs, everyone } = recent;
+  return markup`<section id="runs">
+    <h2>Recent runs</h2>
+    <p>
+      The last ${RECENT_RUNS} ${everyone ? "runs, every caller's" : "of your own runs"}, newest first, with the files each returned: their names
+      and sizes (the bytes went back to the caller and are not kept).
+    </p>
+    ${
+      runs.length === 0
+        ? markup`<p class="empty">No run yet: InvokeSkill adds them.</p>`
+        : markup`<table>
+            <thead>
+              <tr>
+                <th>Run</th>
+                <th>When</th>
+                <th>Version</th>
+                ${everyone ? markup`<th>Caller</th>` : ""}
+                <th>Outcome</th>
+                <th class="num">ms</th>
+                <th>Files</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${runs.map(
+                (run) =>
+                  markup`<tr data-run="${run.id}">
+                    <td>${run.id}</td>
+                    <td>${time(run.at)}</td>
+                    <td>v${run.version}</td>
+                    ${everyone ? markup`<td>${run.caller}</td>` : ""}
+                    <td>${outcome(run)}</td>
+                    <td class="num">${run.durationMs}</td>
+                    <td>${filesOf(run)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`
+    }
+  </section>`;
+}

@@ -1,0 +1,198 @@
+"""Drives the installed Python client against a real service (test/python-client.docker.test.ts).
+
+    client_check.py ADDRESS TOKEN
+
+The service has tokens configured and TOKEN is an agent's. Each check prints "ok: ..."; the first
+failure raises (exit code 1) with what was expected and what came back.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import grpc
+
+import skill_engine
+from skill_engine import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    SkillEngine,
+    SkillEngineError,
+    UnauthenticatedError,
+    UnavailableError,
+)
+from skill_engine.gen.skillengine.v1 import operations_pb2
+
+ADD = """import json, sys
+args = json.loads(sys.argv[1])
+print(json.dumps({"sum": args["a"] + args["b"]}))
+"""
+DIVIDE = """import json, sys
+args = json.loads(sys.argv[1])
+print(json.dumps({"quotient": args["a"] / args["b"]}))
+"""
+UPPER_FILE = """import json, pathlib
+text = pathlib.Path("/sandbox/in/in.txt").read_text()
+pathlib.Path("/sandbox/out/out.txt").write_text(text.upper())
+print(json.dumps({"chars": len(text)}))
+"""
+NUMBERS = {
+    "type": "object",
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    "required": ["a", "b"],
+}
+
+
+def check(condition: bool, what: str, got: object) -> None:
+    if not condition:
+        raise AssertionError(f"{what}; got {got!r}")
+
+
+def expect_error(kind: type, call, what: str) -> SkillEngineError:  # type: ignore[no-untyped-def]
+    try:
+        call()
+    except kind as error:
+        return error  # type: ignore[return-value]
+    except Exception as error:  # noqa: BLE001 - reported as the failure
+        raise AssertionError(f"{what}: expected {kind.__name__}, got {type(error).__name__}: {error}") from error
+    raise AssertionError(f"{what}: expected {kind.__name__}, but the call succeeded")
+
+
+def main(address: str, token: str) -> None:
+    print(f"client: {skill_engine.__file__}")
+    engine = SkillEngine(address, token=token + "\n", timeout=300)
+
+    who = engine.call("WhoAmI", operations_pb2.WhoAmIRequest())
+    check(who.agent_id == "alice" and who.authenticated, "the token names alice", who)
+    print("ok: the token goes as authorization: Bearer")
+
+    added = engine.register(
+        "py_add",
+        ADD,
+        description="Adds two numbers a and b and prints their sum",
+        parameters_schema=NUMBERS,
+        test_payload={"a": 1, "b": 2},
+        example_queries=["add two numbers together"],
+    )
+    check(added.name == "py_add" and added.version >= 1 and added.status == "active", "py_add active", added)
+    check(added.test.success and added.test.json == {"sum": 3}, "the test run printed the sum", added.test)
+    print("ok: register")
+
+    result = engine.invoke("py_add", {"a": 2, "b": 3.5})
+    check(result.success and result.is_json and result.json == {"sum": 5.5}, "invoke answers the sum as JSON", result)
+    check(
+        result.invocation_id.isdigit() and result.version == added.version, "an invocation id and the version", result
+    )
+    text_payload = engine.invoke("py_add", '{"a": 1, "b": 1}')
+    check(text_payload.json == {"sum": 2}, "a payload given as JSON text", text_payload)
+    print("ok: invoke")
+
+    engine.register(
+        "py_upper_file",
+        UPPER_FILE,
+        description="Upper-cases the text file in.txt into out.txt",
+        test_files={"in.txt": b"abc"},
+    )
+    with_files = engine.invoke("py_upper_file", files={"in.txt": "hello files"})
+    check(with_files.success and with_files.json == {"chars": 11}, "the skill read its input file", with_files)
+    out = {f.path: f for f in with_files.files}
+    check("out.txt" in out and out["out.txt"].content == b"HELLO FILES", "out.txt came back", with_files.files)
+    check(
+        out["out.txt"].text() == "HELLO FILES" and out["out.txt"].size_bytes == 11, "its text and size", out["out.txt"]
+    )
+    print("ok: files in and out")
+
+    engine.register(
+        "py_divide", DIVIDE, description="Divides a by b", parameters_schema=NUMBERS, test_payload={"a": 6, "b": 3}
+    )
+    failed = engine.invoke("py_divide", {"a": 1, "b": 0})
+    check(not failed.success and "ZeroDivisionError" in failed.error_summary, "a failing skill is an answer", failed)
+    check(failed.json is None and not failed.is_json, "no JSON from a failed run", failed)
+    print("ok: a failed run is in-band")
+
+    missing = expect_error(NotFoundError, lambda: engine.invoke("no_such_skill_here", {}), "invoke of an unknown skill")
+    check(
+        missing.code == grpc.StatusCode.NOT_FOUND and missing.method == "InvokeSkill",
+        "NOT_FOUND of InvokeSkill",
+        missing,
+    )
+    check(
+        isinstance(missing, SkillEngineError) and "no_such_skill_here" in missing.details,
+        "details name the skill",
+        missing,
+    )
+    bad = expect_error(
+        InvalidArgumentError, lambda: engine.invoke("py_add", {"a": "x", "b": 1}), "a payload off the schema"
+    )
+    check(
+        bad.code == grpc.StatusCode.INVALID_ARGUMENT and bad.details.startswith("payload:"),
+        "INVALID_ARGUMENT naming payload",
+        bad,
+    )
+    gate = expect_error(
+        FailedPreconditionError,
+        lambda: engine.register(
+            "py_gate", DIVIDE, description="Divides", parameters_schema=NUMBERS, test_payload={"a": 1, "b": 0}
+        ),
+        "a registration whose test run fails",
+    )
+    check("ZeroDivisionError" in gate.details, "FAILED_PRECONDITION with the one-line cause", gate)
+    anonymous = SkillEngine(address, timeout=60)
+    expect_error(UnauthenticatedError, lambda: anonymous.route("add"), "a call without the token")
+    anonymous.close()
+    nobody = SkillEngine("127.0.0.1:1", timeout=60)
+    expect_error(UnavailableError, lambda: nobody.invoke("py_add", {}), "a call to a port nobody listens on")
+    nobody.close()
+    print("ok: errors map to their classes")
+
+    route = engine.route("add two numbers together", limit=5)
+    names = [skill.name for skill in route]
+    check(route.route_id != "" and "py_add" in names, "the route finds py_add", route)
+    first = next(skill for skill in route if skill.name == "py_add")
+    check(first.parameters == NUMBERS and first.kind == "plain", "its parameters schema, parsed", first)
+    print("ok: route")
+
+    openai = engine.route_as_tools("add two numbers together", format="openai")
+    tool = next(t for t in openai if t["function"]["name"] == "py_add")
+    check(tool["type"] == "function" and tool["function"]["parameters"] == NUMBERS, "an OpenAI function tool", tool)
+    check(isinstance(openai, list) and openai.route_id != "", "a list with its route id", openai)
+    json.dumps(openai)
+    anthropic = engine.route_as_tools("add two numbers together", format="anthropic")
+    tool = next(t for t in anthropic if t["name"] == "py_add")
+    check(
+        tool["input_schema"] == NUMBERS and "description" in tool and "function" not in tool, "an Anthropic tool", tool
+    )
+    try:
+        engine.route_as_tools("add", format="gemini")
+        raise AssertionError("an unknown format was accepted")
+    except ValueError as error:
+        check("'openai'" in str(error) and "'anthropic'" in str(error), "the formats are named", error)
+    routed = engine.invoke("py_add", {"a": 4, "b": 4}, route_id=openai.route_id)
+    check(routed.json == {"sum": 8}, "an invocation following the route", routed)
+    print("ok: route_as_tools")
+
+    outcome = engine.record_outcome(result.invocation_id, False, note="the user wanted a product")
+    check(
+        outcome.name == "py_add" and outcome.exit_code_success and outcome.overridden,
+        "an override of an exit-0 run",
+        outcome,
+    )
+    confirmed = engine.record_outcome(routed, True)
+    check(confirmed.success and not confirmed.overridden, "a confirmation by result object", confirmed)
+    expect_error(
+        NotFoundError, lambda: engine.record_outcome("999999", True, name="py_add"), "an outcome of no invocation"
+    )
+    try:
+        engine.record_outcome("999999", True)
+        raise AssertionError("an invocation this client did not make was accepted without a name")
+    except ValueError as error:
+        check("name=" in str(error), "says to pass name=", error)
+    print("ok: record_outcome")
+    engine.close()
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
