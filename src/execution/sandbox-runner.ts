@@ -89,6 +89,12 @@ export interface SandboxRunRequest {
    * in the container's configuration, on a command line, in a log line or in the run directory.
    */
   readonly secrets?: Readonly<Record<string, string>>;
+  /**
+   * The hosts the version declared in `network_allow` (docs/security.md#egress), already checked
+   * against the operator's policy: the run reaches them, and nothing else, through the engine's
+   * egress gateway. Absent or empty: no network at all, as every run had before.
+   */
+  readonly networkAllow?: readonly string[];
 }
 
 /** A file handed to a run: a relative path of ordinary names and its bytes (docs/files.md#input-files). */
@@ -157,6 +163,8 @@ export interface ExecutionResult {
    * not a plain path), one line each (docs/files.md#output-files).
    */
   readonly fileWarnings?: readonly string[];
+  /** What the egress gateway refused or cut off during the run, one line each (docs/security.md#egress). */
+  readonly networkWarnings?: readonly string[];
 }
 
 /** Whether the engine can run sandboxes right now, and if not, what an operator should do. */
