@@ -506,7 +506,13 @@ if mode == "many_files":
     expect(report.tmp_free).toBe(0);
     const runDirs = Object.keys(duringRun).filter((entry) => path.dirname(entry) === "runs");
     expect(runDirs).toHaveLength(1);
-    expect(duringRun).toEqual({ runs: 0, [`${runDirs[0]}`]: 0, [`${runDirs[0]}/skill.py`]: Buffer.byteLength(code) });
+    // The run's code, and the empty mount point of its output space (a tmpfs inside the container).
+    expect(duringRun).toEqual({
+      runs: 0,
+      [`${runDirs[0]}`]: 0,
+      [`${runDirs[0]}/out`]: 0,
+      [`${runDirs[0]}/skill.py`]: Buffer.byteLength(code),
+    });
     await expectHealthyAndClean();
   });
 
