@@ -36,6 +36,7 @@ export interface RunGatewayOptions {
   /** The operator's names for addresses: the only way to a loopback or private address. */
   readonly hostMap: ReadonlyMap<string, MappedAddress>;
   readonly limits: EgressLimits;
+  /** The run's logger: its lines carry the run's id and skill already. */
   readonly logger: Logger;
   /** Every connection once it ends (metrics). */
   readonly onConnection?: (connection: EgressConnection) => void;
@@ -84,10 +85,7 @@ export async function openRunGateway(options: RunGatewayOptions): Promise<RunGat
     report: Omit<EgressConnection, "bytesIn" | "bytesOut">,
   ): void => {
     refusals.push(`network: ${target} refused: ${reason}`);
-    options.logger.warn(
-      { skill: options.skill, runId: options.runId, host: report.host, port: report.port, verdict: "refused", reason },
-      "egress refused",
-    );
+    options.logger.warn({ host: report.host, port: report.port, verdict: "refused", reason }, "egress refused");
     options.onConnection?.({ ...report, bytesIn: 0, bytesOut: 0 });
     const body = `egress to ${target} refused: ${reason}\n`;
     client.end(
@@ -191,7 +189,7 @@ export async function openRunGateway(options: RunGatewayOptions): Promise<RunGat
       client.end();
       const verdict = overLimit ? "refused" : "allowed";
       const reason = overLimit ? "byte limit" : "";
-      options.logger.info({ skill: options.skill, runId: options.runId, host, port, bytesOut, bytesIn, verdict }, "egress connection");
+      options.logger.info({ host, port, bytesOut, bytesIn, verdict }, "egress connection");
       options.onConnection?.({ host, port, verdict, reason, bytesOut, bytesIn });
     });
     client.once("close", () => upstream.end());

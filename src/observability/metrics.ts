@@ -222,6 +222,31 @@ export class ServiceMetrics {
     }),
   );
 
+  /**
+   * One connection through a run's egress gateway once it ended (docs/security.md#egress): its verdict
+   * (allowed, refused) and the bytes it moved each way. No host label: hosts are the skills' choice and
+   * unbounded; the log line names them.
+   */
+  recordEgress(connection: { readonly verdict: "allowed" | "refused"; readonly bytesOut: number; readonly bytesIn: number }): void {
+    this.egressConnections.inc({ verdict: connection.verdict });
+    if (connection.bytesOut > 0) this.egressBytes.inc({ direction: "out" }, connection.bytesOut);
+    if (connection.bytesIn > 0) this.egressBytes.inc({ direction: "in" }, connection.bytesIn);
+  }
+
+  private readonly egressConnections = new Counter({
+    name: "skill_engine_egress_connections_total",
+    help: "Connections through runs' egress gateways, by verdict (allowed, refused).",
+    labelNames: ["verdict"],
+    registers: [this.registry],
+  });
+
+  private readonly egressBytes = new Counter({
+    name: "skill_engine_egress_bytes_total",
+    help: "Bytes moved through runs' egress gateways, out to hosts and in from them.",
+    labelNames: ["direction"],
+    registers: [this.registry],
+  });
+
   /** A run the infrastructure cut short: counted apart from the skills' own outcomes. */
   recordInfrastructureFault(fault: string, purpose: string): void {
     this.infrastructureFaults.inc({ fault, purpose });

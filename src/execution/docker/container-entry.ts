@@ -1,3 +1,5 @@
+import { EGRESS_FORWARDER_SCRIPT } from "./egress-forwarder.js";
+
 /**
  * The entry script: the program every sandbox container starts with (a warm one waits in the
  * pool, a cold one gets its job as soon as it has started): Python is loaded (with json, which
@@ -21,6 +23,7 @@
  */
 export const CONTAINER_ENTRY_SCRIPT = `
 import json, os, runpy, struct, sys
+${EGRESS_FORWARDER_SCRIPT}
 def _read(n):
     data = b""
     while len(data) < n:
@@ -41,7 +44,9 @@ sys.argv = ["/sandbox/skill.py", _job["payload"]]
 sys.path[0] = "/sandbox"
 _nonce = _job["nonce"]
 _out = _job.get("out")
-del _read, _size, _job, _env, _null
+if _job.get("egress"):
+    _start_egress(_job["egress"])
+del _read, _size, _job, _env, _null, _start_egress
 _code = 0
 try:
     runpy.run_path("/sandbox/skill.py", run_name="__main__")
@@ -166,10 +171,19 @@ export interface OutputFrameLimits {
 
 /**
  * The frame that hands a container its one job; `env`: the run's secrets, set in the skill's
- * environment by the entry script (absent or empty: none).
+ * environment by the entry script (absent or empty: none); `egress`: the gateway's socket in the
+ * container, which the entry script's forwarder relays to (absent: no network, docs/security.md#egress).
  */
-export function jobFrame(payload: string, nonce: string, out: OutputFrameLimits, env?: Readonly<Record<string, string>>): Buffer {
-  const job = env && Object.keys(env).length > 0 ? { payload, nonce, out, env } : { payload, nonce, out };
+export function jobFrame(
+  payload: string,
+  nonce: string,
+  out: OutputFrameLimits,
+  env?: Readonly<Record<string, string>>,
+  egress?: string,
+): Buffer {
+  const job: Record<string, unknown> = { payload, nonce, out };
+  if (env && Object.keys(env).length > 0) job.env = env;
+  if (egress) job.egress = egress;
   const body = Buffer.from(JSON.stringify(job), "utf8");
   const header = Buffer.alloc(4);
   header.writeUInt32BE(body.length);

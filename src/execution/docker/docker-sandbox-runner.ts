@@ -16,6 +16,7 @@ import { RunDirectories } from "./run-directories.js";
 import { RemovalQueue } from "./removal-queue.js";
 import { RunQueue } from "./run-queue.js";
 import { type ContainerFactory, destroyContainer, prepareContainer, type SandboxContainer } from "./sandbox-container.js";
+import type { EgressSettings } from "./run-egress.js";
 import type {
   EngineHealth,
   ExecutionPlane,
@@ -74,6 +75,8 @@ export interface DockerSandboxRunnerOptions {
   readonly onRunFinished?: (result: ExecutionResult, path: "warm" | "cold", purpose: string, inputFiles: readonly RunInputFile[]) => void;
   /** Told about every run the infrastructure cut short (for metrics); must not throw. */
   readonly onInfrastructureFault?: (fault: InfrastructureFault, purpose: string) => void;
+  /** The way out for runs that declared hosts (docs/security.md#egress); absent: such runs are refused. */
+  readonly egress?: EgressSettings;
 }
 
 /** Slack on top of a container's longest legitimate life before the sweep calls it leaked. */
@@ -144,6 +147,7 @@ export class DockerSandboxRunner implements ExecutionPlane {
       runDirectories: this.runDirectories,
       logger,
       faults: { engine: this.engine, watch: this.watch },
+      ...(options.egress ? { egress: options.egress } : {}),
       prepareCold: (request) =>
         this.prepare(
           {

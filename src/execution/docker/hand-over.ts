@@ -3,6 +3,7 @@ import { type FinishContext, finishRun } from "./finish-run.js";
 import type { SandboxContainer } from "./sandbox-container.js";
 import type { ExecutionResult } from "../sandbox-runner.js";
 import { jobFrame } from "./container-entry.js";
+import { CONTAINER_EGRESS_SOCKET, type EgressSettings, openEgressFor, withNetworkWarnings } from "./run-egress.js";
 
 /**
  * Gives a started container its one job and waits for the answer; the same for warm and cold
@@ -12,9 +13,30 @@ import { jobFrame } from "./container-entry.js";
  */
 export async function handOver(
   member: SandboxContainer,
+  job: {
+    readonly payload: string;
+    readonly skillName: string;
+    readonly secrets?: Readonly<Record<string, string>> | undefined;
+    readonly networkAllow?: readonly string[] | undefined;
+  },
+  signal: AbortSignal,
+  context: FinishContext & { readonly egress?: EgressSettings | undefined },
+): Promise<ExecutionResult> {
+  // A run that declared hosts gets its gateway before its job: the forwarder connects on demand.
+  const gateway = await openEgressFor({ runId: member.runId, skillName: job.skillName, networkAllow: job.networkAllow }, context);
+  try {
+    return withNetworkWarnings(await runJob(member, job, signal, context, gateway !== undefined), gateway);
+  } finally {
+    await gateway?.close();
+  }
+}
+
+async function runJob(
+  member: SandboxContainer,
   job: { readonly payload: string; readonly secrets?: Readonly<Record<string, string>> | undefined },
   signal: AbortSignal,
   context: FinishContext,
+  egress: boolean,
 ): Promise<ExecutionResult> {
   const startedAt = performance.now();
   let byMarker = false;
@@ -29,6 +51,7 @@ export async function handOver(
       member.nonce,
       { count: outputFiles.maxFiles, file: outputFiles.maxFileBytes, total: outputFiles.maxTotalBytes },
       job.secrets,
+      egress ? CONTAINER_EGRESS_SOCKET : undefined,
     ),
   );
   const exit = Promise.race([markerExit, member.exited]);

@@ -2,12 +2,15 @@ import type { Logger } from "pino";
 import { SkillEngineError } from "../../errors/index.js";
 import { fromDockerError } from "./docker-errors.js";
 import type { FinishContext } from "./finish-run.js";
+import type { EgressSettings } from "./run-egress.js";
 import type { SandboxContainer } from "./sandbox-container.js";
 import type { SandboxRunRequest } from "../sandbox-runner.js";
 
 /** What the warm and the cold run strategies need from the sandbox runner that owns them. */
 export interface RunStrategyContext extends FinishContext {
   readonly image: string;
+  /** The way out for runs that declared hosts (docs/security.md#egress). */
+  readonly egress?: EgressSettings;
   /** A new, started container running `request`'s skill on its payload. */
   prepareCold(request: SandboxRunRequest): Promise<SandboxContainer>;
   /**

@@ -35,6 +35,11 @@ export interface RunMessage {
    * when there are some, like `inputFiles`; a runner never logs them.
    */
   readonly secrets?: Readonly<Record<string, string>> | null;
+  /**
+   * The hosts the version declared (docs/security.md#egress): the runner's own egress gateway lets
+   * the run reach them and nothing else. Sent only when there are some.
+   */
+  readonly networkAllow?: readonly string[] | null;
 }
 
 /** An output file as it crosses the bus: its bytes in base64. */
@@ -103,6 +108,7 @@ export function encodeRun(id: string, request: SandboxRunRequest): Uint8Array {
       ? { inputFiles: request.inputFiles.map((file) => ({ path: file.path, content: file.content.toString("base64") })) }
       : {}),
     ...(request.secrets && Object.keys(request.secrets).length > 0 ? { secrets: request.secrets } : {}),
+    ...(request.networkAllow && request.networkAllow.length > 0 ? { networkAllow: request.networkAllow } : {}),
   };
   return encodeJson(message);
 }
@@ -143,6 +149,13 @@ const runSchema: JSONSchemaType<RunMessage> = {
           content: { type: "string", contentEncoding: "base64" },
         },
       },
+    },
+    networkAllow: {
+      type: "array",
+      nullable: true,
+      // The control plane's rules (docs/security.md#egress); the runner parses each entry again.
+      items: { type: "string", maxLength: 260 },
+      maxItems: 32,
     },
     secrets: {
       type: "object",
@@ -202,6 +215,7 @@ export function decodeRun(
         ? { inputFiles: parsed.inputFiles.map((file) => ({ path: file.path, content: Buffer.from(file.content, "base64") })) }
         : {}),
       ...(parsed.secrets && Object.keys(parsed.secrets).length > 0 ? { secrets: parsed.secrets } : {}),
+      ...(parsed.networkAllow && parsed.networkAllow.length > 0 ? { networkAllow: parsed.networkAllow } : {}),
     },
   };
 }
@@ -286,6 +300,9 @@ function isResult(value: unknown): value is WireResult {
   const r = value as Record<string, unknown>;
   if (r.outputFiles !== undefined && !(Array.isArray(r.outputFiles) && r.outputFiles.every(isWireOutputFile))) return false;
   if (r.fileWarnings !== undefined && !(Array.isArray(r.fileWarnings) && r.fileWarnings.every((w) => typeof w === "string"))) return false;
+  if (r.networkWarnings !== undefined && !(Array.isArray(r.networkWarnings) && r.networkWarnings.every((w) => typeof w === "string"))) {
+    return false;
+  }
   return (
     typeof r.exitCode === "number" &&
     typeof r.stdout === "string" &&
