@@ -17,6 +17,7 @@ import {
   createSecretsService,
   createUseCases,
   instanceTagOf,
+  instructionsRegistrar,
   keepEngineInService,
   openControlStores,
   openFolderStores,
@@ -128,6 +129,7 @@ export async function startSkillEngine(
     registry,
     control,
     events: duplicates.events,
+    instructions: instructionsRegistrar(skillSources, folders),
   });
 
   // Server: the gRPC port, then the metrics port; the first engine probe says whether they serve.

@@ -1,5 +1,6 @@
 import type { HealthPolicy } from "../control/index.js";
 import type { EnvironmentSettings } from "../environments/index.js";
+import type { EgressLimits, HostPattern, MappedAddress } from "../egress/index.js";
 import type { SandboxLimits } from "../execution/index.js";
 import type { DuplicateThresholds, LearningPolicy } from "../learning/index.js";
 import type { PlaybookPolicy } from "../playbook/index.js";
@@ -20,6 +21,19 @@ export interface SkillEngineConfig {
    * @default "$SKILL_ENGINE_HOME/secrets.key" (SKILL_ENGINE_SECRETS_KEY_FILE)
    */
   readonly secretsKeyFile: string;
+  /**
+   * Egress to declared hosts (docs/security.md#egress): the operator's policy, the hosts any skill may declare
+   * in `network_allow` (@default none: no skill may declare a host; SKILL_ENGINE_EGRESS_ALLOWED_HOSTS,
+   * comma-separated `host`, `host:port`, `*.domain` or IP literals); names mapped to addresses, the only way a
+   * run reaches a loopback or private address (@default none; SKILL_ENGINE_EGRESS_HOST_MAP, comma-separated
+   * `host=address[:port]`); and each run's limits: 32 connections (SKILL_ENGINE_EGRESS_MAX_CONNECTIONS), 16 MiB
+   * moved in all (SKILL_ENGINE_EGRESS_MAX_BYTES), 10000 ms to open a connection (SKILL_ENGINE_EGRESS_CONNECT_TIMEOUT_MS).
+   */
+  readonly egress: {
+    readonly allowedHosts: readonly HostPattern[];
+    readonly hostMap: ReadonlyMap<string, MappedAddress>;
+    readonly limits: EgressLimits;
+  };
   /** Sandbox image. @default "skill-engine-sandbox:latest" (SKILL_ENGINE_IMAGE) */
   readonly image: string;
   /** OCI runtime for sandboxes, e.g. "runsc" for gVisor. @default the engine's default (SKILL_ENGINE_RUNTIME) */

@@ -3,6 +3,7 @@ import path from "node:path";
 import { DEFAULT_LESSON_DOMAINS } from "../playbook/index.js";
 import type { SkillEngineConfig } from "./config-options.js";
 import { environmentSchema, MiB } from "./config-schema.js";
+import { egressSettings } from "./egress-settings.js";
 
 /** Thrown at start-up when the environment holds an unusable value; lists every problem. */
 export class ConfigError extends Error {
@@ -100,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     problems.push("SKILL_ENGINE_PIP_INDEX_URL and SKILL_ENGINE_WHEELHOUSE are two package sources: set one (docs/packages.md#sources)");
   }
   const maxQueuedRunsByAgent = agentNumbers("SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT", v.SKILL_ENGINE_MAX_QUEUED_RUNS_BY_AGENT, problems);
+  const egress = egressSettings(v, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const natsTls = v.SKILL_ENGINE_NATS_TLS_CA ?? v.SKILL_ENGINE_NATS_TLS_CERT;
   return {
@@ -147,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     home,
     sandboxDir,
     secretsKeyFile,
+    egress,
     image: v.SKILL_ENGINE_IMAGE,
     runtime: v.SKILL_ENGINE_RUNTIME,
     dockerHost: v.DOCKER_HOST,

@@ -1,6 +1,8 @@
 import { lookup } from "node:dns/promises";
-import { chmod, rm } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { chmod, rename, rm } from "node:fs/promises";
 import { createConnection, createServer, isIP, type Server, type Socket } from "node:net";
+import path from "node:path";
 import type { Logger } from "pino";
 import { refusedRange } from "./address-ranges.js";
 import { allowingPattern, type HostPattern, type MappedAddress } from "./egress-policy.js";
@@ -56,6 +58,8 @@ export interface RunGateway {
 
 /** Largest request head the gateway reads before deciding (a proxy request is a line and a few headers). */
 const MAX_HEAD_BYTES = 16 * 1024;
+/** Longest path a unix socket may be bound at (sun_path is 108 bytes with its NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
 /** How long a client may take to send its request head. */
 const HEAD_TIMEOUT_MS = 10_000;
 
@@ -219,13 +223,28 @@ export async function openRunGateway(options: RunGatewayOptions): Promise<RunGat
     };
     client.on("data", onData);
   });
-  await rm(options.socketPath, { force: true });
+  // A unix socket's path may be at most 107 bytes, and a run directory's is often longer: the socket
+  // is bound under a short name one level up (the same file system), then renamed into place. The
+  // listening socket follows its inode, so clients connect through the new name.
+  const bindPath = path.join(path.dirname(path.dirname(options.socketPath)), `.egress-${randomBytes(6).toString("hex")}.sock`);
+  if (Buffer.byteLength(bindPath) > MAX_SOCKET_PATH_BYTES) {
+    throw new Error(
+      `the sandbox directory's path is too long for a unix socket (${Buffer.byteLength(bindPath)} bytes; at most ${MAX_SOCKET_PATH_BYTES}): choose a shorter SKILL_ENGINE_SANDBOX_DIR`,
+    );
+  }
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject);
-    server.listen(options.socketPath, () => resolveListen());
+    server.listen(bindPath, () => resolveListen());
   });
-  // The sandbox user (another uid) connects; only the run's own container sees this directory.
-  await chmod(options.socketPath, 0o666);
+  try {
+    // The sandbox user (another uid) connects; only the run's own container sees its directory.
+    await chmod(bindPath, 0o666);
+    await rename(bindPath, options.socketPath);
+  } catch (error) {
+    server.close();
+    await rm(bindPath, { force: true });
+    throw error;
+  }
   return {
     refusals: () => [...refusals],
     close: async () => {

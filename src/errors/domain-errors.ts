@@ -121,6 +121,24 @@ export class SecretMissingError extends FailedPreconditionError {
   }
 }
 
+/**
+ * A version declares a host the operator's policy no longer allows (the policy was narrowed after it
+ * was registered; docs/security.md#declaring-hosts): answered before any container starts, and never
+ * counted against the skill.
+ */
+export class EgressNotAllowedError extends FailedPreconditionError {
+  constructor(
+    readonly skillName: string,
+    /** The declared entry the policy does not cover, as stored. */
+    readonly host: string,
+  ) {
+    super(
+      `skill ${skillName} declares network_allow "${host}", which the operator's policy (SKILL_ENGINE_EGRESS_ALLOWED_HOSTS) ` +
+        "no longer allows: the run was refused before it started; the operator may allow it again, or register a version without it",
+    );
+  }
+}
+
 /** The caller is known but may not do this (another agent's skill, an admin-only call). */
 export class PermissionDeniedError extends SkillEngineError {
   constructor(

@@ -4,6 +4,7 @@ export {
   AlreadyExistsError,
   type CancellationReason,
   ConflictError,
+  EgressNotAllowedError,
   type ErrorKind,
   type InfrastructureFault,
   FailedPreconditionError,

@@ -78,6 +78,7 @@ export function toSkillMessage(record: SkillRecord): Skill {
     systemPackages: [...record.systemPackages],
     environmentId: record.environmentId,
     secrets: [...record.secrets],
+    networkAllow: [...record.networkAllow],
   };
 }
 
@@ -126,7 +127,8 @@ export function toGatedChangeMessage(result: RegistrationResult): RegisterSkillR
     hiddenDependentsFailed: result.hiddenDependentsRetested?.failed ?? 0,
     similarSkills: (result.similarSkills ?? []).map(toSimilarSkillMessage),
     testFiles: (result.test.outputFiles ?? []).map(toOutputFileMessage),
-    testFileWarnings: [...(result.test.fileWarnings ?? [])],
+    // The egress gateway's refusals during the test run follow the file warnings (docs/security.md#egress).
+    testFileWarnings: [...(result.test.fileWarnings ?? []), ...(result.test.networkWarnings ?? [])],
   };
 }
 

@@ -65,6 +65,7 @@ export function skillEngineHandlers(
           systemPackages: request.systemPackages,
           testFiles: request.testFiles,
           secrets: request.secrets,
+          networkAllow: request.networkAllow,
         },
         context,
       );

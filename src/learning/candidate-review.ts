@@ -3,6 +3,7 @@ import { FailedPreconditionError, InvalidArgumentError, NotFoundError } from "..
 import { evolutionTarget } from "./evolution.js";
 import type { LearningDeps } from "./learning-deps.js";
 import type { CandidateRecord, CandidateStatus, EvolutionRecord } from "./learning-store.js";
+import { instructionsSkillMd } from "./instructions-plan.js";
 import { promotionPlan } from "./promotion-plan.js";
 
 export interface Promotion {
@@ -13,7 +14,7 @@ export interface Promotion {
 
 /**
  * What an agent decides about its candidates (docs/learning.md#candidates): list them, dismiss one,
- * or promote one to a composed skill. Every candidate is seen only by the agent whose sessions made it.
+ * or promote one to a skill. Every candidate is seen only by the agent whose sessions made it.
  */
 export class CandidateReview {
   private readonly promoting = new Set<number>();
@@ -35,11 +36,18 @@ export class CandidateReview {
   }
 
   /**
-   * PromoteCandidate (docs/learning.md#promotion): a composed skill of the candidate's tools, or, when
-   * its sequence overlaps an auto-created skill of the same agent by the evolution threshold, a new
-   * version of that skill (docs/learning.md#evolution).
+   * PromoteCandidate (docs/learning.md#promotion): a composed skill of the candidate's tools when each
+   * is a skill the agent can invoke, an instructions-only skill describing the routine otherwise; or,
+   * when its sequence overlaps an auto-created skill of the same agent and kind by the evolution
+   * threshold, a new version of that skill (docs/learning.md#evolution).
    */
-  async promote(id: number, overrides: { name?: string; description?: string }, context: CallContext): Promise<Promotion> {
+  async promote(
+    id: number,
+    overrides: { name?: string; description?: string },
+    context: CallContext,
+    /** Auto-promotion makes composed skills only: a routine of the agent's own tools waits for a promotion by hand. */
+    options: { composedOnly?: boolean } = {},
+  ): Promise<Promotion> {
     const candidate = this.ownCandidate(id, context);
     if (candidate.status !== "candidate") {
       throw new FailedPreconditionError(
@@ -52,31 +60,37 @@ export class CandidateReview {
       const { store, skills, registry } = this.deps;
       const visible = new Map(skills.queries.list({}, context).map((s) => [s.name, s]));
       const missing = candidate.toolSequence.map((s) => s.tool).filter((tool) => !visible.has(tool));
-      if (missing.length > 0) {
+      const { instructions } = this.deps;
+      // Only an all-skills sequence has an executable form; any other routine becomes instructions.
+      const asInstructions = missing.length > 0;
+      if (asInstructions && (!instructions || options.composedOnly)) {
         throw new FailedPreconditionError(
-          `cannot promote candidate ${id}: tool "${missing[0]}" is not a skill you can invoke` +
-            `${missing.length > 1 ? ` (nor ${[...new Set(missing.slice(1))].map((m) => `"${m}"`).join(", ")})` : ""}; register it first or dismiss the candidate`,
+          `cannot promote candidate ${id}${options.composedOnly ? " automatically" : ""}: tool "${missing[0]}" is not a skill you can invoke` +
+            `${missing.length > 1 ? ` (nor ${[...new Set(missing.slice(1))].map((m) => `"${m}"`).join(", ")})` : ""}; ` +
+            (instructions ? "PromoteCandidate makes it an instructions-only skill" : "register it first or dismiss the candidate"),
         );
       }
-      const target = evolutionTarget(candidate, context, this.deps);
-      const plan = promotionPlan(candidate.toolSequence, candidate.exampleArguments);
+      // An evolution keeps the skill's kind: a routine that changed kind becomes a skill of its own.
+      const found = evolutionTarget(candidate, context, this.deps);
+      const target = found && (instructions?.isInstructions(found.skill.name) ?? false) === asInstructions ? found : undefined;
       const name = target?.skill.name ?? (overrides.name?.trim() || candidate.name);
       const description = overrides.description?.trim() || candidate.description;
-      const registered = await skills.composedRegistration.register(
-        {
-          name,
-          description,
-          parametersSchema: plan.parametersSchema,
-          steps: plan.steps,
-          output: "",
-          testPayload: plan.testPayload,
-          // An evolution is a new version of the same skill, never a duplicate of it.
-          onDuplicate: "warn",
-        },
-        context,
-      );
+      const registered =
+        asInstructions && instructions
+          ? await instructions.register(
+              {
+                name,
+                description,
+                skillMd: instructionsSkillMd(
+                  { name, description, sequence: candidate.toolSequence, occurrences: candidate.occurrences },
+                  new Set(visible.keys()),
+                ),
+              },
+              context,
+            )
+          : await this.registerComposed(candidate, name, description, context);
       const at = this.deps.now();
-      const skill = registry.markAutoCreated(registered.skill.name, at);
+      const skill = registry.markAutoCreated(registered.name, at);
       const result = store.transaction("record a promotion", () => {
         const promoted = store.setStatus(id, "promoted", at.toISOString(), skill.name);
         const evolution = target
@@ -103,6 +117,30 @@ export class CandidateReview {
     } finally {
       this.promoting.delete(id);
     }
+  }
+
+  /** The composed skill of an all-skills sequence, through RegisterComposedSkill's pre-flight and test gate. */
+  private async registerComposed(
+    candidate: CandidateRecord,
+    name: string,
+    description: string,
+    context: CallContext,
+  ): Promise<SkillRecord> {
+    const plan = promotionPlan(candidate.toolSequence, candidate.exampleArguments);
+    const registered = await this.deps.skills.composedRegistration.register(
+      {
+        name,
+        description,
+        parametersSchema: plan.parametersSchema,
+        steps: plan.steps,
+        output: "",
+        testPayload: plan.testPayload,
+        // An evolution is a new version of the same skill, never a duplicate of it.
+        onDuplicate: "warn",
+      },
+      context,
+    );
+    return registered.skill;
   }
 
   private ownCandidate(id: number, context: CallContext): CandidateRecord {

@@ -3,6 +3,7 @@ export { NearDuplicateScreen } from "./duplicate-screen.js";
 export { implicitFailures } from "./implicit-outcomes.js";
 export { LEARNING_MIRROR_FILE, LearningMirror } from "./learning-mirror.js";
 export type { LearningEvents } from "./learning-deps.js";
+export { type InstructionsRegistrar, type InstructionsSkill, instructionsSkillMd } from "./instructions-plan.js";
 export { DEFAULT_LEARNING_POLICY, type LearningPolicy } from "./learning-policy.js";
 export { LearningService } from "./learning-service.js";
 export type { Promotion } from "./candidate-review.js";

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { ControlPlane, SkillRegistry } from "../control/index.js";
+import type { InstructionsRegistrar } from "./instructions-plan.js";
 import type { LearningMirror } from "./learning-mirror.js";
 import type { LearningPolicy } from "./learning-policy.js";
 import type { LearningStore } from "./learning-store.js";
@@ -20,4 +21,6 @@ export interface LearningDeps {
   readonly mirror?: LearningMirror;
   readonly events?: LearningEvents;
   readonly now: () => Date;
+  /** Promotion of a routine with tools that are not skills (docs/learning.md#promotion); without it such a candidate is refused. */
+  readonly instructions?: InstructionsRegistrar;
 }

@@ -86,7 +86,7 @@ export class SessionRecorder {
       for (const candidate of outcome.promotable) {
         if (candidate.status !== "candidate" || candidate.occurrences < policy.candidateThreshold) continue;
         try {
-          const promotion = await this.parts.candidates.promote(candidate.id, {}, context);
+          const promotion = await this.parts.candidates.promote(candidate.id, {}, context, { composedOnly: true });
           promotedSkills.push(promotion.skill.name);
         } catch (error) {
           this.deps.logger.info(

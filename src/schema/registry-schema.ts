@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import { COMPOSITION_MIGRATIONS } from "./composition-tables.js";
+import { EGRESS_MIGRATIONS } from "./egress-tables.js";
 import { EMBEDDING_MIGRATIONS } from "./embedding-tables.js";
 import { ENVIRONMENT_MIGRATIONS } from "./environment-tables.js";
 import { HEALTH_EPOCH_MIGRATIONS } from "./health-epoch-tables.js";
@@ -32,6 +33,7 @@ export const REGISTRY_SCHEMA: readonly Migration[] = [
   ...RUN_FILE_MIGRATIONS,
   ...HEALTH_EPOCH_MIGRATIONS,
   ...SECRET_MIGRATIONS,
+  ...EGRESS_MIGRATIONS,
 ];
 
 /** The schema version this code writes: the number of steps in the list. */

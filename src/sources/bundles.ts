@@ -132,6 +132,7 @@ export class SkillBundles {
         found.packages,
         await this.options.queries.testFiles({ name }, context),
         found.secrets,
+        found.networkAllow,
       );
     }
     files.push({ path: SKILL_ID_FILE, content: Buffer.from(`${skillId}\n`) });
@@ -142,7 +143,7 @@ export class SkillBundles {
 /**
  * The folder of a plain Python skill (docs/skill-sources.md#export): a SKILL.md from its name,
  * description and schema (and its packages as `metadata.requirements` and `metadata.system_packages`,
- * its secrets' names as `metadata.secrets`, so an import declares the same ones), the code as `scripts/<name>.py`, the test payload as
+ * its secrets' names as `metadata.secrets` and its hosts as `metadata.network_allow`, so an import declares the same ones), the code as `scripts/<name>.py`, the test payload as
  * `tests/test_payload.json`, its test files under `tests/files/` (docs/files.md#test-files).
  */
 export function plainSkillFolder(
@@ -151,6 +152,7 @@ export function plainSkillFolder(
   packages: { readonly requirements: readonly string[]; readonly systemPackages: readonly string[] } | undefined = undefined,
   testFiles: readonly { readonly path: string; readonly content: Buffer }[] = [],
   secrets: readonly string[] = [],
+  networkAllow: readonly string[] = [],
 ): FolderContent[] {
   const entrypoint = `scripts/${skill.name}.py`;
   const metadata = {
@@ -158,6 +160,8 @@ export function plainSkillFolder(
     ...(packages && packages.systemPackages.length > 0 ? { system_packages: [...packages.systemPackages] } : {}),
     // Names only: a value is the importing agent's own (docs/security.md#declaring-and-delivering).
     ...(secrets.length > 0 ? { secrets: [...secrets] } : {}),
+    // An import is checked against its own service's policy (docs/security.md#declaring-hosts).
+    ...(networkAllow.length > 0 ? { network_allow: [...networkAllow] } : {}),
   };
   const frontmatter = stringify(
     {

@@ -121,6 +121,27 @@ describe("skill folders on disk", () => {
     });
   });
 
+  it("scans a folder's scripts with its SKILL.md's declarations: a declared secret goes to declared hosts only (docs/security.md#declaring-hosts)", async () => {
+    const script =
+      'import os, urllib.request\nkey = os.environ["WEATHER_API_KEY"]\nurllib.request.urlopen("https://api.example.com/?k=" + key)\n';
+    const declaring = (name: string, metadata: string): Promise<string> =>
+      folder(root, name, {
+        "SKILL.md": manifest(`name: ${name}\ndescription: d\nentrypoint: run.py\nmetadata:\n${metadata}`),
+        "run.py": script,
+      });
+    const both = await declaring("both", "  secrets: [WEATHER_API_KEY]\n  network_allow: [api.example.com]");
+    expect(await inspectSkillFolder(both)).toMatchObject({ safe: true });
+    for (const [name, metadata] of [
+      ["secret_only", "  secrets: [WEATHER_API_KEY]"],
+      ["hosts_only", "  network_allow: [api.example.com]"],
+    ] as const) {
+      expect(await inspectSkillFolder(await declaring(name, metadata))).toEqual({
+        safe: false,
+        reason: expect.stringMatching(/^run\.py: content guard rule "credential-env-secret-exfil"/),
+      });
+    }
+  });
+
   it("discovers in order: earlier directories shadow later ones; blocked and broken folders are reported, never thrown", async () => {
     const first = path.join(root, "first");
     const second = path.join(root, "second");

@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { scanSkillCode } from "../control/index.js";
+import { parseSkillManifest } from "./skill-manifest.js";
 
 /** What a skill folder may hold (docs/skill-sources.md#safety). */
 export interface FolderLimits {
@@ -72,9 +73,13 @@ export async function inspectSkillFolder(skillDir: string, limits: FolderLimits 
     return { safe: false, reason: `SKILL.md: ${manifest.bytes} bytes; the limit is ${limits.maxSkillMdBytes}` };
   }
   const cautions: string[] = [];
+  // What SKILL.md declares, as RegisterSkill's code is scanned with its declarations: a declared
+  // secret sent to declared hosts is the skill's purpose (docs/security.md#declaring-hosts). A
+  // SKILL.md that does not parse declares nothing here; its registration says what is wrong.
+  const declared = declarationsOf(await readFile(path.join(skillDir, "SKILL.md"), "utf8"));
   for (const file of files) {
     if (file.path !== "SKILL.md" && !SCRIPT_EXTENSIONS.has(path.extname(file.path))) continue;
-    const report = scanSkillCode(await readFile(path.join(skillDir, file.path), "utf8"));
+    const report = scanSkillCode(await readFile(path.join(skillDir, file.path), "utf8"), undefined, declared);
     const first = report.dangerous[0];
     if (first) {
       return {
@@ -85,4 +90,13 @@ export async function inspectSkillFolder(skillDir: string, limits: FolderLimits 
     for (const caution of report.cautions) cautions.push(`${file.path}: ${caution.ruleId} at line ${caution.line}`);
   }
   return { safe: true, files, cautions };
+}
+
+function declarationsOf(skillMd: string): { declaredSecrets: readonly string[]; declaresNetwork: boolean } {
+  try {
+    const manifest = parseSkillManifest(skillMd);
+    return { declaredSecrets: manifest.secrets, declaresNetwork: manifest.networkAllow.length > 0 };
+  } catch {
+    return { declaredSecrets: [], declaresNetwork: false };
+  }
 }

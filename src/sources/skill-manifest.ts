@@ -27,6 +27,16 @@ export interface SkillManifest {
   readonly systemPackages: readonly string[] | undefined;
   /** The secret names the frontmatter declares (`metadata.secrets`, docs/skill-sources.md#secrets), checked; empty when none. */
   readonly secrets: readonly string[];
+  /**
+   * The hosts the frontmatter declares (`metadata.network_allow`, docs/skill-sources.md#hosts), as written;
+   * empty when none. Their syntax and the operator's policy are checked when the folder is registered.
+   */
+  readonly networkAllow: readonly string[];
+  /**
+   * The skills it needs (`depends_on`: a list of names, or one string of names separated by commas or
+   * spaces), with the rules of RegisterSkill's `depends_on` (docs/skill-sources.md#dependencies); empty when none.
+   */
+  readonly dependsOn: readonly string[];
   /** Every other frontmatter key, kept as metadata. */
   readonly metadata: Readonly<Record<string, unknown>>;
   /** The markdown after the frontmatter: the instructions. */
@@ -37,7 +47,7 @@ export interface SkillManifest {
 export class SkillManifestError extends InvalidArgumentError {}
 
 const FRONTMATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
-const READ_KEYS = new Set(["name", "description", "entrypoint", "test_payload"]);
+const READ_KEYS = new Set(["name", "description", "entrypoint", "test_payload", "depends_on"]);
 
 /**
  * Parses a `SKILL.md`: YAML frontmatter between `---` lines (read with the `yaml` library, one
@@ -70,6 +80,7 @@ export function parseSkillManifest(text: string): SkillManifest {
   const entrypoint = optionalEntrypoint(fields["entrypoint"]);
   const packages = declaredPackages(fields["metadata"], entrypoint !== undefined);
   const secrets = declaredSecrets(fields["metadata"], entrypoint !== undefined);
+  const networkAllow = declaredHosts(fields["metadata"], entrypoint !== undefined);
   return {
     name,
     description,
@@ -79,6 +90,8 @@ export function parseSkillManifest(text: string): SkillManifest {
     requirements: packages.requirements,
     systemPackages: packages.systemPackages,
     secrets,
+    networkAllow,
+    dependsOn: dependencyNames(fields["depends_on"]),
     metadata: Object.fromEntries(Object.entries(fields).filter(([key]) => !READ_KEYS.has(key))),
     body: text.slice(match[0].length),
   };
@@ -158,12 +171,36 @@ function declaredSecrets(metadata: unknown, executable: boolean): readonly strin
   }
 }
 
+/**
+ * `metadata.network_allow` (docs/skill-sources.md#hosts): a list of the hosts the entrypoint reaches,
+ * under RegisterSkill's rules (docs/security.md#declaring-hosts), which the registration checks
+ * against the operator's policy. Like secrets, they need something to run.
+ */
+function declaredHosts(metadata: unknown, executable: boolean): readonly string[] {
+  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) return [];
+  const hosts = stringList((metadata as Record<string, unknown>)["network_allow"], "metadata.network_allow") ?? [];
+  if (!executable && hosts.length > 0) {
+    throw new SkillManifestError(
+      "SKILL.md",
+      "declares metadata.network_allow but has no entrypoint: nothing of an instructions-only skill runs here; add an entrypoint or remove the declaration",
+    );
+  }
+  return hosts;
+}
+
 function stringList(value: unknown, key: string): readonly string[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value) || value.some((item) => typeof item !== "string")) {
     throw new SkillManifestError("SKILL.md", `${key} must be a list of strings`);
   }
   return value as string[];
+}
+
+/** `depends_on`: what it is checked against (existence, cycles) is the registration's pre-flight; here only its shape. */
+function dependencyNames(value: unknown): readonly string[] {
+  if (value === undefined || value === null) return [];
+  const names = typeof value === "string" ? value.split(/[\s,]+/) : stringList(value, "depends_on");
+  return (names ?? []).map((name) => name.trim()).filter((name) => name !== "");
 }
 
 /** `test_payload` may be JSON text or a mapping written in YAML; either way it is sent as JSON text. */

@@ -15,6 +15,7 @@ import { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./so
 import { type DiscoveredSkill, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 import { DEFAULT_FOLDER_LIMITS, type FolderLimits } from "./folder-safety.js";
 import { type FolderContent, FolderStore, readDiscoveredFolder } from "./folder-store.js";
+import { dependencyOrder, failureKey } from "./folder-dependencies.js";
 import { folderPackages, REQUIREMENTS_FILE } from "./folder-packages.js";
 import { folderLauncher } from "./launcher.js";
 import { parseSkillManifest, type SkillManifest } from "./skill-manifest.js";
@@ -179,7 +180,7 @@ export class SkillSources {
     const entries: SourceEntry[] = [];
     const present = new Set<string>();
     const registered: string[] = [];
-    for (const discovered of found.skills) {
+    for (const discovered of dependencyOrder(found.skills)) {
       // Shutdown: the scan stops between folders; what it did not reach, the next start's scan does.
       if (this.closed) break;
       if (discovered.status !== "discovered" && discovered.status !== "ready") {
@@ -245,7 +246,7 @@ export class SkillSources {
       return { entry: { ...entryOf(discovered, "ready", discovered.identityNote ?? "", record.version), kind }, registered: false };
     }
     const failed = this.failures.get(name);
-    if (failed && failed.hash === discovered.contentHash) {
+    if (failed && failed.hash === failureKey(discovered, this.options.registry)) {
       return { entry: entryOf(discovered, "failed", failed.reason, record?.version ?? 0), registered: false };
     }
     try {
@@ -257,7 +258,8 @@ export class SkillSources {
       const reason = errorMessage(error);
       // The sandbox being away is no fault of the folder: it is tried again on the next scan.
       const retry = error instanceof Error && "kind" in error && (error as { kind: string }).kind === "unavailable";
-      if (!retry && discovered.contentHash !== undefined) this.failures.set(name, { hash: discovered.contentHash, reason });
+      if (!retry && discovered.contentHash !== undefined)
+        this.failures.set(name, { hash: failureKey(discovered, this.options.registry), reason });
       this.options.logger.warn({ skill: name, folder: discovered.folder, reason }, "skill folder not registered");
       return { entry: entryOf(discovered, retry ? "discovered" : "failed", reason, record?.version ?? 0), registered: false };
     }
@@ -339,6 +341,8 @@ export class SkillSources {
         requirements: packages.requirements,
         systemPackages: packages.systemPackages,
         secrets: manifest.secrets,
+        networkAllow: manifest.networkAllow,
+        dependsOn: manifest.dependsOn,
         testFiles: files
           .filter((file) => file.path.startsWith(TEST_FILES_DIR))
           .map((file) => ({ path: file.path.slice(TEST_FILES_DIR.length), content: file.content })),

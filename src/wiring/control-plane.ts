@@ -148,6 +148,8 @@ export function createUseCases(
     ...(ports.environmentAdmin ? { environmentAdmin: ports.environmentAdmin } : {}),
     ...(ports.secrets ? { secrets: ports.secrets } : {}),
     inputFiles: config.inputFiles,
+    // What skills may declare in network_allow, checked at registration and before every run (docs/security.md#declaring-hosts).
+    egressPolicy: config.egress.allowedHosts,
   });
 }
 

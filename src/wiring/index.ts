@@ -26,4 +26,4 @@ export { type PlaybookPlane, startLessonPruneSweep, startPlaybook, startPlaybook
 export { startRouting, withQdrant } from "./routing-plane.js";
 export { createSecretsService, openSecretStore } from "./secrets-plane.js";
 export { ShutdownGrace, type DrainOutcome } from "./shutdown.js";
-export { type FolderStores, openFolderStores, startSkillSources, watchSkillFolders } from "./sources-plane.js";
+export { type FolderStores, instructionsRegistrar, openFolderStores, startSkillSources, watchSkillFolders } from "./sources-plane.js";

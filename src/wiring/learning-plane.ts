@@ -3,7 +3,14 @@ import type { Logger } from "pino";
 import type { SkillEngineConfig } from "../config/index.js";
 import { type ControlPlane, REGISTRY_FILE, type SkillRegistry } from "../control/index.js";
 import type { Embedder } from "../embedding/index.js";
-import { LearningMirror, LearningService, LearningStore, NearDuplicateDetector, NearDuplicateScreen } from "../learning/index.js";
+import {
+  type InstructionsRegistrar,
+  LearningMirror,
+  LearningService,
+  LearningStore,
+  NearDuplicateDetector,
+  NearDuplicateScreen,
+} from "../learning/index.js";
 import { LearningMetrics, type ServiceMetrics } from "../observability/index.js";
 import { openRegistryDatabase } from "../sqlite/index.js";
 
@@ -32,6 +39,8 @@ export async function startLearning(
     readonly registry: SkillRegistry;
     readonly control: ControlPlane;
     readonly events: LearningMetrics;
+    /** Where promotion registers routines of tools that are not skills (docs/learning.md#promotion). */
+    readonly instructions?: InstructionsRegistrar;
   },
 ): Promise<{ service: LearningService; close(): Promise<void> }> {
   const { registry, events } = parts;
@@ -48,6 +57,7 @@ export async function startLearning(
     logger: logger.child({ component: "learning" }),
     mirror,
     events,
+    ...(parts.instructions ? { instructions: parts.instructions } : {}),
   });
   events.attach(() => store.countsByStatus());
   return {

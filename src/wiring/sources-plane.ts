@@ -1,10 +1,12 @@
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { SkillEngineConfig } from "../config/index.js";
 import type { ControlPlane, SkillRegistry } from "../control/index.js";
 import { type ServiceMetrics, SourceMetrics } from "../observability/index.js";
-import { FolderSkillReads, FolderStore, SkillBundles, SkillSources, SourceStore, SourceWatcher } from "../sources/index.js";
+import type { InstructionsRegistrar } from "../learning/index.js";
+import { FolderSkillReads, FolderStore, folderHash, SkillBundles, SkillSources, SourceStore, SourceWatcher } from "../sources/index.js";
 
 /** Where folder skills are kept (docs/skill-sources.md): their tables beside composition's, their canonical copies in the home. */
 export interface FolderStores {
@@ -83,4 +85,30 @@ export function watchSkillFolders(
     sourceWatcher.start();
   }
   return { watcher: sourceWatcher, firstScan };
+}
+
+/**
+ * Promotion's way to an instructions-only skill (docs/learning.md#promotion): its SKILL.md registered
+ * like an imported bundle's (no folder to lose), owned by the promoting agent and private; a new
+ * version of the same skill keeps its id.
+ */
+export function instructionsRegistrar(skillSources: SkillSources, stores: FolderStores): InstructionsRegistrar {
+  return {
+    async register(skill, context) {
+      const files = [{ path: "SKILL.md", content: Buffer.from(skill.skillMd, "utf8") }];
+      const skillId = stores.sources.latest(skill.name)?.skillId ?? `${skill.name}__learned_${randomBytes(4).toString("hex")}`;
+      const registered = await skillSources.registerFiles(
+        {
+          source: { name: skill.name, skillId, root: "", folder: `learned:${skill.name}`, hash: folderHash(files) },
+          files,
+          access: { owner: context.caller.agentId, visibility: "private" },
+        },
+        context,
+      );
+      return registered.skill;
+    },
+    isInstructions(name) {
+      return stores.sources.latest(name)?.kind === "instructions";
+    },
+  };
 }

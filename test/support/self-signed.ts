@@ -4,8 +4,15 @@ import { promisify } from "node:util";
 
 const run = promisify(execFile);
 
-/** A self-signed certificate for 127.0.0.1 and localhost, made with Debian's openssl; it is its own CA. */
-export async function selfSigned(dir: string, name: string): Promise<{ certFile: string; keyFile: string }> {
+/**
+ * A self-signed certificate for 127.0.0.1 and localhost (and `moreNames`), made with Debian's openssl;
+ * it is its own CA.
+ */
+export async function selfSigned(
+  dir: string,
+  name: string,
+  moreNames: readonly string[] = [],
+): Promise<{ certFile: string; keyFile: string }> {
   const certFile = path.join(dir, `${name}.crt`);
   const keyFile = path.join(dir, `${name}.key`);
   await run("openssl", [
@@ -25,7 +32,7 @@ export async function selfSigned(dir: string, name: string): Promise<{ certFile:
     "-subj",
     "/CN=localhost",
     "-addext",
-    "subjectAltName=IP:127.0.0.1,DNS:localhost",
+    `subjectAltName=${["IP:127.0.0.1", "DNS:localhost", ...moreNames.map((host) => `DNS:${host}`)].join(",")}`,
   ]).catch((error: unknown) => {
     throw new Error(`openssl could not make a test certificate (apt-get install openssl): ${String(error)}`);
   });

@@ -143,6 +143,7 @@ export function connect(
           systemPackages: [],
           testFiles: [],
           secrets: [],
+          networkAllow: [],
           visibility: 0,
           dependsOn: [],
           system: false,

@@ -120,7 +120,7 @@ class SkillEngine:
             **more: any other field of RegisterSkillRequest by its name, e.g.
                 ``example_queries=["..."]``, ``visibility="public"``, ``requirements=["PyYAML==6.0.1"]``,
                 ``depends_on=[...]``, ``test_files={"in.csv": b"..."}``, ``secrets=[...]``,
-                ``on_duplicate="reject"``. Enums take their value's name.
+                ``network_allow=["api.example.com"]``, ``on_duplicate="reject"``. Enums take their value's name.
 
         Raises:
             InvalidArgumentError: a field is malformed (the message names it).

@@ -53,6 +53,7 @@ export const OPTIONS = {
   requirements: { type: "string", multiple: true },
   "system-packages": { type: "string", multiple: true },
   secrets: { type: "string", multiple: true },
+  "network-allow": { type: "string", multiple: true },
   "missing-only": { type: "boolean" },
   "value-file": { type: "string" },
   file: { type: "string", multiple: true },

@@ -106,6 +106,7 @@ export const register: Command = async (ctx) => {
       systemPackages: repeated(ctx, "system-packages"),
       testFiles,
       secrets: repeated(ctx, "secrets"),
+      networkAllow: repeated(ctx, "network-allow"),
     })
     .catch((error: unknown) => {
       throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);

@@ -24,13 +24,15 @@ export const SKILL_COMMANDS: Record<string, CommandSpec> = {
       "requirements",
       "system-packages",
       "secrets",
+      "network-allow",
       "test-file",
       "out",
       "force",
     ],
     usage:
       "register <file.py> --name N --description D [--schema file.json | --schema-json '{...}'] [--test-payload '{...}'] [--example QUERY]... [--public | --private] [--depends-on NAME[@V]]... [--reject-duplicates]\n" +
-      "         [--requirements SPEC]... [--system-packages NAME]... [--secrets NAME]... [--test-file SANDBOX-PATH=LOCAL-PATH]... [--out DIR [--force]]\n" +
+      "         [--requirements SPEC]... [--system-packages NAME]... [--secrets NAME]... [--network-allow HOST]...\n" +
+      "         [--test-file SANDBOX-PATH=LOCAL-PATH]... [--out DIR [--force]]\n" +
       "      Similar skills the caller can see are listed; --reject-duplicates refuses a near-duplicate (docs/learning.md#near-duplicates).\n" +
       "      Registers (or re-registers as a new version) the skill in <file.py>; the service test-runs it first.\n" +
       '      Schema defaults to {"type":"object"}, test payload to {}. Prints the version, normalizations and warnings.\n' +
@@ -41,7 +43,9 @@ export const SKILL_COMMANDS: Record<string, CommandSpec> = {
       "      installed into the skill's environment before its test run (docs/packages.md). --test-file: a file for the\n" +
       "      test run under /sandbox/in/SANDBOX-PATH (repeatable); the files the test run returns are listed, and\n" +
       "      written under DIR with --out, as invoke does. --secrets: the name of one of your secrets (skillctl secrets set)\n" +
-      "      the skill reads from its environment (repeatable; docs/security.md#declaring-and-delivering).",
+      "      the skill reads from its environment (repeatable; docs/security.md#declaring-and-delivering). --network-allow:\n" +
+      "      a host its runs may reach through the egress gateway: host, host:port, *.domain or an IP literal (repeatable;\n" +
+      "      within the operator's SKILL_ENGINE_EGRESS_ALLOWED_HOSTS; docs/security.md#declaring-hosts).",
   },
   invoke: {
     positionals: [1, 2],

@@ -85,7 +85,7 @@ export class SecretRedactor {
 
   /**
    * A run's result as the control plane passes it on: stdout, stderr, the error summary, the file
-   * warnings and every returned file's path and UTF-8 text redacted (see {@link redactResult}).
+   * and network warnings and every returned file's path and UTF-8 text redacted (see {@link redactResult}).
    */
   result(result: ExecutionResult): ExecutionResult {
     return this.empty ? result : redactResult(result, this);
@@ -108,6 +108,8 @@ export function redactResult(result: ExecutionResult, redactor: SecretRedactor):
     errorSummary: clipped ? `${redactor.redact(summary.slice(0, -1), true)}…` : redactor.redact(summary),
     ...(result.outputFiles ? { outputFiles: result.outputFiles.map((file) => redactFile(file, redactor)) } : {}),
     ...(result.fileWarnings ? { fileWarnings: result.fileWarnings.map((warning) => redactor.redact(warning)) } : {}),
+    // A refused host's name is the skill's choice, so a value may be hidden in one.
+    ...(result.networkWarnings ? { networkWarnings: result.networkWarnings.map((warning) => redactor.redact(warning)) } : {}),
   };
 }
 

@@ -84,7 +84,7 @@ export async function runComposition(
   let last: ExecutionResult | undefined;
   const finish = (result: ExecutionResult): ComposedRunResult => {
     // The composition hands back the last step that ran's files; their warnings are above, by step.
-    const { fileWarnings: _fileWarnings, outputFiles: _outputFiles, ...rest } = result;
+    const { fileWarnings: _fileWarnings, networkWarnings: _networkWarnings, outputFiles: _outputFiles, ...rest } = result;
     return { result: { ...rest, ...(last?.outputFiles ? { outputFiles: last.outputFiles } : {}) }, steps: outcomes, warnings };
   };
   for (const [index, step] of definition.steps.entries()) {
@@ -106,6 +106,7 @@ export async function runComposition(
         files: outputs.map((file) => file.path),
       };
       warnings.push(...(outcome.result.fileWarnings ?? []).map((warning) => `step "${step.id}": ${warning}`));
+      warnings.push(...(outcome.result.networkWarnings ?? []).map((warning) => `step "${step.id}": ${warning}`));
       const passed = handOn(step.id, outputs);
       handed.push(passed.handed);
       // What is not handed on matters only when a step follows.

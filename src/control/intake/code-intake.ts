@@ -23,6 +23,8 @@ export interface PreparedCode {
 export interface IntakeOptions {
   /** Secret names the skill declares: the content guard does not flag reading them (docs/security.md#declaring-and-delivering). @default [] */
   readonly declaredSecrets?: readonly string[];
+  /** The skill declares hosts (docs/security.md#declaring-hosts): the guard does not flag sending a declared secret. @default false */
+  readonly declaresNetwork?: boolean;
 }
 
 /**

@@ -65,6 +65,8 @@ const EXCERPT_LENGTH = 80;
 export interface ScanOptions {
   /** Secret names the skill declares (docs/security.md#declaring-and-delivering): reading one is no finding. @default [] */
   readonly declaredSecrets?: readonly string[];
+  /** The skill declares hosts (docs/security.md#declaring-hosts): sending a declared secret to them is no finding. @default false */
+  readonly declaresNetwork?: boolean;
 }
 
 /**
@@ -73,6 +75,7 @@ export interface ScanOptions {
  */
 export function scanSkillCode(code: string, rules: readonly GuardRule[] = GUARD_RULES, options: ScanOptions = {}): GuardReport {
   const declaredSecrets = new Set(options.declaredSecrets ?? []);
+  const declaresNetwork = options.declaresNetwork ?? false;
   const views = { source: code, code: codeView(code) };
   const lines = lineStarts(code);
   const findings: GuardFinding[] = [];
@@ -80,7 +83,7 @@ export function scanSkillCode(code: string, rules: readonly GuardRule[] = GUARD_
   for (const rule of rules) {
     const view = rule.view ?? "code";
     let context = contexts.get(view);
-    if (context === undefined) contexts.set(view, (context = new ScanContext(views[view], declaredSecrets)));
+    if (context === undefined) contexts.set(view, (context = new ScanContext(views[view], declaredSecrets, declaresNetwork)));
     findings.push(...runRule(rule, context, lines));
   }
   const kept = dropCautionsShadowedByDangerous(findings);
@@ -106,6 +109,7 @@ class ScanContext implements RuleContext {
   constructor(
     readonly text: string,
     readonly declaredSecrets: ReadonlySet<string>,
+    readonly declaresNetwork: boolean,
   ) {}
 
   memo<T>(key: string, compute: (text: string) => T): T {

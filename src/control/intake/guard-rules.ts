@@ -44,6 +44,8 @@ export interface RuleContext {
   memo<T>(key: string, compute: (text: string) => T): T;
   /** The secret names the skill declares (docs/security.md#declaring-and-delivering): the run is handed them. */
   readonly declaredSecrets: ReadonlySet<string>;
+  /** The skill declares hosts its runs may reach (docs/security.md#declaring-hosts): talking to the network is its purpose. */
+  readonly declaresNetwork: boolean;
 }
 
 /** One rule of the content guard. */
@@ -353,6 +355,9 @@ export const GUARD_RULES: readonly GuardRule[] = [
       "reads a secret from the environment (AWS_SECRET_ACCESS_KEY, *_TOKEN, *_API_KEY, *_PASSWORD…) in code that also talks to the network: the pattern of credential exfiltration. Take what the skill needs as a parameter and do not send it anywhere",
     pattern: rx(SECRET_ENV_READ),
     requires: [NETWORK],
+    // A skill that declares both the secret and the hosts it may reach is handed the one to send to
+    // the others: only those hosts are reachable. An undeclared secret-looking name is still a finding.
+    accept: (match, context) => !(context.declaresNetwork && context.declaredSecrets.has(secretNameRead(match[0]))),
   },
   {
     id: "credential-env-secret-read",

@@ -72,6 +72,7 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     schema: string,
     payload: string,
     origin: VersionOrigin = "register",
+    networkAllow?: string[],
   ) {
     const existing = registry.get(name);
     if (existing && locationOf(existing.status) !== "active") await store.moveSkill(name, locationOf(existing.status), "active", tick());
@@ -87,6 +88,7 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
         contentHash: contentHash(code),
         origin,
         createdAt: tick(),
+        ...(networkAllow ? { networkAllow } : {}),
       },
       { owner: "local", visibility: "private" },
     );
@@ -120,8 +122,9 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     invoke("adder", true);
     invoke("adder", false);
 
-    await commit("rolled", "print('r1')\n", "Rolled back one", '{"type":"object"}', '{"a": 1}');
-    await commit("rolled", "print('r2')\n", "Rolled back two", '{"type":"object"}', '{"a": 2}');
+    // Each version's declared hosts come back with it (docs/security.md#declaring-hosts).
+    await commit("rolled", "print('r1')\n", "Rolled back one", '{"type":"object"}', '{"a": 1}', "register", ["api.example.com"]);
+    await commit("rolled", "print('r2')\n", "Rolled back two", '{"type":"object"}', '{"a": 2}', "register", ["*.cdn.example.net:8443"]);
     const code = (await store.readVersion("rolled", 1)) as string;
     registry.activateVersion("rolled", 1, tick());
     await store.writeActive("rolled", code);
@@ -173,6 +176,10 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
     });
     expect(original.find((s) => s.name === "shaky")).toMatchObject({ enabled: false, disabledBy: "carol" });
     expect(original.find((s) => s.name === "rolled")?.system).toBe(true);
+    expect(original.find((s) => s.name === "rolled")?.versions.map((v) => v.networkAllow)).toEqual([
+      ["api.example.com"],
+      ["*.cdn.example.net:8443"],
+    ]);
     expect(original.map((s) => [s.name, s.status, s.version])).toEqual([
       ["adder", "active", 3],
       ["gone", "deleted", 1],

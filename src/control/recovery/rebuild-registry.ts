@@ -338,6 +338,7 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
       ...(recorded?.packages ? { packages: recorded.packages } : {}),
       ...(recorded?.testFiles ? { testFiles: recorded.testFiles } : {}),
       ...(recorded?.secrets && recorded.secrets.length > 0 ? { secrets: recorded.secrets } : {}),
+      ...(recorded?.networkAllow && recorded.networkAllow.length > 0 ? { networkAllow: recorded.networkAllow } : {}),
     };
   };
 

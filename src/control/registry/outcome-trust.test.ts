@@ -231,7 +231,7 @@ describe("whose reports count, in the registry (real SQLite file)", () => {
               ALTER TABLE skill_versions DROP COLUMN environment_id; DROP TABLE skill_version_test_files;
               DROP INDEX invocations_by_caller; ALTER TABLE invocations DROP COLUMN output_files;
               ALTER TABLE invocations DROP COLUMN output_file_count; ALTER TABLE invocations DROP COLUMN output_file_bytes;
-              ALTER TABLE skill_versions DROP COLUMN secrets;
+              ALTER TABLE skill_versions DROP COLUMN secrets; ALTER TABLE skill_versions DROP COLUMN network_allow;
               INSERT INTO skills (name, description, parameters_schema, test_payload, status, version, content_hash, created_at, updated_at,
                                   status_changed_at, owner, visibility)
                 VALUES ('convert', 'd', '{}', '{}', 'active', 1, 'h', 1, 1, 1, 'bob', 'public');

@@ -92,6 +92,8 @@ export interface SkillRecord {
   readonly environmentId: string;
   /** The names of the secrets the active version's runs are handed (docs/security.md#declaring-and-delivering); never values. */
   readonly secrets: readonly string[];
+  /** The hosts the active version's runs may reach, in canonical form (docs/security.md#declaring-hosts); empty: no network. */
+  readonly networkAllow: readonly string[];
 }
 
 /** What a version declares it needs beyond the standard library, and the environment built for it (docs/packages.md). */
@@ -132,6 +134,8 @@ export interface VersionRecord {
   readonly testFiles?: readonly TestFileEntry[];
   /** The names of the invoking agent's secrets its runs are handed (docs/security.md#declaring-and-delivering). Absent: none. */
   readonly secrets?: readonly string[];
+  /** The hosts its runs may reach, in canonical form (docs/security.md#declaring-hosts). Absent: none, no network. */
+  readonly networkAllow?: readonly string[];
 }
 
 /** One invocation's outcome, as recorded for telemetry. */

@@ -33,7 +33,7 @@ export interface SkillRow {
   enabled: number;
   disabled_by: string;
   grants_json: string;
-  /** `[requirements, system_packages, environment_id, secrets]` of the active version. */
+  /** `[requirements, system_packages, environment_id, secrets, network_allow]` of the active version. */
   packages_json: string | null;
 }
 
@@ -60,6 +60,8 @@ export interface VersionRow {
   environment_id: string;
   /** JSON list of the declared secret names (docs/architecture.md's step 14). */
   secrets: string;
+  /** JSON list of the declared hosts, canonical (docs/security.md#declaring-hosts). */
+  network_allow: string;
   /** `[{path, size_bytes, sha256}]` of its test files in order, from {@link SELECT_VERSION}. */
   test_files_json: string | null;
 }
@@ -78,7 +80,7 @@ export const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versi
                              (SELECT json_group_array(json_object('name', g.name, 'grantee_kind', g.grantee_kind, 'grantee', g.grantee,
                                                                   'version', g.version, 'granted_by', g.granted_by, 'granted_at', g.granted_at))
                                 FROM (SELECT * FROM skill_grants WHERE name = s.name ORDER BY granted_at, grantee_kind, grantee) g) AS grants_json,
-                             (SELECT json_array(a.requirements, a.system_packages, a.environment_id, a.secrets)
+                             (SELECT json_array(a.requirements, a.system_packages, a.environment_id, a.secrets, a.network_allow)
                                 FROM skill_versions a WHERE a.name = s.name AND a.version = s.version) AS packages_json
                       FROM skills s`;
 
@@ -108,19 +110,19 @@ export function toRecord(row: SkillRow): SkillRecord {
   };
 }
 
-/** The active version's declared packages and secret names, from {@link SELECT_SKILL}'s `packages_json`. */
-function activePackages(row: SkillRow): Pick<SkillRecord, "requirements" | "systemPackages" | "environmentId" | "secrets"> {
-  const [requirements, systemPackages, environmentId, secrets] = JSON.parse(row.packages_json ?? '["[]", "[]", "", "[]"]') as [
-    string,
-    string,
-    string,
-    string,
-  ];
+/** The active version's declared packages, secret names and hosts, from {@link SELECT_SKILL}'s `packages_json`. */
+function activePackages(
+  row: SkillRow,
+): Pick<SkillRecord, "requirements" | "systemPackages" | "environmentId" | "secrets" | "networkAllow"> {
+  const [requirements, systemPackages, environmentId, secrets, networkAllow] = JSON.parse(
+    row.packages_json ?? '["[]", "[]", "", "[]", "[]"]',
+  ) as [string, string, string, string, string];
   return {
     requirements: JSON.parse(requirements) as string[],
     systemPackages: JSON.parse(systemPackages) as string[],
     environmentId,
     secrets: JSON.parse(secrets) as string[],
+    networkAllow: JSON.parse(networkAllow) as string[],
   };
 }
 
@@ -168,6 +170,7 @@ export function toVersionRecord(row: VersionRow): VersionRecord {
       : {}),
     ...testFilesOf(row),
     ...(row.secrets !== "[]" ? { secrets: JSON.parse(row.secrets) as string[] } : {}),
+    ...(row.network_allow !== "[]" ? { networkAllow: JSON.parse(row.network_allow) as string[] } : {}),
   };
 }
 

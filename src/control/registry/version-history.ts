@@ -128,8 +128,8 @@ export class VersionHistory {
     this.db
       .prepare(
         `INSERT INTO skill_versions (name, version, description, parameters_schema, test_payload, content_hash, origin, created_at,
-                                     requirements, system_packages, environment_id, secrets)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                     requirements, system_packages, environment_id, secrets, network_allow)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         next.name,
@@ -144,6 +144,7 @@ export class VersionHistory {
         JSON.stringify(next.packages?.systemPackages ?? []),
         next.packages?.environmentId ?? "",
         JSON.stringify(next.secrets ?? []),
+        JSON.stringify(next.networkAllow ?? []),
       );
     if (!next.testFiles || next.testFiles.length === 0) return;
     const insertFile = this.db.prepare(

@@ -180,6 +180,37 @@ describe("skills_registry.json: one schema to write it and to read it back (real
     expect(readMirrorDocument(edited).skills.get("calls_api")?.versions[1]?.secrets).toBeUndefined();
   });
 
+  it("records a version's declared hosts and reads them back; rollbacks keep each version's own", async () => {
+    const version = (n: number, networkAllow?: string[]): void => {
+      registry.commitVersion(
+        {
+          name: "fetches",
+          version: n,
+          description: "fetches a page",
+          parametersSchema: '{"type":"object"}',
+          testPayload: "{}",
+          contentHash: String(n).repeat(64),
+          origin: n === 1 ? "register" : "patch",
+          createdAt: new Date(Date.UTC(2025, 0, n)),
+          ...(networkAllow ? { networkAllow } : {}),
+        },
+        { owner: "agent-7", visibility: "private" },
+      );
+    };
+    version(1, ["api.example.com"]);
+    version(2, ["api.example.com", "*.cdn.example.net:8443"]);
+    version(3);
+    expect(registry.get("fetches")?.networkAllow).toEqual([]);
+    expect(registry.activateVersion("fetches", 2, new Date()).networkAllow).toEqual(["api.example.com", "*.cdn.example.net:8443"]);
+    expect(registry.version("fetches", 1)?.networkAllow).toEqual(["api.example.com"]);
+    const document = await writtenMirror();
+    MirrorDocumentSchema.parse(document);
+    const versions = readMirrorDocument(document).skills.get("fetches")?.versions;
+    expect(versions?.map((v) => v.networkAllow)).toEqual([["api.example.com"], ["api.example.com", "*.cdn.example.net:8443"], undefined]);
+    // A version that declares none is written as before hosts existed.
+    expect(JSON.stringify(document)).not.toContain('"network_allow":[]');
+  });
+
   it("a rewrite holds one skill's entry at a time, not the whole history, and writes the document's exact JSON text", async () => {
     // Three skills whose entries are each larger than what the file's writer gathers before a
     // write (64 KiB): by the time the third skill's versions are read, the first two entries must

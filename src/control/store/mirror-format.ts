@@ -44,6 +44,8 @@ const versionFields = {
   environment_id: z.string().optional(),
   /** Only for a version that declares secrets (docs/security.md#declaring-and-delivering): their names, never values. */
   secrets: z.array(z.string().regex(/^[A-Z_][A-Z0-9_]{0,63}$/)).optional(),
+  /** Only for a version that declares hosts (docs/security.md#declaring-hosts): canonical, as the registry holds them. */
+  network_allow: z.array(z.string().min(1).max(260)).max(32).optional(),
   /** Only for a version with test files (docs/files.md#test-files): their list; the bytes are in the store. */
   test_files: z
     .array(z.object({ path: z.string().min(1), size_bytes: count, sha256: z.string().regex(/^[0-9a-f]{64}$/) }).strict())
@@ -152,6 +154,7 @@ export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRec
           }
         : {}),
       ...(v.secrets && v.secrets.length > 0 ? { secrets: [...v.secrets] } : {}),
+      ...(v.networkAllow && v.networkAllow.length > 0 ? { network_allow: [...v.networkAllow] } : {}),
       ...(v.testFiles && v.testFiles.length > 0
         ? { test_files: v.testFiles.map((t) => ({ path: t.path, size_bytes: t.sizeBytes, sha256: t.sha256 })) }
         : {}),
@@ -193,6 +196,8 @@ export interface RecordedVersion {
   readonly testFiles: readonly TestFileEntry[] | undefined;
   /** The secret names it declares; undefined: none (or not recorded, or damaged). */
   readonly secrets: readonly string[] | undefined;
+  /** The hosts it declares; undefined: none (or not recorded, or damaged). */
+  readonly networkAllow: readonly string[] | undefined;
 }
 
 /** What the mirror recorded about one skill, read back; a field that was missing or damaged is undefined. */
@@ -279,6 +284,7 @@ export function readMirrorDocument(document: unknown): MirrorReading {
               : undefined,
           testFiles: v.test_files?.map((t) => ({ path: t.path, sizeBytes: t.size_bytes, sha256: t.sha256 })),
           secrets: v.secrets,
+          networkAllow: v.network_allow,
         },
       ];
     });

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { HostPattern } from "../../egress/index.js";
 import type { SandboxEnvironment, SandboxFolderFile, SandboxRunner } from "../../execution/index.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
@@ -36,6 +37,12 @@ export interface ControlDependencies {
   readonly inputFiles?: InputFileLimits;
   /** The agents' secrets (docs/security.md#declaring-and-delivering); omitted: no agent has any, so a version that declares one cannot run. */
   readonly secrets?: SkillSecrets;
+  /**
+   * The operator's egress policy (SKILL_ENGINE_EGRESS_ALLOWED_HOSTS, docs/security.md#declaring-hosts): the
+   * hosts any skill may declare, checked at registration and again before every run.
+   * @default [] no skill may declare a host
+   */
+  readonly egressPolicy?: readonly HostPattern[];
 }
 
 /**

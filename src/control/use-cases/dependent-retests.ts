@@ -1,4 +1,4 @@
-import { errorMessage, RunCancelledError, SecretMissingError } from "../../errors/index.js";
+import { EgressNotAllowedError, errorMessage, RunCancelledError, SecretMissingError } from "../../errors/index.js";
 import { canSee } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { SkillRecord } from "../registry/index.js";
@@ -63,7 +63,8 @@ export class DependentRetests {
       } catch (error) {
         // The dependent could not even start (e.g. another of its dependencies is gone): a failure too.
         outcome = { name: dependent.name, passed: false, error: errorMessage(error) };
-        if (!(error instanceof RunCancelledError) && !(error instanceof SecretMissingError)) {
+        // Nor is a host the operator's policy no longer allows (docs/security.md#declaring-hosts).
+        if (!(error instanceof RunCancelledError) && !(error instanceof SecretMissingError) && !(error instanceof EgressNotAllowedError)) {
           composition.dependencies.recordRetest(dependent.name, dependency.name, dependency.version, false, outcome.error, now());
         }
       }

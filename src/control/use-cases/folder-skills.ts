@@ -1,5 +1,6 @@
 import { AlreadyExistsError } from "../../errors/index.js";
 import type { ExecutionResult, SandboxFolderFile } from "../../execution/index.js";
+import type { Caller } from "../../identity/index.js";
 import type { CallContext } from "../call-context.js";
 import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
 import {
@@ -10,7 +11,7 @@ import {
   validateInputFiles,
   validateRegistration,
 } from "../intake/index.js";
-import { validateSecretNames } from "../access/index.js";
+import { validateNetworkAllow, validateSecretNames } from "../access/index.js";
 import { isLive, type SkillAccess, type SkillRecord } from "../registry/index.js";
 import type { Lifecycle } from "./lifecycle.js";
 import { prepareEnvironment } from "./package-environment.js";
@@ -47,6 +48,10 @@ export interface FolderSkillInput {
   readonly testFiles?: readonly { readonly path: string; readonly content: Uint8Array }[];
   /** The secret names its SKILL.md declares (`metadata.secrets`, docs/skill-sources.md#secrets), checked. @default [] */
   readonly secrets?: readonly string[];
+  /** The hosts its SKILL.md declares (`metadata.network_allow`, docs/skill-sources.md#hosts), within the operator's policy. @default [] */
+  readonly networkAllow?: readonly string[];
+  /** The skills its SKILL.md declares in `depends_on`, under RegisterSkill's rules (docs/skill-sources.md#dependencies). @default [] */
+  readonly dependsOn?: readonly string[];
 }
 
 /** A folder's version as registered: the record, its test run (executable folders) and what it resembles. */
@@ -86,8 +91,12 @@ export class FolderSkills {
       throw new AlreadyExistsError(`the name "${valid.name}" is taken by a skill that is not kept as a folder`);
     }
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    // Dependencies must be live plain skills its owner may see, and close no cycle, as for RegisterSkill.
+    const owner: Caller = { agentId: input.access.owner, admin: false, authenticated: false };
+    const dependsOn = core.composition.preflightPlain(valid.name, input.dependsOn ?? [], owner);
     const testFiles = validateInputFiles("tests/files", input.testFiles ?? [], core.inputFileLimits);
     const secrets = validateSecretNames("SKILL.md metadata.secrets", input.secrets ?? []);
+    const networkAllow = validateNetworkAllow("SKILL.md metadata.network_allow", input.networkAllow ?? [], core.egressPolicy);
     // Folders and bundles are screened too: a folder only warns (the log and the near-duplicate
     // metric say so), an import may be refused before its test runs.
     const similarSkills = await screenDuplicates(
@@ -113,10 +122,12 @@ export class FolderSkills {
           code: input.run.launcher,
           payload: testPayload,
           folder: input.run.folder,
+          files: await core.composition.dependencyFiles(valid.name, dependsOn),
           environment: built?.environment,
           inputFiles: testFiles,
           // The test run uses the secrets of the agent the folder is registered for.
           secrets,
+          networkAllow,
         },
         context,
       );
@@ -139,6 +150,8 @@ export class FolderSkills {
         packages: built?.packages,
         testFiles,
         secrets,
+        networkAllow,
+        declared: { kind: "plain", dependsOn },
       }),
     );
     await core.reindex(skill);

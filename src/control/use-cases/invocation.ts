@@ -72,7 +72,8 @@ export class Invocation {
       result,
       version: resolved.version,
       steps,
-      warnings: [...core.composition.retestWarnings(skill), ...warnings, ...(result.fileWarnings ?? [])],
+      // What the egress gateway refused or cut off follows the file warnings (docs/security.md#egress).
+      warnings: [...core.composition.retestWarnings(skill), ...warnings, ...(result.fileWarnings ?? []), ...(result.networkWarnings ?? [])],
       invocationId: recorded.invocationId,
     };
   }

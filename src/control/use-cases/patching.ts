@@ -53,7 +53,10 @@ export class Patching {
     // A patch keeps the version's secrets (docs/security.md#declaring-and-delivering): its test run gets the caller's values.
     const secrets = skill.secrets;
     await core.secretValues(skill.name, secrets, context);
-    const prepared = await core.intake.prepare(patched, { declaredSecrets: secrets });
+    // And its declared hosts (docs/security.md#declaring-hosts): checked against the policy as it is now.
+    const networkAllow = skill.networkAllow;
+    core.checkEgressPolicy(skill.name, networkAllow, context);
+    const prepared = await core.intake.prepare(patched, { declaredSecrets: secrets, declaresNetwork: networkAllow.length > 0 });
     const files = await core.composition.dependencyFiles(skill.name, declared.dependsOn);
     // A patch keeps the version's packages (docs/packages.md#declaring): its test runs in their environment.
     const packages = core.packagesOf(skill, skill.version);
@@ -62,7 +65,16 @@ export class Patching {
     // A patch keeps the version's test files too (docs/files.md#test-files): its test run is handed them.
     const testFiles = await core.testFiles(skill.name, skill.version);
     const test = await this.gate.test(
-      { skillName: skill.name, code: prepared.code, payload: testPayload, files, environment, inputFiles: testFiles, secrets },
+      {
+        skillName: skill.name,
+        code: prepared.code,
+        payload: testPayload,
+        files,
+        environment,
+        inputFiles: testFiles,
+        secrets,
+        networkAllow,
+      },
       context,
       declaredPackages,
     );
@@ -85,6 +97,7 @@ export class Patching {
         packages,
         testFiles,
         secrets,
+        networkAllow,
       });
     });
     await core.reindex(committed);

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from "../../errors/index.js";
 import type { ExecutionResult } from "../../execution/index.js";
-import { requireAdmin, validateSecretNames } from "../access/index.js";
+import { requireAdmin, validateNetworkAllow, validateSecretNames } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import { isDefinitionText } from "../composition/index.js";
 import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
@@ -40,6 +40,8 @@ export interface RegisterSkillInput extends RegistrationInput {
   readonly testFiles?: readonly { readonly path: string; readonly content: Uint8Array }[];
   /** Names of the caller's secrets the skill reads (docs/security.md#declaring-and-delivering). @default [] */
   readonly secrets?: readonly string[];
+  /** Hosts its runs may reach, within the operator's policy (docs/security.md#declaring-hosts). @default [] */
+  readonly networkAllow?: readonly string[];
 }
 
 /** The outcome of a gated change of code (registration or patch). */
@@ -77,6 +79,7 @@ export class RegisterSkill {
     if (system) requireAdmin(context.caller, "registering a system skill");
     const valid = validateRegistration(input);
     const secrets = validateSecretNames("secrets", input.secrets ?? []);
+    const networkAllow = validateNetworkAllow("network_allow", input.networkAllow ?? [], core.egressPolicy);
     if (isDefinitionText(valid.code)) {
       throw new InvalidArgumentError("code", "is a composed skill's definition; register it with RegisterComposedSkill");
     }
@@ -101,14 +104,14 @@ export class RegisterSkill {
     // validateRegistration has checked it against the schema already: this cannot throw.
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
     const inputFiles = validateInputFiles("test_files", input.testFiles ?? [], core.inputFileLimits);
-    const intake = core.intake.begin(valid.code, { declaredSecrets: secrets });
+    const intake = core.intake.begin(valid.code, { declaredSecrets: secrets, declaresNetwork: networkAllow.length > 0 });
     // Code the guard passes as sent starts its test run while the parser checks it; "reject"
     // screens before any run, so a refused near-duplicate costs none (docs/performance.md#registration).
     const needsPackages = declaredPackages.requirements.length > 0 || declaredPackages.systemPackages.length > 0;
     const early: EarlyTest | undefined =
       intake.runnableAsSent && onDuplicate === "warn" && !needsPackages
         ? gate.startEarlyTest(
-            { skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles, inputFiles, secrets },
+            { skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles, inputFiles, secrets, networkAllow },
             context,
           )
         : undefined;
@@ -141,6 +144,7 @@ export class RegisterSkill {
           environment: built?.environment,
           inputFiles,
           secrets,
+          networkAllow,
         },
         context,
       );
@@ -177,6 +181,7 @@ export class RegisterSkill {
           // Kept with the version, like its test payload: every later test run of it gets them (docs/files.md#test-files).
           testFiles: inputFiles,
           secrets,
+          networkAllow,
           staged,
         });
         return system && !committed.system ? core.registry.setSystem(committed.name, true, core.now()) : committed;

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import { FailedPreconditionError, InternalError, SecretMissingError, SkillEngineError } from "../../errors/index.js";
+import type { HostPattern } from "../../egress/index.js";
+import { EgressNotAllowedError, FailedPreconditionError, InternalError, SecretMissingError, SkillEngineError } from "../../errors/index.js";
 import type {
   ExecutionResult,
   RunInputFile,
@@ -9,7 +10,7 @@ import type {
   SandboxRunner,
   SandboxRunRequest,
 } from "../../execution/index.js";
-import { SecretRedactor } from "../access/index.js";
+import { SecretRedactor, uncoveredHost } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
@@ -37,6 +38,8 @@ export interface SandboxRunInput {
   readonly inputFiles?: readonly RunInputFile[];
   /** The secret names the version declares: the caller's values are handed to the run (docs/security.md#declaring-and-delivering). */
   readonly secrets?: readonly string[];
+  /** The hosts the version declares (docs/security.md#declaring-hosts): checked against the operator's policy, then handed to the run. */
+  readonly networkAllow?: readonly string[];
 }
 
 const NO_SECRETS: ReadonlyMap<string, string> = new Map();
@@ -65,6 +68,8 @@ export class SkillCore {
   readonly now: () => Date;
   readonly lookup: SkillLookup;
   readonly inputFileLimits: InputFileLimits;
+  /** The operator's egress policy: the hosts any version may declare (docs/security.md#declaring-hosts). */
+  readonly egressPolicy: readonly HostPattern[];
   private readonly runner: SandboxRunner;
   private readonly secrets: SkillSecrets | undefined;
   private readonly perName = new KeyedMutex();
@@ -87,6 +92,7 @@ export class SkillCore {
     this.now = deps.now ?? (() => new Date());
     this.lookup = new SkillLookup(deps.registry);
     this.inputFileLimits = deps.inputFiles ?? DEFAULT_INPUT_FILE_LIMITS;
+    this.egressPolicy = deps.egressPolicy ?? [];
   }
 
   /** Runs `work` after every earlier change of `name` has finished: one change of a skill at a time. */
@@ -103,10 +109,12 @@ export class SkillCore {
    * One sandbox run, stopped when the call is cancelled or its deadline passes. The caller's values
    * of the version's secrets go with it, and its result comes back with every one of them redacted
    * before anything records, logs or returns it (docs/security.md#redaction); a value the caller has
-   * not set refuses the run before any container starts ({@link secretValues}).
+   * not set refuses the run before any container starts ({@link secretValues}), as does a declared
+   * host the operator's policy no longer covers ({@link checkEgressPolicy}).
    */
   async runSandbox(input: SandboxRunInput, context: CallContext): Promise<ExecutionResult> {
-    const { files = [], folder = [], inputFiles = [] } = input;
+    const { files = [], folder = [], inputFiles = [], networkAllow = [] } = input;
+    this.checkEgressPolicy(input.skillName, networkAllow, context);
     const secrets = await this.secretValues(input.skillName, input.secrets, context);
     const result = await this.runner.run({
       code: input.code,
@@ -122,6 +130,7 @@ export class SkillCore {
       ...(context.signal ? { signal: context.signal } : {}),
       ...(context.idempotencyKey && input.purpose === "invoke" ? { idempotencyKey: context.idempotencyKey } : {}),
       ...(secrets.size > 0 ? { secrets: Object.fromEntries(secrets) } : {}),
+      ...(networkAllow.length > 0 ? { networkAllow } : {}),
     });
     return secrets.size > 0 ? new SecretRedactor(secrets).result(result) : result;
   }
@@ -143,6 +152,27 @@ export class SkillCore {
       throw new SecretMissingError(skillName, missing);
     }
     return new Map(names.map((name) => [name, found.get(name) as string]));
+  }
+
+  /**
+   * Refuses a run whose version declares a host the operator's policy does not cover now (it was
+   * narrowed after the version was registered): an {@link EgressNotAllowedError} before any container
+   * starts, which nothing counts against the skill (docs/security.md#declaring-hosts).
+   */
+  checkEgressPolicy(skillName: string, networkAllow: readonly string[], context: CallContext): void {
+    if (networkAllow.length === 0) return;
+    const host = uncoveredHost(networkAllow, this.egressPolicy);
+    if (host === undefined) return;
+    this.logger.info(
+      { skill: skillName, host, agent: context.caller.agentId, requestId: context.requestId },
+      "run refused: the skill declares a host the operator's egress policy no longer allows",
+    );
+    throw new EgressNotAllowedError(skillName, host);
+  }
+
+  /** The hosts `name` v`version` declares: the active version's from its record, an older one's from history. */
+  networkAllowOf(record: SkillRecord, version: number): readonly string[] {
+    return version === record.version ? record.networkAllow : (this.registry.version(record.name, version)?.networkAllow ?? []);
   }
 
   /** The secret names `name` v`version` declares: the active version's from its record, an older one's from history. */

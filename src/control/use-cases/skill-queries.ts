@@ -31,6 +31,8 @@ export interface SkillWithCode {
   readonly packages?: VersionPackages | undefined;
   /** The secret names the version whose code this is declares (docs/security.md#declaring-and-delivering); never values. */
   readonly secrets: readonly string[];
+  /** The hosts the version whose code this is declares (docs/security.md#declaring-hosts). */
+  readonly networkAllow: readonly string[];
 }
 
 /** The scorer features of docs/skill-lifecycle.md#stats plus duration percentiles. */
@@ -90,6 +92,7 @@ export class SkillQueries {
         folder,
         packages: version.packages,
         secrets: version.secrets ?? [],
+        networkAllow: version.networkAllow ?? [],
       };
     }
     const declared = core.composition.declaredOf(skill);
@@ -102,6 +105,7 @@ export class SkillQueries {
       folder,
       packages,
       secrets: skill.secrets,
+      networkAllow: skill.networkAllow,
     };
   }
 

@@ -71,21 +71,38 @@ export class SkillRuns {
     const purpose = telemetry ? "invoke" : "test";
     // The caller's values of the version's secrets go with the run (docs/security.md#declaring-and-delivering).
     const secrets = core.secretsOf(resolved.record, resolved.version);
+    // And the hosts it declares, if the operator's policy still covers them (docs/security.md#declaring-hosts).
+    const networkAllow = core.networkAllowOf(resolved.record, resolved.version);
     const environment = await core.environmentOf(core.packagesOf(resolved.record, resolved.version), name);
     const folderRun = await core.folders?.runOf(name, resolved.version);
     if (folderRun?.kind === "instructions") {
       throw new FailedPreconditionError(`"${name}" is an instructions-only skill: there is nothing to run; read it with GetSkillContent`);
     }
+    const files = await core.composition.dependencyFiles(name, resolved.declared.dependsOn);
     if (folderRun) {
+      // Its declared dependencies' code sits beside the launcher, as for a plain skill (docs/skill-sources.md#dependencies).
       const result = await core.runSandbox(
-        { purpose, skillName: name, code: folderRun.launcher, payload, folder: folderRun.folder, environment, inputFiles, secrets },
+        {
+          purpose,
+          skillName: name,
+          code: folderRun.launcher,
+          payload,
+          folder: folderRun.folder,
+          files,
+          environment,
+          inputFiles,
+          secrets,
+          networkAllow,
+        },
         context,
       );
       return { result, steps: [], warnings: [] };
     }
-    const files = await core.composition.dependencyFiles(name, resolved.declared.dependsOn);
     return {
-      result: await core.runSandbox({ purpose, skillName: name, code, payload, files, environment, inputFiles, secrets }, context),
+      result: await core.runSandbox(
+        { purpose, skillName: name, code, payload, files, environment, inputFiles, secrets, networkAllow },
+        context,
+      ),
       steps: [],
       warnings: [],
     };

@@ -46,6 +46,8 @@ export interface NewVersion {
   readonly testFiles?: readonly RunInputFile[];
   /** The secret names it declares (docs/security.md#declaring-and-delivering). @default [] */
   readonly secrets?: readonly string[];
+  /** The hosts it declares, canonical (docs/security.md#declaring-hosts). @default [] */
+  readonly networkAllow?: readonly string[];
 }
 
 /** An early test run (see {@link VersionGate.startEarlyTest}): its code, its result, and how to cancel it. */
@@ -125,6 +127,7 @@ export class VersionGate {
       readonly files: Promise<SandboxFile[]>;
       readonly inputFiles: readonly RunInputFile[];
       readonly secrets: readonly string[];
+      readonly networkAllow: readonly string[];
     },
     context: CallContext,
   ): EarlyTest {
@@ -141,6 +144,7 @@ export class VersionGate {
             files,
             inputFiles: run.inputFiles,
             secrets: run.secrets,
+            networkAllow: run.networkAllow,
           },
           { ...context, signal },
         ),
@@ -252,6 +256,7 @@ export class VersionGate {
           ...(input.packages ? { packages: input.packages } : {}),
           ...(testFiles.value.length > 0 ? { testFiles: testFiles.value } : {}),
           ...(input.secrets && input.secrets.length > 0 ? { secrets: input.secrets } : {}),
+          ...(input.networkAllow && input.networkAllow.length > 0 ? { networkAllow: input.networkAllow } : {}),
         },
         { owner: input.access.owner, visibility: input.access.visibility },
       );

@@ -40,6 +40,13 @@ export function localExecutionPlane(
       metrics.recordRunFiles(purpose, inputFiles, result.outputFiles ?? []);
     },
     onInfrastructureFault: (fault, purpose) => metrics.recordInfrastructureFault(fault, purpose),
+    // The way out for runs that declared hosts (docs/security.md#egress): the same settings serve the
+    // embedded service's runs and, in a runner process, the runs it takes from the bus.
+    egress: {
+      hostMap: config.egress.hostMap,
+      limits: config.egress.limits,
+      onConnection: (connection) => metrics.recordEgress(connection),
+    },
   });
 }
 

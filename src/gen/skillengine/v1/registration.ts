@@ -65,6 +65,14 @@ export interface RegisterSkillRequest {
    * registering agent's values. Part of the version; PatchSkill keeps them. Names only, never values.
    */
   secrets: string[];
+  /**
+   * Hosts the skill's runs may reach through the engine's egress gateway (docs/security.md#declaring-hosts):
+   * "host", "host:port", "*.domain" or an IP literal; without a port, 443 and 80. At most 32, no
+   * duplicates, each covered by the operator's policy (SKILL_ENGINE_EGRESS_ALLOWED_HOSTS, default:
+   * none), else INVALID_ARGUMENT naming the entry. Empty (the default): no network at all. Part of
+   * the version; PatchSkill keeps them.
+   */
+  networkAllow: string[];
 }
 
 export interface RegisterSkillResponse {
@@ -95,7 +103,8 @@ export interface RegisterSkillResponse {
   similarSkills: SimilarSkill[];
   /**
    * The files the test run left under /sandbox/out/ (docs/files.md#output-files), and what of
-   * them did not come back.
+   * them did not come back; then what the egress gateway refused or cut off during the test run
+   * (docs/security.md#egress), one line each.
    */
   testFiles: OutputFile[];
   testFileWarnings: string[];
@@ -154,6 +163,7 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     systemPackages: [],
     testFiles: [],
     secrets: [],
+    networkAllow: [],
   };
 }
 
@@ -200,6 +210,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     for (const v of message.secrets) {
       writer.uint32(98).string(v!);
+    }
+    for (const v of message.networkAllow) {
+      writer.uint32(106).string(v!);
     }
     return writer;
   },
@@ -329,6 +342,14 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.secrets.push(reader.string());
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.networkAllow.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -387,6 +408,11 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         ? object.test_files.map((e: any) => InputFile.fromJSON(e))
         : [],
       secrets: globalThis.Array.isArray(object?.secrets) ? object.secrets.map((e: any) => globalThis.String(e)) : [],
+      networkAllow: globalThis.Array.isArray(object?.networkAllow)
+        ? object.networkAllow.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.network_allow)
+        ? object.network_allow.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -434,6 +460,9 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.secrets?.length) {
       obj.secrets = message.secrets;
     }
+    if (message.networkAllow?.length) {
+      obj.networkAllow = message.networkAllow;
+    }
     return obj;
   },
 
@@ -456,6 +485,7 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.systemPackages = object.systemPackages?.map((e) => e) || [];
     message.testFiles = object.testFiles?.map((e) => InputFile.fromPartial(e)) || [];
     message.secrets = object.secrets?.map((e) => e) || [];
+    message.networkAllow = object.networkAllow?.map((e) => e) || [];
     return message;
   },
 };

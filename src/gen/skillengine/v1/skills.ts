@@ -186,6 +186,11 @@ export interface Skill {
    * never their values.
    */
   secrets: string[];
+  /**
+   * The hosts the active version's runs may reach (docs/security.md#declaring-hosts), in canonical
+   * form (lower case, "*.domain", "[v6]"); empty: no network.
+   */
+  networkAllow: string[];
 }
 
 export interface SkillVersion {
@@ -349,6 +354,7 @@ function createBaseSkill(): Skill {
     systemPackages: [],
     environmentId: "",
     secrets: [],
+    networkAllow: [],
   };
 }
 
@@ -437,6 +443,9 @@ export const Skill: MessageFns<Skill> = {
     }
     for (const v of message.secrets) {
       writer.uint32(506).string(v!);
+    }
+    for (const v of message.networkAllow) {
+      writer.uint32(514).string(v!);
     }
     return writer;
   },
@@ -678,6 +687,14 @@ export const Skill: MessageFns<Skill> = {
             message.secrets.push(reader.string());
             continue;
           }
+          case 64: {
+            if (tag !== 514) {
+              break;
+            }
+
+            message.networkAllow.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -788,6 +805,11 @@ export const Skill: MessageFns<Skill> = {
       secrets: globalThis.Array.isArray(object?.secrets)
         ? object.secrets.map((e: any) => globalThis.String(e))
         : [],
+      networkAllow: globalThis.Array.isArray(object?.networkAllow)
+        ? object.networkAllow.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.network_allow)
+        ? object.network_allow.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -877,6 +899,9 @@ export const Skill: MessageFns<Skill> = {
     if (message.secrets?.length) {
       obj.secrets = message.secrets;
     }
+    if (message.networkAllow?.length) {
+      obj.networkAllow = message.networkAllow;
+    }
     return obj;
   },
 
@@ -913,6 +938,7 @@ export const Skill: MessageFns<Skill> = {
     message.systemPackages = object.systemPackages?.map((e) => e) || [];
     message.environmentId = object.environmentId ?? "";
     message.secrets = object.secrets?.map((e) => e) || [];
+    message.networkAllow = object.networkAllow?.map((e) => e) || [];
     return message;
   },
 };

@@ -57,12 +57,13 @@ class PatchSkillResponse(_message.Message):
     def __init__(self, skill: _Optional[_Union[_skills_pb2.Skill, _Mapping]] = ..., test: _Optional[_Union[_execution_pb2.ExecutionResult, _Mapping]] = ..., normalizations: _Optional[_Iterable[str]] = ..., warnings: _Optional[_Iterable[_Union[GuardFinding, _Mapping]]] = ...) -> None: ...
 
 class RegisterSkillRequest(_message.Message):
-    __slots__ = ["code", "depends_on", "description", "example_queries", "name", "on_duplicate", "parameters_schema", "requirements", "secrets", "system", "system_packages", "test_files", "test_payload", "visibility"]
+    __slots__ = ["code", "depends_on", "description", "example_queries", "name", "network_allow", "on_duplicate", "parameters_schema", "requirements", "secrets", "system", "system_packages", "test_files", "test_payload", "visibility"]
     CODE_FIELD_NUMBER: _ClassVar[int]
     DEPENDS_ON_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     EXAMPLE_QUERIES_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_ALLOW_FIELD_NUMBER: _ClassVar[int]
     ON_DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     REQUIREMENTS_FIELD_NUMBER: _ClassVar[int]
@@ -77,6 +78,7 @@ class RegisterSkillRequest(_message.Message):
     description: str
     example_queries: _containers.RepeatedScalarFieldContainer[str]
     name: str
+    network_allow: _containers.RepeatedScalarFieldContainer[str]
     on_duplicate: _learning_pb2.OnDuplicate
     parameters_schema: str
     requirements: _containers.RepeatedScalarFieldContainer[str]
@@ -86,7 +88,7 @@ class RegisterSkillRequest(_message.Message):
     test_files: _containers.RepeatedCompositeFieldContainer[_execution_pb2.InputFile]
     test_payload: str
     visibility: _skills_pb2.Visibility
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_schema: _Optional[str] = ..., code: _Optional[str] = ..., test_payload: _Optional[str] = ..., example_queries: _Optional[_Iterable[str]] = ..., visibility: _Optional[_Union[_skills_pb2.Visibility, str]] = ..., depends_on: _Optional[_Iterable[str]] = ..., system: bool = ..., on_duplicate: _Optional[_Union[_learning_pb2.OnDuplicate, str]] = ..., requirements: _Optional[_Iterable[str]] = ..., system_packages: _Optional[_Iterable[str]] = ..., test_files: _Optional[_Iterable[_Union[_execution_pb2.InputFile, _Mapping]]] = ..., secrets: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_schema: _Optional[str] = ..., code: _Optional[str] = ..., test_payload: _Optional[str] = ..., example_queries: _Optional[_Iterable[str]] = ..., visibility: _Optional[_Union[_skills_pb2.Visibility, str]] = ..., depends_on: _Optional[_Iterable[str]] = ..., system: bool = ..., on_duplicate: _Optional[_Union[_learning_pb2.OnDuplicate, str]] = ..., requirements: _Optional[_Iterable[str]] = ..., system_packages: _Optional[_Iterable[str]] = ..., test_files: _Optional[_Iterable[_Union[_execution_pb2.InputFile, _Mapping]]] = ..., secrets: _Optional[_Iterable[str]] = ..., network_allow: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class RegisterSkillResponse(_message.Message):
     __slots__ = ["dependents_retested", "hidden_dependents_failed", "hidden_dependents_passed", "normalizations", "similar_skills", "skill", "test", "test_file_warnings", "test_files", "warnings"]

@@ -119,7 +119,7 @@ class ListSkillsResponse(_message.Message):
     def __init__(self, skills: _Optional[_Iterable[_Union[Skill, _Mapping]]] = ...) -> None: ...
 
 class Skill(_message.Message):
-    __slots__ = ["auto_created", "content_hash", "created_at", "description", "disabled", "disabled_by", "environment_id", "failure_count", "grant_count", "last_invoked_at", "latest_version", "name", "owner", "parameters_schema", "pinned_version", "protected", "requirements", "secrets", "status", "status_changed_at", "status_reason", "system", "system_packages", "updated_at", "usage_count", "version", "visibility", "warning"]
+    __slots__ = ["auto_created", "content_hash", "created_at", "description", "disabled", "disabled_by", "environment_id", "failure_count", "grant_count", "last_invoked_at", "latest_version", "name", "network_allow", "owner", "parameters_schema", "pinned_version", "protected", "requirements", "secrets", "status", "status_changed_at", "status_reason", "system", "system_packages", "updated_at", "usage_count", "version", "visibility", "warning"]
     AUTO_CREATED_FIELD_NUMBER: _ClassVar[int]
     CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -132,6 +132,7 @@ class Skill(_message.Message):
     LAST_INVOKED_AT_FIELD_NUMBER: _ClassVar[int]
     LATEST_VERSION_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    NETWORK_ALLOW_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     PINNED_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -160,6 +161,7 @@ class Skill(_message.Message):
     last_invoked_at: _timestamp_pb2.Timestamp
     latest_version: int
     name: str
+    network_allow: _containers.RepeatedScalarFieldContainer[str]
     owner: str
     parameters_schema: str
     pinned_version: int
@@ -176,7 +178,7 @@ class Skill(_message.Message):
     version: int
     visibility: Visibility
     warning: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_schema: _Optional[str] = ..., status: _Optional[_Union[SkillStatus, str]] = ..., version: _Optional[int] = ..., content_hash: _Optional[str] = ..., usage_count: _Optional[int] = ..., failure_count: _Optional[int] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_invoked_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., status_reason: _Optional[str] = ..., warning: _Optional[str] = ..., protected: bool = ..., auto_created: bool = ..., latest_version: _Optional[int] = ..., status_changed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., owner: _Optional[str] = ..., visibility: _Optional[_Union[Visibility, str]] = ..., system: bool = ..., disabled: bool = ..., disabled_by: _Optional[str] = ..., pinned_version: _Optional[int] = ..., grant_count: _Optional[int] = ..., requirements: _Optional[_Iterable[str]] = ..., system_packages: _Optional[_Iterable[str]] = ..., environment_id: _Optional[str] = ..., secrets: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_schema: _Optional[str] = ..., status: _Optional[_Union[SkillStatus, str]] = ..., version: _Optional[int] = ..., content_hash: _Optional[str] = ..., usage_count: _Optional[int] = ..., failure_count: _Optional[int] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_invoked_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., status_reason: _Optional[str] = ..., warning: _Optional[str] = ..., protected: bool = ..., auto_created: bool = ..., latest_version: _Optional[int] = ..., status_changed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., owner: _Optional[str] = ..., visibility: _Optional[_Union[Visibility, str]] = ..., system: bool = ..., disabled: bool = ..., disabled_by: _Optional[str] = ..., pinned_version: _Optional[int] = ..., grant_count: _Optional[int] = ..., requirements: _Optional[_Iterable[str]] = ..., system_packages: _Optional[_Iterable[str]] = ..., environment_id: _Optional[str] = ..., secrets: _Optional[_Iterable[str]] = ..., network_allow: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class SkillOutcome(_message.Message):
     __slots__ = ["at", "reporter", "source", "success"]
