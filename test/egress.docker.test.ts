@@ -41,6 +41,9 @@ elif errand == "look":
             continue
         found += [os.path.join(root, f) for f in files if f == "egress.sock"]
     print(json.dumps({"sockets": found, "proxy": os.environ.get("HTTPS_PROXY"), "fetch": fetch(args.get("url", "http://api.example.test/"))}))
+elif errand == "raw":
+    urllib.request.urlopen(args["url"], timeout=20)
+    print(json.dumps({"reached": True}))
 elif errand == "wait":
     import time
     time.sleep(args["seconds"])
@@ -185,5 +188,13 @@ describe("egress to declared hosts", () => {
     expect(report.fetch.error).toMatch(/URLError/);
     expect((await call).result?.success).toBe(true);
     await runsCleanedUp(engine);
+  });
+
+  it("a skill without network_allow that fails on name resolution is told what to declare", async () => {
+    const response = await run("offline", { errand: "raw", url: "http://api.example.test/" });
+    expect(response.result?.success).toBe(false);
+    expect(response.result?.errorSummary).toMatch(
+      /Temporary failure in name resolution.*\(the sandbox has no network: declare the hosts the skill calls in network_allow, docs\/security\.md#egress\)$/,
+    );
   });
 });

@@ -3,5 +3,5 @@ export { canManage, canSee, grantFor, notYoursError, pinnedVersionFor, requireAd
 export { type DependentsInView, dependentCount, dependentsInView, describeDependents } from "./dependents-in-view.js";
 export { disabledError, type GranteeInput, SkillSharing, type SkillSharingDependencies } from "./skill-sharing.js";
 export { MAX_DECLARED_SECRETS, SECRET_NAME_PATTERN, validateSecretNames } from "./secret-names.js";
-export { canonicalHost, uncoveredHost, validateNetworkAllow } from "./network-declarations.js";
+export { canonicalHost, uncoveredHost, validateNetworkAllow, withNetworkHint } from "./network-declarations.js";
 export { MIN_REDACTED_PREFIX, redactionMark, redactResult, SecretRedactor } from "./secret-redaction.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type HostPattern, MAX_DECLARED_HOSTS, parseHostPattern } from "../../egress/index.js";
 import { InvalidArgumentError } from "../../errors/index.js";
-import { canonicalHost, uncoveredHost, validateNetworkAllow } from "./network-declarations.js";
+import { canonicalHost, uncoveredHost, validateNetworkAllow, withNetworkHint } from "./network-declarations.js";
 
 const policy = (...entries: string[]): HostPattern[] => entries.map((entry) => parseHostPattern(entry) as HostPattern);
 
@@ -69,5 +69,21 @@ describe("uncoveredHost: a stored declaration against the policy as it is now", 
     expect(uncoveredHost(stored, policy("api.example.com"))).toBe("files.example.com:8443");
     expect(uncoveredHost(stored, [])).toBe("api.example.com");
     expect(uncoveredHost([], [])).toBeUndefined();
+  });
+});
+
+describe("the no-network hint", () => {
+  const resolver = "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>";
+
+  it("tells a skill without network_allow that the sandbox has no network, and how to declare hosts", () => {
+    expect(withNetworkHint(resolver, [])).toBe(
+      `${resolver} (the sandbox has no network: declare the hosts the skill calls in network_allow, docs/security.md#egress)`,
+    );
+    expect(withNetworkHint("OSError: [Errno 101] Network is unreachable", [])).toMatch(/declare the hosts/);
+  });
+
+  it("leaves other causes, and skills that declared hosts, as they are", () => {
+    expect(withNetworkHint(resolver, ["api.example.com"])).toBe(resolver);
+    expect(withNetworkHint("KeyError: 'items'", [])).toBe("KeyError: 'items'");
   });
 });

@@ -49,3 +49,20 @@ export function uncoveredHost(entries: readonly string[], policy: readonly HostP
     return typeof parsed === "string" || !coveredByPolicy(policy, parsed);
   });
 }
+
+/**
+ * What Python says when a name cannot be resolved or a network cannot be reached: what a run without
+ * `network_allow` meets, since it has no network at all.
+ */
+const NO_NETWORK =
+  /Temporary failure in name resolution|Name or service not known|No address associated with hostname|\[Errno -[235]\]|Network is unreachable|\[Errno 101\]/;
+
+/**
+ * A failed run's one-line cause, with what to do next when it is the sandbox's lack of a network that
+ * failed it (docs/security.md#egress): a skill that declared no hosts has none, and the bare resolver
+ * error invites a retry that can never help.
+ */
+export function withNetworkHint(errorSummary: string, networkAllow: readonly string[]): string {
+  if (networkAllow.length > 0 || !NO_NETWORK.test(errorSummary) || errorSummary.includes("network_allow")) return errorSummary;
+  return `${errorSummary} (the sandbox has no network: declare the hosts the skill calls in network_allow, docs/security.md#egress)`;
+}

@@ -10,7 +10,7 @@ import type {
   SandboxRunner,
   SandboxRunRequest,
 } from "../../execution/index.js";
-import { SecretRedactor, uncoveredHost } from "../access/index.js";
+import { SecretRedactor, uncoveredHost, withNetworkHint } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
@@ -132,7 +132,8 @@ export class SkillCore {
       ...(secrets.size > 0 ? { secrets: Object.fromEntries(secrets) } : {}),
       ...(networkAllow.length > 0 ? { networkAllow } : {}),
     });
-    return secrets.size > 0 ? new SecretRedactor(secrets).result(result) : result;
+    const hinted = result.success ? result : { ...result, errorSummary: withNetworkHint(result.errorSummary, networkAllow) };
+    return secrets.size > 0 ? new SecretRedactor(secrets).result(hinted) : hinted;
   }
 
   /**
