@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { filesFramePrefix } from "./container-entry.js";
+import { exitMarkerPrefix, filesFramePrefix } from "./container-entry.js";
 import { FilesFrameFilter } from "./files-frame-filter.js";
 import { readOutputFiles } from "./output-files.js";
 
@@ -92,6 +92,22 @@ describe("FilesFrameFilter", () => {
     expect(out.text()).toBe("tail");
     expect(filter.frame()).toEqual({ kind: "oversized", manifestBytes: expect.any(Number), dataBytes: 4096 });
     expect(readOutputFiles(filter.frame(), LIMITS).warnings[0]).toMatch(/claimed 4096 bytes, more than the 2048 returned inline/);
+  });
+
+  it("passes the exit marker on at once, never holding its last bytes back (the run would wait for the container's exit)", async () => {
+    const out = collector();
+    const filter = new FilesFrameFilter(NONCE, out.sink, LIMITS.maxTotalBytes);
+    const marker = Buffer.concat([exitMarkerPrefix(NONCE), Buffer.from("0\x1e\0", "latin1")]);
+    const bytes = Buffer.concat([Buffer.from("result\n"), marker]);
+    await new Promise<void>((resolve) => filter.write(bytes, () => resolve()));
+    expect(out.text()).toBe(bytes.toString("latin1"));
+  });
+
+  it("holds back only an end that could begin a frame's prefix", async () => {
+    const out = collector();
+    const filter = new FilesFrameFilter(NONCE, out.sink, LIMITS.maxTotalBytes);
+    await new Promise<void>((resolve) => filter.write(Buffer.from("ordinary output\n"), () => resolve()));
+    expect(out.text()).toBe("ordinary output\n");
   });
 
   it("keeps the last frame when a skill forged an earlier one", async () => {

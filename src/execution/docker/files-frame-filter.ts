@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { EXIT_MARKER_END, filesFramePrefix } from "./container-entry.js";
+import { EXIT_MARKER_END, exitMarkerPrefix, filesFramePrefix } from "./container-entry.js";
 
 /** Longest `<manifest bytes>:<data bytes>` header plus terminator the filter waits for after a prefix. */
 const MAX_HEADER_TAIL = 40;
@@ -27,6 +27,9 @@ export class FilesFrameFilter extends Writable {
   private reading:
     { manifestLeft: number; dataLeft: number; manifest: Buffer[]; data: Buffer[]; keep: boolean; sizes: [number, number] } | undefined;
   private taken: FilesFrame | undefined;
+  private readonly exitPrefix: Buffer;
+  /** The exit marker came through: everything after it passes as it is. */
+  private ended = false;
 
   constructor(
     nonce: string,
@@ -35,6 +38,7 @@ export class FilesFrameFilter extends Writable {
   ) {
     super();
     this.prefix = filesFramePrefix(nonce);
+    this.exitPrefix = exitMarkerPrefix(nonce);
   }
 
   /** The last complete frame, if any came through. */
@@ -50,10 +54,22 @@ export class FilesFrameFilter extends Writable {
         data = this.consumeFrame(data);
         continue;
       }
+      if (this.ended) {
+        this.forward(data);
+        break;
+      }
       const at = data.indexOf(this.prefix);
+      const exitAt = data.indexOf(this.exitPrefix);
+      if (exitAt >= 0 && (at < 0 || exitAt < at)) {
+        // The exit marker: the entry script writes no frame after it, and the marker's filter must
+        // see it at once (holding its last bytes back would make the run wait for the container's exit).
+        this.ended = true;
+        this.forward(data);
+        break;
+      }
       if (at < 0) {
-        // Keep what could be the beginning of a prefix split across chunks.
-        const keep = Math.min(data.length, this.prefix.length - 1);
+        // Keep only what could be the beginning of a prefix split across chunks.
+        const keep = partialPrefixAtEnd(data, this.prefix);
         this.forward(data.subarray(0, data.length - keep));
         this.carry = Buffer.from(data.subarray(data.length - keep));
         break;
@@ -130,4 +146,12 @@ function parseSizes(header: Buffer): [number, number] | undefined {
   const match = /^(\d{1,15}):(\d{1,15})$/.exec(header.toString("latin1"));
   if (!match) return undefined;
   return [Number(match[1]), Number(match[2])];
+}
+
+/** The length of the longest end of `data` that is a beginning of `prefix` (shorter than all of it). */
+function partialPrefixAtEnd(data: Buffer, prefix: Buffer): number {
+  for (let keep = Math.min(data.length, prefix.length - 1); keep > 0; keep--) {
+    if (data.subarray(data.length - keep).equals(prefix.subarray(0, keep))) return keep;
+  }
+  return 0;
 }
