@@ -117,8 +117,13 @@ describe("the egress gateway", () => {
   it("tunnels CONNECT to a declared host:port and moves bytes both ways", async () => {
     const socket = await open(["*.example.com:8443"], `db.example.com=127.0.0.1:${echoPort}`);
     const answer = await exchange(socket, "CONNECT db.example.com:8443 HTTP/1.1\r\nHost: db.example.com:8443\r\n\r\n", (tunnel) => {
+      // End only once the echo is back: on a busy machine it may take a while.
+      let echoed = "";
+      tunnel.on("data", (chunk: Buffer) => {
+        echoed += chunk.toString("latin1");
+        if (echoed.includes("ping through the tunnel")) tunnel.end();
+      });
       tunnel.write("ping through the tunnel");
-      setTimeout(() => tunnel.end(), 200);
     });
     expect(answer).toBe("HTTP/1.1 200 Connection Established\r\n\r\nping through the tunnel");
   });
