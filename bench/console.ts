@@ -56,10 +56,11 @@ async function main(): Promise<void> {
     try {
       const base = `http://127.0.0.1:${engine.app.metricsPort}`;
       const cookie = await sessionCookie(base);
-      const lastPage = Math.ceil(size / 100);
+      // Pages follow a cursor (the last name shown): the deepest page is the one after the last skill but 100.
+      const lastPageAfter = skillName(size - 101);
       const probes: Record<string, () => Promise<unknown>> = {
         "library page 1": () => page(base, cookie, "/console/library"),
-        [`library page ${lastPage}`]: () => page(base, cookie, `/console/library?page=${lastPage}`),
+        "library, last page": () => page(base, cookie, `/console/library?after=${encodeURIComponent(lastPageAfter)}`),
         "library, kind=plain": () => page(base, cookie, "/console/library?kind=plain"),
         "skill page": () => page(base, cookie, `/console/skills/${skillName(0)}`),
         "ListSkills (gRPC)": () => engine.client.list(false),

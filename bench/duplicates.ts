@@ -14,14 +14,25 @@
  * that choice generalises; the held-out half is scored once. Similarities come from the service's own code: routing's
  * MiniLM embedder and the learning concern's shingles.
  *
+ * Candidates: a registration compares the new skill only with the DUPLICATE_CANDIDATES skills nearest
+ * its description in routing's vector index, not with the whole library. The last rows screen every
+ * pair's second skill through a real SkillRouter (SQLite, sqlite-vec, MiniLM) holding every first skill
+ * and every development-set tool (both sets: ../shared/bench and bench/data/*), and count a pair as
+ * flagged only when its first skill is among those candidates: the rule's precision and recall through
+ * the index, beside the whole-library comparison above.
+ *
  * Prints one table and writes bench/results/duplicates-latest.json.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { codeShingles, cosine, isNearDuplicate, jaccard } from "../src/learning/index.js";
-import { MiniLmEmbedder } from "../src/routing/index.js";
+import Database from "better-sqlite3";
+import pino from "pino";
+import { codeShingles, cosine, DUPLICATE_CANDIDATES, isNearDuplicate, jaccard } from "../src/learning/index.js";
+import { MiniLmEmbedder, SkillRouter } from "../src/routing/index.js";
+import { migrateRegistry } from "../src/schema/index.js";
+import { KeywordIndex, SqliteVecIndex } from "../src/search/index.js";
 import { FAMILIES, type SkillSample } from "./duplicates-set.js";
 
 interface Pair {
@@ -85,6 +96,57 @@ function wrapper(tool: { name: string; description: string }): SkillSample {
   };
 }
 
+/** Every development set's tools: ../shared/bench's (or the one given) and each bench/data/<set>/tools.jsonl. */
+function developmentTools(): Array<{ name: string; description: string }> {
+  const dataDir = path.join(here, "data");
+  const files = [path.join(datasetDir, "tools.jsonl")];
+  if (existsSync(dataDir)) for (const set of readdirSync(dataDir)) files.push(path.join(dataDir, set, "tools.jsonl"));
+  return files
+    .filter((file) => existsSync(file))
+    .flatMap((file) =>
+      readFileSync(file, "utf8")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as { name: string; description: string }),
+    );
+}
+
+/**
+ * For each pair, whether its first skill is among the candidates the index names for its second:
+ * a real SkillRouter over a library of every first skill and every development-set tool.
+ */
+async function candidatesFound(all: readonly Pair[], embedder: MiniLmEmbedder): Promise<{ found: Map<string, boolean>; library: number }> {
+  const logger = pino({ level: "silent" });
+  const db = new Database(":memory:");
+  migrateRegistry(db);
+  const router = new SkillRouter({
+    db,
+    embedder,
+    vectors: new SqliteVecIndex(db, { logger }),
+    keywords: new KeywordIndex(db, { logger }),
+    logger,
+  });
+  await router.init([]);
+  const nameOf = new Map<string, string>();
+  const library = [...all.map((p) => p.a.description), ...developmentTools().map((t) => t.description)].filter(
+    (description) => !nameOf.has(description) && nameOf.set(description, `skill_${nameOf.size}`),
+  );
+  for (const description of library) {
+    await router.index({ name: nameOf.get(description) as string, description, owner: "bench", visibility: "public", status: "active" });
+  }
+  const found = new Map<string, boolean>();
+  for (const pair of all) {
+    const [vector] = await embedder.embed([pair.b.description]);
+    const names = await router.nearestSkills(vector as Float32Array, { agentId: "bench", everything: true }, DUPLICATE_CANDIDATES + 1);
+    // The second skill's own description may be in the library (a tool of a pair): it is not its own candidate.
+    const own = nameOf.get(pair.b.description);
+    const candidates = names.filter((name) => name !== own).slice(0, DUPLICATE_CANDIDATES);
+    found.set(pair.id, candidates.includes(nameOf.get(pair.a.description) as string));
+  }
+  db.close();
+  return { found, library: library.length };
+}
+
 const D_GRID = Array.from({ length: 41 }, (_, i) => Math.round((0.5 + i * 0.0125) * 10000) / 10000);
 const C_GRID = Array.from({ length: 13 }, (_, i) => Math.round(i * 0.05 * 100) / 100);
 
@@ -128,12 +190,15 @@ async function main(): Promise<void> {
   const vectors = new Map<string, Float32Array>();
   const embedded = await embedder.embed(texts);
   texts.forEach((t, i) => vectors.set(t, embedded[i] as Float32Array));
+  const candidates = await candidatesFound(all, embedder);
   await embedder.close?.();
   const scored: Scored[] = all.map((p) => ({
     ...p,
     description: cosine(vectors.get(p.a.description) as Float32Array, vectors.get(p.b.description) as Float32Array),
     code: jaccard(codeShingles(p.a.code), codeShingles(p.b.code)),
   }));
+  // Through the index: a pair whose first skill is not among the candidates is never compared.
+  const throughIndex = (set: readonly Scored[]) => set.map((p) => (candidates.found.get(p.id) ? p : { ...p, description: -1 }));
   const dev = scored.filter((p) => p.split === "dev");
   const test = scored.filter((p) => p.split === "test");
 
@@ -155,6 +220,9 @@ async function main(): Promise<void> {
   const onTest = confusion(test, chosen.d, chosen.c);
   const descriptionOnly = fit(dev.map((p) => ({ ...p, code: 1 })));
   const descOnlyTest = confusion(test, descriptionOnly.d, 0);
+  const indexedTest = confusion(throughIndex(test), chosen.d, chosen.c);
+  const indexedDev = confusion(throughIndex(dev), chosen.d, chosen.c);
+  const wholeDev = confusion(dev, chosen.d, chosen.c);
   const cvPrecision = cv.tp + cv.fp === 0 ? 1 : cv.tp / (cv.tp + cv.fp);
   const cvRecall = cv.tp + cv.fn === 0 ? 1 : cv.tp / (cv.tp + cv.fn);
 
@@ -194,6 +262,23 @@ async function main(): Promise<void> {
       String(descOnlyTest.fn),
       String(descOnlyTest.tn),
     ],
+    ...(
+      [
+        ["dev, whole library", count(dev), wholeDev],
+        [`dev, ${DUPLICATE_CANDIDATES} nearest of ${candidates.library}`, count(dev), indexedDev],
+        [`test, ${DUPLICATE_CANDIDATES} nearest of ${candidates.library}`, count(test), indexedTest],
+      ] as const
+    ).map(([split, pairs, m]) => [
+      split,
+      pairs,
+      `desc ≥ ${chosen.d} and code ≥ ${chosen.c}`,
+      m.precision.toFixed(3),
+      m.recall.toFixed(3),
+      String(m.tp),
+      String(m.fp),
+      String(m.fn),
+      String(m.tn),
+    ]),
   ];
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   for (const row of rows) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ")}\n`);
@@ -211,6 +296,7 @@ async function main(): Promise<void> {
         crossValidation: { ...cv, precision: cvPrecision, recall: cvRecall },
         test: onTest,
         descriptionOnly: { threshold: descriptionOnly.d, test: descOnlyTest },
+        throughIndex: { candidates: DUPLICATE_CANDIDATES, library: candidates.library, dev: indexedDev, test: indexedTest },
         pairs: scored.map((p) => ({ id: p.id, split: p.split, duplicate: p.duplicate, description: p.description, code: p.code })),
       },
       null,

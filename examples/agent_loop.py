@@ -123,8 +123,11 @@ def ensure_demo_skills(engine: SkillEngine) -> None:
             engine.call("GetSkill", skills_pb2.GetSkillRequest(name=skill["name"]))
         except NotFoundError:
             registered = engine.register(**skill)
-            printed = registered.test.stdout.strip()
-            print(f"registered: {registered.name} v{registered.version} (test run printed {printed})")
+            if registered.test is None:  # the same code and declarations as the active version: nothing ran
+                print(f"unchanged: {registered.name} v{registered.version}")
+            else:
+                printed = registered.test.stdout.strip()
+                print(f"registered: {registered.name} v{registered.version} (test run printed {printed})")
 
 
 def run(engine: SkillEngine, request: str) -> bool:

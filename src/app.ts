@@ -22,7 +22,7 @@ import {
   openControlStores,
   openFolderStores,
   openSecretStore,
-  prepareDuplicateScreen,
+  privateSocketFor,
   ServingState,
   ShutdownGrace,
   startEnvironments,
@@ -30,6 +30,7 @@ import {
   startIntake,
   startLearning,
   startLessonPruneSweep,
+  startMcpDoor,
   startMetricsPort,
   startPlaybookPlane,
   startRetirementSweep,
@@ -47,6 +48,8 @@ export interface SkillEngineApp {
   readonly migrationReport: LegacyMigrationReport;
   /** The metrics port actually bound, when metrics are on. */
   readonly metricsPort: number | undefined;
+  /** The MCP door's port actually bound (Streamable HTTP at /mcp), when SKILL_ENGINE_MCP_PORT is set. */
+  readonly mcpPort: number | undefined;
   /** Re-reads the tokens file (SIGHUP); a broken file keeps the previous tokens and throws. */
   reloadTokens(): Promise<{ agents: number }>;
   /**
@@ -117,6 +120,7 @@ export async function startSkillEngine(
     runner,
     indexer: routing.service,
     duplicates: duplicates.screen,
+    routingGate: routing.gate,
     folders: folders.reads,
     environments: environments.port,
     environmentAdmin: environments.admin,
@@ -132,7 +136,10 @@ export async function startSkillEngine(
     instructions: instructionsRegistrar(skillSources, folders),
   });
 
-  // Server: the gRPC port, then the metrics port; the first engine probe says whether they serve.
+  // Server: the gRPC port (and the MCP door's private socket), then the metrics port and the MCP door; the
+  // first engine probe says whether they serve.
+  const mcpSocket = await privateSocketFor(config);
+  const maxMessageBytes = messageLimits(config);
   const server = await startGrpcServer({
     learning: learning.service,
     secrets: createSecretsService(secretStore, control),
@@ -147,7 +154,8 @@ export async function startSkillEngine(
     logger,
     metrics,
     ...(credentials ? { credentials } : {}),
-    maxMessageBytes: messageLimits(config),
+    maxMessageBytes,
+    ...(mcpSocket ? { privateSocket: mcpSocket.path } : {}),
   });
   attachServiceGauges(metrics, runner, registry);
   let closing: Promise<void> | undefined;
@@ -157,6 +165,9 @@ export async function startSkillEngine(
     probes: { ready: () => serving.ready, detail: () => (bus ? (closing ? "shutting down" : serving.detail) : undefined) },
     console: { control, playbook: playbook.service, learning: learning.service, sources: skillSources, authenticator },
   });
+  const mcpDoor = mcpSocket
+    ? await startMcpDoor(config, logger, { socket: mcpSocket, authenticator, maxRequestBytes: maxMessageBytes.request })
+    : undefined;
   const engine = keepEngineInService(config, logger, { runner, bus, serving });
   await engine.start();
   const retirementSweep = startRetirementSweep(config, logger, control);
@@ -164,7 +175,6 @@ export async function startSkillEngine(
   // Unused environments go after their grace; missing ones are not rebuilt here but on first use.
   const environmentSweep = startEnvironmentSweep(config, logger, environments, () => registry.environmentUses().keys());
   const { watcher: sourceWatcher, firstScan } = watchSkillFolders(config, logger, skillSources);
-  prepareDuplicateScreen(duplicates.screen, registry, logger, () => closing !== undefined);
 
   const grace = new ShutdownGrace(server, runner, config.shutdownGraceMs, logger);
   const app: SkillEngineApp = {
@@ -172,6 +182,7 @@ export async function startSkillEngine(
     reconcileReport: stores.reconcileReport,
     migrationReport: stores.migrationReport,
     metricsPort: metricsServer?.port,
+    mcpPort: mcpDoor?.port,
     reloadTokens: () => authenticator.reload(),
     endGrace() {
       if (closing) grace.cutShort();
@@ -193,6 +204,9 @@ export async function startSkillEngine(
         await bus?.drain().catch(() => undefined);
         await scanStopped;
         if (outcome !== "drained") await grace.cutOff();
+        // The door's calls were gRPC calls, drained above with the others; its sessions and port go now.
+        await mcpDoor?.close();
+        await mcpSocket?.remove();
         await metricsServer?.close();
         await mirror.close();
         await intake.close();
@@ -223,6 +237,7 @@ export async function startSkillEngine(
       port: server.port,
       tls,
       metricsPort: metricsServer?.port,
+      mcpPort: mcpDoor?.port,
       home: config.home,
       sandboxDir: config.sandboxDir,
       image: config.image,

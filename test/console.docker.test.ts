@@ -477,7 +477,7 @@ describe("operator console: skill folders", () => {
     const catalog = await page.$$eval("#catalog tbody tr", (trs) =>
       trs.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent?.replace(/\s+/g, " ").trim())),
     );
-    expect(catalog.map((cells) => [cells[0], cells[2], path.basename(cells[7] ?? "")])).toEqual([
+    expect(catalog.map((cells) => [cells[0], cells[2], path.basename(cells[8] ?? "")])).toEqual([
       ["code_review", "ready", "review"],
       ["–", "blocked", "sneaky"],
     ]);

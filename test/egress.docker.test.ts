@@ -121,6 +121,7 @@ describe("egress to declared hosts", () => {
     engine.client.call(engine.client.raw.invokeSkill, {
       name,
       payload: JSON.stringify(payload),
+      payloadJson: undefined,
       routeId: "",
       files: withCa ? [{ path: "ca.pem", content: Buffer.from(ca) }] : [],
     });

@@ -78,7 +78,14 @@ describe("execution hosts behind NATS", () => {
   const invoke = (name: string, payload: unknown, idempotencyKey?: string) =>
     plane.client.call(
       plane.client.raw.invokeSkill,
-      { name, payload: JSON.stringify(payload), routeId: "", files: [], ...(idempotencyKey ? { idempotencyKey } : {}) },
+      {
+        name,
+        payload: JSON.stringify(payload),
+        payloadJson: undefined,
+        routeId: "",
+        files: [],
+        ...(idempotencyKey ? { idempotencyKey } : {}),
+      },
       120_000,
     );
 
@@ -159,7 +166,7 @@ describe("execution hosts behind NATS", () => {
     const call = rpcError(
       plane.client.call(
         plane.client.raw.invokeSkill,
-        { name: "sleeper", payload: '{"s": 600, "tag": "too slow"}', routeId: "", files: [] },
+        { name: "sleeper", payload: '{"s": 600, "tag": "too slow"}', payloadJson: undefined, routeId: "", files: [] },
         15_000,
       ),
     );

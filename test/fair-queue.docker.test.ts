@@ -60,7 +60,7 @@ describe("the run queue is shared fairly among agents (docs/security.md#fair-sha
     let call: ClientUnaryCall | undefined;
     const answer = new Promise<InvokeSkillResponse>((resolve, reject) => {
       call = client.raw.invokeSkill(
-        { name: "sleeper", payload: JSON.stringify({ sleep }), routeId: "", files: [] },
+        { name: "sleeper", payload: JSON.stringify({ sleep }), payloadJson: undefined, routeId: "", files: [] },
         metadata,
         { deadline: Date.now() + 300_000 },
         (failure, response) => {

@@ -54,7 +54,11 @@ describe("files in, files out through a runner on the bus", () => {
   let plane: TestEngine;
 
   const invoke = (name: string, payload: object, files: InputFile[] = []): Promise<InvokeSkillResponse> =>
-    plane.client.call(plane.client.raw.invokeSkill, { name, payload: JSON.stringify(payload), routeId: "", files }, 120_000);
+    plane.client.call(
+      plane.client.raw.invokeSkill,
+      { name, payload: JSON.stringify(payload), payloadJson: undefined, routeId: "", files },
+      120_000,
+    );
   const runnerRuns = async (): Promise<number> => {
     const text = await (await fetch(`http://127.0.0.1:${runner.port}/metrics`)).text();
     return samples(text, "skill_engine_sandbox_runs_total").reduce((sum, sample) => sum + sample.value, 0);

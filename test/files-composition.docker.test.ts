@@ -62,7 +62,11 @@ describe("files through composed skills", () => {
       120_000,
     );
   const invoke = (name: string, payload: object, files: InputFile[]): Promise<InvokeSkillResponse> =>
-    engine.client.call(engine.client.raw.invokeSkill, { name, payload: JSON.stringify(payload), routeId: "", files }, 120_000);
+    engine.client.call(
+      engine.client.raw.invokeSkill,
+      { name, payload: JSON.stringify(payload), payloadJson: undefined, routeId: "", files },
+      120_000,
+    );
 
   beforeAll(async () => {
     engine = await startTestEngine();

@@ -100,7 +100,13 @@ describe("files in, files out", () => {
   });
 
   const invoke = (name: string, payload: object, files: InputFile[] = []): Promise<InvokeSkillResponse> =>
-    engine.client.call(engine.client.raw.invokeSkill, { name, payload: JSON.stringify(payload), routeId: "", files });
+    engine.client.call(engine.client.raw.invokeSkill, {
+      name,
+      payload: JSON.stringify(payload),
+      payloadJson: undefined,
+      routeId: "",
+      files,
+    });
 
   it("turns an input CSV into a chart and a summary; bytes, sizes and digests match", async () => {
     const csv = "label,value\na,10\nb,40\nc,25\n";
@@ -161,7 +167,7 @@ describe("files in, files out", () => {
     // One file of 1 GiB stops at the file-size limit; 1 GiB in files of 8 MiB at the output space's size.
     const huge = await invoke("hostile_outputs", { kind: "huge" });
     expect(huge.result?.success).toBe(false);
-    expect(huge.result?.errorSummary).toBe("OSError: [Errno 27] File too large");
+    expect(huge.result?.errorSummary).toBe("line 32: OSError: [Errno 27] File too large");
     const fill = await invoke("hostile_outputs", { kind: "fill" });
     expect(fill.result?.success).toBe(false);
     expect(fill.result?.errorSummary).toBe(

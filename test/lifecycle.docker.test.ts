@@ -46,7 +46,7 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
     await invoke("streak", bad);
     expect(await skillOf("streak")).toMatchObject({ status: SkillStatus.SKILL_STATUS_ACTIVE, failureCount: 2 });
     const third = await invoke("streak", bad);
-    expect(third.result).toMatchObject({ success: false, errorSummary: "RuntimeError: asked to fail" });
+    expect(third.result).toMatchObject({ success: false, errorSummary: "line 4: RuntimeError: asked to fail" });
     expect(await skillOf("streak")).toMatchObject({
       status: SkillStatus.SKILL_STATUS_DEGRADED,
       failureCount: 3,
@@ -147,7 +147,7 @@ describe("skill lifecycle through gRPC (real engine, real SQLite, real files)", 
       }),
     );
     expect(breaking.code).toBe(status.FAILED_PRECONDITION);
-    expect(breaking.details).toBe("ValueError: broken");
+    expect(breaking.details).toBe("line 5: ValueError: broken");
     expect((await engine.client.get("patchable")).skill?.version).toBe(2);
 
     // Rollback to any earlier version, history untouched.

@@ -93,6 +93,7 @@ print("copied", len(data))
     const invoked = await engine.client.call(engine.client.raw.invokeSkill, {
       name: "copies",
       payload: "{}",
+      payloadJson: undefined,
       routeId: "",
       files: [{ path: "b.txt", content: Buffer.from("abc") }],
     });

@@ -104,6 +104,8 @@ describe.skipIf(missing !== undefined)(
           "ok: the token goes as authorization: Bearer",
           "ok: register",
           "ok: invoke",
+          "ok: an identical registration is unchanged",
+          "ok: JSON as structures",
           "ok: files in and out",
           "ok: a failed run is in-band",
           "ok: errors map to their classes",

@@ -112,7 +112,7 @@ describe("RegisterSkill → InvokeSkill through a real server, engine and SQLite
       }),
     );
     expect(error.code).toBe(status.FAILED_PRECONDITION);
-    expect(error.details).toBe("ValueError: invalid literal for int() with base 10: 'x'");
+    expect(error.details).toBe("line 2: ValueError: invalid literal for int() with base 10: 'x'");
 
     expect((await rpcError(engine.client.get("parse_int"))).code).toBe(status.NOT_FOUND);
     const directory = path.join(engine.home, "memory", "acquired_skills");

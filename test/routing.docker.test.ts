@@ -2,7 +2,7 @@ import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
+import { Hardening, RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { rpcError, startTestEngine, type TestEngine } from "./support/test-engine.js";
 
@@ -18,7 +18,10 @@ const TOOLS = [
 
 describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool definitions, learning from use", () => {
   let engine: TestEngine;
-  const route = (query: string, extra: Partial<{ limit: number; format: ToolFormat; mode: RouteMode; minRelevance: number }> = {}) =>
+  const route = (
+    query: string,
+    extra: Partial<{ limit: number; format: ToolFormat; mode: RouteMode; minRelevance: number; hardening: Hardening }> = {},
+  ) =>
     engine.client.call(engine.client.raw.routeSkills, {
       query,
       limit: 3,
@@ -52,7 +55,8 @@ describe("RouteSkills through gRPC: fused keywords + vectors, hardened tool defi
   });
 
   it("returns ready-to-use, hardened tool definitions in OpenAI and Anthropic shapes", async () => {
-    const openai = (await route("weather forecast for Paris")).skills[0];
+    // Seed 000's full hardening on request (the default is one short line: routing-tool-formats.docker.test.ts).
+    const openai = (await route("weather forecast for Paris", { hardening: Hardening.HARDENING_FULL })).skills[0];
     expect(openai?.description).toMatch(/^\[ACQUIRED SKILL — CALL BY NAME\] Get the weather forecast/);
     expect(openai?.description).toContain('weather_forecast({"city":"<city>"})');
     expect(openai?.description).toContain("python3 acquired_skills/weather_forecast.py");

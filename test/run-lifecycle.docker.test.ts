@@ -48,7 +48,10 @@ describe("deadlines, cancellation and shutdown reach the container", () => {
 
   it("a client that cancels stops its run and its container", async () => {
     const { call } = await whileItsContainerRuns(engine.instanceTag, async () =>
-      engine.client.raw.invokeSkill({ name: "sleeper", payload: '{"sleep": 600}', routeId: "", files: [] }, () => undefined),
+      engine.client.raw.invokeSkill(
+        { name: "sleeper", payload: '{"sleep": 600}', payloadJson: undefined, routeId: "", files: [] },
+        () => undefined,
+      ),
     );
     (await call).cancel();
     await expectNoContainers(engine.instanceTag);

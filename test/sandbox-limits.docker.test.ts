@@ -191,14 +191,18 @@ print(json.dumps({
     else expect(seen.swap_v2).toBe("0");
   });
 
-  it("rejects a skill that prints nothing (or only whitespace) at registration, persisting nothing", async () => {
+  it("rejects a skill that prints nothing (or only whitespace) at registration, persisting nothing, and says what a skill must do", async () => {
     for (const [name, code] of [
       ["silent_skill", "import sys\nx = 1\n"],
       ["blank_skill", "print('   ')\nprint()\n"],
+      // A newcomer's first skill is often shaped like a function that nothing calls.
+      ["function_shaped", "def run(a, b):\n    return a + b\n"],
     ] as const) {
       const error = await rpcError(engine.client.register({ name, code }));
       expect(error.code).toBe(status.FAILED_PRECONDITION);
-      expect(error.details).toBe("exited 0 but printed nothing");
+      expect(error.details).toBe(
+        "exited 0 but printed nothing: print the result to stdout (a skill receives its payload as JSON in sys.argv[1]; see docs/skill-lifecycle.md#the-skill-contract)",
+      );
       expect((await rpcError(engine.client.get(name))).code).toBe(status.NOT_FOUND);
     }
     await expectHealthyAndClean();
@@ -432,7 +436,7 @@ if mode == "segfault":
       timedOut: false,
       oomKilled: false,
       stdout: "partial output\n",
-      errorSummary: "RuntimeError: could not load config: 'missing'",
+      errorSummary: "line 11: RuntimeError: could not load config: 'missing'",
     });
     // The whole chained traceback is there; the summary is only its last exception line.
     expect(result.stderr).toContain("KeyError: 'missing'");
@@ -444,7 +448,7 @@ if mode == "segfault":
       exitCode: 1,
       success: false,
       stderrTruncated: true,
-      errorSummary: "RuntimeError: could not load config: 'missing'",
+      errorSummary: "line 11: RuntimeError: could not load config: 'missing'",
     });
 
     // No traceback at all: the summary names the signal (the init process reports 128 + signo).

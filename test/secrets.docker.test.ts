@@ -188,7 +188,7 @@ describe("secrets: declared, delivered to the invoking agent's runs, redacted fr
   it("an invocation's stdout, stderr, error summary and returned files hold the mark, never the value", async () => {
     const failed = await invoke(alice, '{"fail": true}');
     expect(failed.result?.success).toBe(false);
-    expect(failed.result?.errorSummary).toBe(`ValueError: bad key ${MARK}`);
+    expect(failed.result?.errorSummary).toBe(`line 20: ValueError: bad key ${MARK}`);
     expect(failed.result?.stderr).toContain(`ValueError: bad key ${MARK}`);
     expect(Buffer.from(failed.files[0]?.content ?? []).toString()).toBe(`key=${MARK}\n`);
     expect(failed.files[0]?.sha256).toBe(createHash("sha256").update(`key=${MARK}\n`).digest("hex"));
@@ -200,8 +200,10 @@ describe("secrets: declared, delivered to the invoking agent's runs, redacted fr
     metadata.set("authorization", `Bearer ${TOKENS.alice}`);
     let call: ClientUnaryCall | undefined;
     const answered = new Promise<unknown>((resolve) => {
-      call = alice.raw.invokeSkill({ name: "weather", payload: '{"wait": true}', routeId: "", files: [] }, metadata, (error) =>
-        resolve(error),
+      call = alice.raw.invokeSkill(
+        { name: "weather", payload: '{"wait": true}', payloadJson: undefined, routeId: "", files: [] },
+        metadata,
+        (error) => resolve(error),
       );
     });
     // The skill has read its value and renamed its process: the run holds the value now.

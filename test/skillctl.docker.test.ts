@@ -117,7 +117,7 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     await writeFile(bad, 'raise ValueError("nope")\n');
     const run = await skillctl(port, "register", bad, "--name", "broken", "--description", "Always raises an error when run.");
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^skillctl: FAILED_PRECONDITION: .*ValueError: nope/);
+    expect(run.stderr).toMatch(/^skillctl: FAILED_PRECONDITION: line 1: ValueError: nope/);
     expect(run.stdout).toBe("");
   });
 
@@ -127,7 +127,7 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     const defaulted = await skillctl(port, "register", needsText, "--name", "shout", "--description", "Upper-cases the text it is given.");
     expect(defaulted.code).toBe(2);
     expect(defaulted.stderr).toMatch(
-      /^skillctl: FAILED_PRECONDITION: KeyError: 'text' \(the test run used the payload \{\}, the default: no --test-payload was given\)\n/,
+      /^skillctl: FAILED_PRECONDITION: line 2: KeyError: 'text' \(the test run used the payload \{\}, the default: no --test-payload was given\)\n/,
     );
     const given = await skillctl(
       port,
@@ -140,7 +140,9 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
       "--test-payload",
       '{"txt": "a"}',
     );
-    expect(given.stderr).toMatch(/^skillctl: FAILED_PRECONDITION: KeyError: 'text' \(the test run used the payload \{"txt": "a"\}\)\n/);
+    expect(given.stderr).toMatch(
+      /^skillctl: FAILED_PRECONDITION: line 2: KeyError: 'text' \(the test run used the payload \{"txt": "a"\}\)\n/,
+    );
   });
 
   it("invokes: stdout for humans, the whole ExecutionResult with --json, exit 1 when the skill fails", async () => {
@@ -155,11 +157,13 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
 
     const failed = await skillctl(port, "invoke", "flaky", '{"fail": true}');
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain("skillctl: flaky v1 failed: RuntimeError: asked to fail");
+    expect(failed.stderr).toContain("skillctl: flaky v1 failed: line 4: RuntimeError: asked to fail");
 
     const failedJson = await skillctl(port, "--json", "invoke", "flaky", '{"fail": true}');
     expect(failedJson.code).toBe(1);
-    expect(JSON.parse(failedJson.stdout)).toMatchObject({ result: { success: false, errorSummary: "RuntimeError: asked to fail" } });
+    expect(JSON.parse(failedJson.stdout)).toMatchObject({
+      result: { success: false, errorSummary: "line 4: RuntimeError: asked to fail" },
+    });
   });
 
   it("maps gRPC errors to 'skillctl: CODE: details' and exit code 2", async () => {
@@ -225,7 +229,7 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
   it("routes a query, with tool definitions in the requested format", async () => {
     const run = await skillctl(port, "route", "add", "two", "numbers", "--limit", "1", "--format", "anthropic");
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/^#\s+NAME\s+SCORE/);
+    expect(run.stdout).toMatch(/^#\s+NAME\s+RELEVANCE\s+SCORE/);
     expect(run.stdout).toMatch(/\n1\s+add_numbers\s+\d/);
     expect(run.stdout).toContain("route id: ");
     expect(run.stdout).toContain('"input_schema"');

@@ -142,9 +142,10 @@ export interface SkillEngineConfig {
   /**
    * How routing fuses and filters (docs/routing.md#fusion, #relevance, #multi-intent-queries):
    * the vector source's weight in fused mode (keywords get the rest), the default minimum relevance
-   * of a routed skill (a request's `min_relevance` overrides it), and whether the clauses of a
+   * of an answer's best skill, below which a route answers nothing with `no_fit` (a request's
+   * `min_relevance` overrides it; docs/routing.md#no-skill-fits), and whether the clauses of a
    * multi-intent query are ranked apart.
-   * @default { vectorWeight: 0.7, minRelevance: 0.01, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
+   * @default { vectorWeight: 0.7, minRelevance: 0.07, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
    * SKILL_ENGINE_ROUTE_MIN_RELEVANCE, SKILL_ENGINE_ROUTE_SPLIT_CLAUSES = on | off)
    */
   readonly routing: { readonly vectorWeight: number; readonly minRelevance: number; readonly splitClauses: boolean };
@@ -166,6 +167,16 @@ export interface SkillEngineConfig {
    * @default none (SKILL_ENGINE_HTTP_ALLOWED_HOSTS: comma-separated host names, without ports)
    */
   readonly httpAllowedHosts: readonly string[];
+  /**
+   * The MCP door's Streamable HTTP endpoint, `/mcp` (docs/mcp.md): off unless a port is set (0 picks a free
+   * one); on `host` (@default "127.0.0.1", SKILL_ENGINE_MCP_HOST), with the gRPC port's TLS files and tokens.
+   * `tools`: the meta tools only, a tool per visible skill, or both (@default "meta", SKILL_ENGINE_MCP_TOOLS =
+   * meta | skills | both). Each session looks for changes of the caller's skills every `pollMs` to send
+   * list_changed (@default 5 s, SKILL_ENGINE_MCP_POLL_SECONDS).
+   * @default off (SKILL_ENGINE_MCP_PORT)
+   */
+  readonly mcp:
+    { readonly host: string; readonly port: number; readonly tools: "meta" | "skills" | "both"; readonly pollMs: number } | undefined;
   /**
    * Where bearer tokens come from. With neither set, every call runs as the one local agent (with
    * the admin role). @default none (SKILL_ENGINE_TOKENS_FILE: a JSON file, re-read on SIGHUP;

@@ -210,6 +210,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SkillEngineCon
     metricsPort: v.SKILL_ENGINE_METRICS === "on" ? v.SKILL_ENGINE_METRICS_PORT : undefined,
     console: v.SKILL_ENGINE_CONSOLE === "on",
     httpAllowedHosts: [...new Set(httpAllowedHosts.map((name) => name.toLowerCase()))],
+    mcp:
+      v.SKILL_ENGINE_MCP_PORT === undefined
+        ? undefined
+        : {
+            host: v.SKILL_ENGINE_MCP_HOST,
+            port: v.SKILL_ENGINE_MCP_PORT,
+            tools: v.SKILL_ENGINE_MCP_TOOLS,
+            pollMs: Math.round(v.SKILL_ENGINE_MCP_POLL_SECONDS * 1000),
+          },
     auth: {
       tokensFile: v.SKILL_ENGINE_TOKENS_FILE === undefined ? undefined : path.resolve(v.SKILL_ENGINE_TOKENS_FILE),
       inlineTokens: v.SKILL_ENGINE_TOKENS,

@@ -87,7 +87,7 @@ export async function createConsole(options: ConsoleOptions): Promise<OperatorCo
       if (path !== "/console" && !path.startsWith("/console/")) return false;
       handler.serve(request, response).catch((error: unknown) => {
         options.logger.error({ err: error, path }, "console request failed");
-        if (!response.headersSent) send(response, 500, errorPage(500, "internal error: the service log has the details", false));
+        if (!response.headersSent) send(response, 500, errorPage(500, "internal error: the service log has the details", undefined));
         else response.destroy();
       });
       return true;
@@ -121,12 +121,12 @@ class ConsoleHandler {
     const method = request.method ?? "GET";
     if (this.local && !isLoopback(request.socket.remoteAddress)) {
       // Without tokens everyone is the local agent, an admin: only this machine may be that.
-      send(response, 403, errorPage(403, "no tokens are configured, so the console answers only on loopback (127.0.0.1, ::1)", false));
+      send(response, 403, errorPage(403, "no tokens are configured, so the console answers only on loopback (127.0.0.1, ::1)", undefined));
       return;
     }
     if (method === "GET" && path.startsWith("/console/static/")) {
       const asset = this.assets.get(path.slice("/console/static/".length));
-      if (!asset) return send(response, 404, errorPage(404, "no such file", false));
+      if (!asset) return send(response, 404, errorPage(404, "no such file", undefined));
       response.writeHead(200, { ...SECURITY_HEADERS, "cache-control": "max-age=3600", "content-type": asset.contentType }).end(asset.body);
       return;
     }
@@ -140,7 +140,7 @@ class ConsoleHandler {
     }
     if (!session) {
       if (method === "GET") return redirect(response, "/console/login");
-      return send(response, 401, errorPage(401, "sign in first: the session is missing or has expired", false));
+      return send(response, 401, errorPage(401, "sign in first: the session is missing or has expired", undefined));
     }
     let caller: Caller;
     try {
@@ -150,7 +150,7 @@ class ConsoleHandler {
       if (!(error instanceof UnauthenticatedError)) throw error;
       this.sessions.delete(session.id);
       if (method === "GET") return redirect(response, "/console/login");
-      return send(response, 401, errorPage(401, "your token is no longer valid: sign in again", false));
+      return send(response, 401, errorPage(401, "your token is no longer valid: sign in again", undefined));
     }
     const viewer: Viewer = { caller, csrf: session.csrf, local: this.local };
     try {
@@ -163,10 +163,10 @@ class ConsoleHandler {
       if (method !== "GET") throw new HttpError(405, `${method} is not served here: the console answers GET and POST`);
       await this.get(response, viewer, path, url.searchParams);
     } catch (error) {
-      if (error instanceof HttpError) return send(response, error.status, errorPage(error.status, error.message, true));
+      if (error instanceof HttpError) return send(response, error.status, errorPage(error.status, error.message, viewer));
       const { status, message, unexpected } = httpErrorOf(error);
       if (unexpected) this.options.logger.error({ err: error, path, agent: caller.agentId }, "console request failed");
-      send(response, status, errorPage(status, message, true));
+      send(response, status, errorPage(status, message, viewer));
     }
   }
 
@@ -255,7 +255,7 @@ class ConsoleHandler {
   private async login(request: IncomingMessage, response: ServerResponse, method: string): Promise<void> {
     if (this.local) return redirect(response, "/console/library");
     if (method === "GET") return this.loginForm(response, "", 200);
-    if (method !== "POST") return send(response, 405, errorPage(405, "sign in with the form", false));
+    if (method !== "POST") return send(response, 405, errorPage(405, "sign in with the form", undefined));
     const form = await readForm(request).catch(() => new URLSearchParams());
     // Login CSRF: a double-submit token, the cookie and the field must match.
     if (!tokensMatch(parseCookies(request.headers.cookie).get(LOGIN_COOKIE) ?? "", form.get("csrf") ?? undefined)) {

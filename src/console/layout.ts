@@ -25,17 +25,22 @@ export function csrfField(viewer: Viewer): SafeHtml {
   return markup`<input type="hidden" name="csrf" value="${viewer.csrf}" />`;
 }
 
-/** A whole page: head (own script and style only: the CSP allows nothing else), navigation, body. */
+/**
+ * A whole page: head (own script and style only: the CSP allows nothing else), navigation, body.
+ * The navigation is shown to a viewer, and on every page with `navigation` (the error pages).
+ */
 export function page(
   title: string,
   section: Section,
   viewer: Viewer | undefined,
   body: SafeHtml,
-  options: { charts?: boolean } = {},
+  options: { charts?: boolean; navigation?: boolean } = {},
 ): string {
-  const nav = viewer
-    ? NAV.map((item) => markup`<a href="${item.href}" class="${item.section === section ? "current" : ""}">${item.label}</a>`)
-    : [];
+  // Error pages show the way on even without a session: each link leads to sign-in when one is needed.
+  const nav =
+    viewer || options.navigation
+      ? NAV.map((item) => markup`<a href="${item.href}" class="${item.section === section ? "current" : ""}">${item.label}</a>`)
+      : [];
   const who = viewer
     ? markup`<span class="who"
         >${viewer.caller.agentId}${viewer.caller.admin ? " (admin)" : ""}${

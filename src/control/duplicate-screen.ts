@@ -23,12 +23,19 @@ export interface DescribedSkill {
   readonly description: string;
 }
 
+/**
+ * The skills a new one is compared with: at most `limit` of those the caller may see, nearest first
+ * to the new description's vector (found through routing's vector index), or every visible skill
+ * where no index is wired. The new skill itself is never among them.
+ */
+export type NeighboursOf = (descriptionVector: Float32Array, limit: number) => Promise<readonly DescribedSkill[]>;
+
 export interface DuplicateScreen {
   /**
-   * The skills among `others` that resemble `skill`, most similar first. `codeOf` is called only
-   * for the few whose description is close enough to be reported (never for the whole library).
+   * The skills among `neighbours` that resemble `skill`, most similar first. `codeOf` is called
+   * only for the few whose description is close enough to be reported (never for the whole library).
    */
-  screen(skill: SkillText, others: readonly DescribedSkill[], codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]>;
+  screen(skill: SkillText, neighbours: NeighboursOf, codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]>;
   /**
    * Starts what needs only the new skill's description (its embedding: the slow part, a model run),
    * so that the screen that follows finds it done; never throws (a failure shows in the screen).

@@ -55,7 +55,15 @@ export {
   windowRate,
 } from "./registry/index.js";
 export type { SkillIndexer } from "./skill-indexer.js";
-export type { DescribedSkill, DuplicateScreen, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
+export {
+  type ExampleQueryRank,
+  type GateCandidate,
+  ROUTING_GATE_LIMITS,
+  type RoutingGate,
+  type RoutingGateReport,
+  type ShadowedQuery,
+} from "./routing-gate.js";
+export type { DescribedSkill, DuplicateScreen, NeighboursOf, OnDuplicate, SimilarSkillReport, SkillText } from "./duplicate-screen.js";
 export {
   type CatalogEntry,
   type CatalogStatus,

@@ -1,3 +1,4 @@
+import type { Caller } from "../identity/index.js";
 import type { SkillRecord } from "./registry/index.js";
 
 /**
@@ -27,4 +28,10 @@ export interface SkillIndexer {
   evidenceCount(name: string): number;
   /** Re-indexes every skill; returns how many. */
   reindexAll(): Promise<number>;
+  /**
+   * The names of the skills nearest to a description's vector among those `caller` may see,
+   * nearest first, whatever their status (docs/learning.md#near-duplicates). Absent where the
+   * indexer keeps no vectors: the screen then reads every visible skill.
+   */
+  nearestSkills?(vector: Float32Array, caller: Caller, limit: number): Promise<string[]>;
 }

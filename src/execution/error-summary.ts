@@ -11,6 +11,14 @@ export interface RunOutcome {
 }
 
 const MAX_SUMMARY_LENGTH = 300;
+
+/**
+ * The cause of a run that exited 0 with nothing on stdout. It is what code shaped like a function
+ * (`def run(a, b): return a + b`, never called) gets, so it says what a skill must do instead
+ * (docs/skill-lifecycle.md#the-skill-contract).
+ */
+export const NOTHING_PRINTED =
+  "exited 0 but printed nothing: print the result to stdout (a skill receives its payload as JSON in sys.argv[1]; see docs/skill-lifecycle.md#the-skill-contract)";
 const SIGNAL_NAMES: Readonly<Record<number, string>> = {
   6: "SIGABRT",
   9: "SIGKILL",
@@ -34,7 +42,7 @@ export function summarizeRun(outcome: RunOutcome): string {
   if (outcome.oomKilled) {
     return `killed: out of memory (limit ${Math.round(outcome.memoryBytes / (1024 * 1024))} MiB)`;
   }
-  if (outcome.exitCode === 0) return "exited 0 but printed nothing";
+  if (outcome.exitCode === 0) return NOTHING_PRINTED;
   const fromStderr = lastExceptionLine(outcome.stderrTail);
   if (fromStderr) return clip(fromStderr);
   if (outcome.exitCode > 128 && outcome.exitCode - 128 in SIGNAL_NAMES) {
@@ -43,9 +51,16 @@ export function summarizeRun(outcome: RunOutcome): string {
   return `exited with code ${outcome.exitCode}`;
 }
 
+/** A frame line of a Python traceback: `  File "/sandbox/skill.py", line 7, in items_of`. */
+const FRAME_LINE = /^ {2}File "(.+)", line (\d+)(?:, in .*)?$/;
+
 /**
  * The exception line of the last traceback in `stderr`: the first unindented line after the
- * frames of the last "Traceback (most recent call last):" block. Without a traceback, the last
+ * frames of the last "Traceback (most recent call last):" block, led by the skill's own line
+ * (`line 7: KeyError: 'items'`, docs/skill-lifecycle.md#success). The entry script prints a failed
+ * skill's traceback from the skill's own frames on (container-entry.ts), so the block's first frame
+ * is in the skill's own file and the line is that of the deepest frame in the same file; a block
+ * whose first frame is no file (`<string>`, `<frozen …>`) gives none. Without a traceback, the last
  * non-empty line.
  */
 export function lastExceptionLine(stderr: string): string {
@@ -58,9 +73,18 @@ export function lastExceptionLine(stderr: string): string {
     }
   }
   if (tracebackStart >= 0) {
+    let ownFile: string | undefined;
+    let ownLine: string | undefined;
     for (let i = tracebackStart + 1; i < lines.length; i++) {
       const line = lines[i] ?? "";
-      if (line.trim() !== "" && !/^\s/.test(line)) return line.trim();
+      const frame = FRAME_LINE.exec(line);
+      if (frame) {
+        const file = frame[1] ?? "";
+        ownFile ??= file;
+        if (file === ownFile && !file.startsWith("<")) ownLine = frame[2];
+        continue;
+      }
+      if (line.trim() !== "" && !/^\s/.test(line)) return ownLine === undefined ? line.trim() : `line ${ownLine}: ${line.trim()}`;
     }
   }
   for (let i = lines.length - 1; i >= 0; i--) {

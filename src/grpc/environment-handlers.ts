@@ -10,9 +10,10 @@ export function environmentHandlers(
   deps: UnaryDependencies,
 ): Pick<SkillEngineServer, "listEnvironments" | "rebuildEnvironments" | "checkRuntimes"> {
   return {
-    listEnvironments: unaryHandler(deps, "ListEnvironments", async (_request, context) => ({
-      environments: (await environments.list(context)).map(toEnvironmentMessage),
-    })),
+    listEnvironments: unaryHandler(deps, "ListEnvironments", async (request, context) => {
+      const page = await environments.listPage(request, context);
+      return { environments: page.items.map(toEnvironmentMessage), nextPageToken: page.nextPageToken };
+    }),
 
     rebuildEnvironments: unaryHandler(deps, "RebuildEnvironments", async (request, context) => {
       const started = performance.now();

@@ -28,9 +28,13 @@ export function learningHandlers(learning: LearningService, deps: UnaryDependenc
       };
     }),
 
-    listCandidates: unaryHandler(deps, "ListCandidates", async (request, context) => ({
-      candidates: learning.list(fromStatusMessage(request.status), context).map(toCandidateMessage),
-    })),
+    listCandidates: unaryHandler(deps, "ListCandidates", async (request, context) => {
+      const page = learning.listPage(
+        { status: fromStatusMessage(request.status), pageSize: request.pageSize, pageToken: request.pageToken },
+        context,
+      );
+      return { candidates: page.items.map(toCandidateMessage), nextPageToken: page.nextPageToken };
+    }),
 
     dismissCandidate: unaryHandler(deps, "DismissCandidate", async (request, context) => ({
       candidate: toCandidateMessage(learning.dismiss(request.id, context)),
@@ -45,9 +49,10 @@ export function learningHandlers(learning: LearningService, deps: UnaryDependenc
       };
     }),
 
-    listSkillEvolution: unaryHandler(deps, "ListSkillEvolution", async (request, context) => ({
-      events: learning.evolution(request.name, context).map(toEvolutionMessage),
-    })),
+    listSkillEvolution: unaryHandler(deps, "ListSkillEvolution", async (request, context) => {
+      const page = learning.evolution({ name: request.name, pageSize: request.pageSize, pageToken: request.pageToken }, context);
+      return { events: page.items.map(toEvolutionMessage), nextPageToken: page.nextPageToken };
+    }),
 
     recordSkillOutcome: unaryHandler(deps, "RecordSkillOutcome", async (request, context) => {
       const recorded = await learning.recordOutcome(request.name, request.invocationId, request.success, request.note, context);

@@ -5,6 +5,7 @@ import type {
   OnFailure as DomainOnFailure,
   StepOutcome,
   RegistrationResult,
+  RoutingGateReport as DomainRoutingGateReport,
   SkillGrant as DomainGrant,
   SimilarSkillReport,
   SkillRecord,
@@ -18,12 +19,13 @@ import type { ExecutionResult as DomainExecutionResult, RunOutputFile } from "..
 import type { SourcedCatalogEntry } from "../sources/index.js";
 import type { SkillGrant } from "../gen/skillengine/v1/sharing.js";
 import type { Caller } from "../identity/index.js";
-import type { RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
+import { structuredJson, structuredObject } from "./json-fields.js";
+import type { Hardening as DomainHardening, RoutedSkill as DomainRoutedSkill } from "../routing/index.js";
 import { CatalogStatus, type CatalogEntry, OnFailure } from "../gen/skillengine/v1/composition.js";
 import { type ExecutionResult, type OutputFile, type StepResult } from "../gen/skillengine/v1/execution.js";
 import { OnDuplicate, type SimilarSkill } from "../gen/skillengine/v1/learning.js";
 import { type GuardFinding, type RegisterSkillResponse } from "../gen/skillengine/v1/registration.js";
-import { type RoutedSkill } from "../gen/skillengine/v1/routing.js";
+import { Hardening, type RoutedSkill, type RoutingGateReport } from "../gen/skillengine/v1/routing.js";
 import { type GetSkillStatsResponse, type Skill, SkillStatus, type SkillVersion, Visibility } from "../gen/skillengine/v1/skills.js";
 
 /** Domain → wire mapping; the gRPC layer holds no other logic. */
@@ -79,6 +81,7 @@ export function toSkillMessage(record: SkillRecord): Skill {
     environmentId: record.environmentId,
     secrets: [...record.secrets],
     networkAllow: [...record.networkAllow],
+    parametersSchemaJson: structuredObject(record.parametersSchema),
   };
 }
 
@@ -119,17 +122,54 @@ export function toWarningMessage(warning: IntakeWarning): GuardFinding {
 export function toGatedChangeMessage(result: RegistrationResult): RegisterSkillResponse {
   return {
     skill: toSkillMessage(result.skill),
-    test: toExecutionResultMessage(result.test),
+    // An identical registration ran nothing: no test (docs/skill-lifecycle.md#identical-registrations).
+    test: result.test ? toExecutionResultMessage(result.test) : undefined,
+    unchanged: result.unchanged === true,
     normalizations: result.normalizations,
     warnings: result.warnings.map(toWarningMessage),
     dependentsRetested: (result.dependentsRetested ?? []).map((r) => ({ name: r.name, passed: r.passed, error: r.error })),
     hiddenDependentsPassed: result.hiddenDependentsRetested?.passed ?? 0,
     hiddenDependentsFailed: result.hiddenDependentsRetested?.failed ?? 0,
     similarSkills: (result.similarSkills ?? []).map(toSimilarSkillMessage),
-    testFiles: (result.test.outputFiles ?? []).map(toOutputFileMessage),
+    testFiles: (result.test?.outputFiles ?? []).map(toOutputFileMessage),
     // The egress gateway's refusals during the test run follow the file warnings (docs/security.md#egress).
-    testFileWarnings: [...(result.test.fileWarnings ?? []), ...(result.test.networkWarnings ?? [])],
+    testFileWarnings: [...(result.test?.fileWarnings ?? []), ...(result.test?.networkWarnings ?? [])],
+    routingGate: result.routingGate ? toRoutingGateMessage(result.routingGate) : undefined,
   };
+}
+
+/** RegisterSkill's routing gate (docs/routing.md#the-routing-gate). */
+export function toRoutingGateMessage(report: DomainRoutingGateReport): RoutingGateReport {
+  return {
+    examples: report.examples.map((e) => ({
+      query: e.query,
+      rank: e.rank,
+      relevance: e.relevance ?? 0,
+      hasRelevance: e.relevance !== undefined,
+      outrankedBy: [...e.outrankedBy],
+      found: e.found,
+    })),
+    shadowed: report.shadowed.map((s) => ({ skill: s.skill, query: s.query ?? "", rank: s.rank, skillRank: s.skillRank })),
+    warnings: [...report.warnings],
+    degraded: [...report.degraded],
+  };
+}
+
+/** RouteSkills' hardening: unspecified is short (docs/routing.md#hardened-descriptions). */
+export function fromHardeningMessage(hardening: Hardening | undefined): DomainHardening {
+  switch (hardening) {
+    case undefined:
+    case Hardening.HARDENING_UNSPECIFIED:
+    case Hardening.HARDENING_SHORT:
+      return "short";
+    case Hardening.HARDENING_FULL:
+      return "full";
+    case Hardening.HARDENING_NONE:
+      return "none";
+    case Hardening.UNRECOGNIZED:
+    default:
+      throw new InvalidArgumentError("hardening", "must be HARDENING_SHORT, HARDENING_FULL or HARDENING_NONE");
+  }
 }
 
 /** A file a run left under /sandbox/out/ (docs/files.md#output-files). */
@@ -237,6 +277,8 @@ export function toExecutionResultMessage(result: DomainExecutionResult): Executi
     stderrTruncated: result.stderrTruncated,
     errorSummary: result.errorSummary,
     success: result.success,
+    // What the skill printed as a structure (docs/api.md#json-as-structures); cut-off output is no document.
+    resultJson: result.stdoutTruncated ? undefined : structuredJson(result.stdout),
   };
 }
 
@@ -263,5 +305,8 @@ export function toRoutedSkillMessage(routed: DomainRoutedSkill): RoutedSkill {
     applied: routed.quality?.applied ?? 0,
     completions: routed.quality?.completions ?? 0,
     fallbacks: routed.quality?.fallbacks ?? 0,
+    instructions: routed.instructions ?? "",
+    toolDefinitionJson: structuredObject(routed.toolDefinition),
+    parametersSchemaJson: structuredObject(routed.skill.parametersSchema),
   };
 }

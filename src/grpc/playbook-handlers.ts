@@ -79,20 +79,21 @@ export function playbookHandlers(playbook: PlaybookService, deps: UnaryDependenc
       dryRun: request.dryRun,
     })),
 
-    listLessons: unaryHandler(deps, "ListLessons", async (request, { caller }) => ({
-      lessons: playbook
-        .list(
-          {
-            scope: lessonScope(request.scope),
-            domain: request.domain,
-            limit: request.limit,
-            includeInactive: request.includeInactive,
-            owner: request.owner,
-          },
-          caller,
-        )
-        .map(toLessonMessage),
-    })),
+    listLessons: unaryHandler(deps, "ListLessons", async (request, { caller }) => {
+      const page = playbook.listPage(
+        {
+          scope: lessonScope(request.scope),
+          domain: request.domain,
+          limit: request.limit,
+          includeInactive: request.includeInactive,
+          owner: request.owner,
+          pageSize: request.pageSize,
+          pageToken: request.pageToken,
+        },
+        caller,
+      );
+      return { lessons: page.items.map(toLessonMessage), nextPageToken: page.nextPageToken };
+    }),
 
     getLesson: unaryHandler(deps, "GetLesson", async (request, { caller }) => ({
       lesson: toLessonMessage(playbook.get(request.lessonId, caller)),

@@ -29,9 +29,10 @@ export function secretHandlers(
       (request) => ({ secret: request.name }),
     ),
 
-    listSecrets: unaryHandler(deps, "ListSecrets", async (_request, context) => ({
-      secrets: secrets.list(context).map(toSecretMessage),
-    })),
+    listSecrets: unaryHandler(deps, "ListSecrets", async (request, context) => {
+      const page = secrets.listPage(request, context);
+      return { secrets: page.items.map(toSecretMessage), nextPageToken: page.nextPageToken };
+    }),
 
     rotateSecretsKey: unaryHandler(
       deps,

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { chmod, readFile, rm } from "node:fs/promises";
 import { createSecureContext } from "node:tls";
 import { fileURLToPath } from "node:url";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
@@ -57,6 +57,12 @@ export interface GrpcServerOptions {
    * files it hands back (docs/files.md#message-sizes). @default 4 MiB and 8 MiB
    */
   readonly maxMessageBytes?: { readonly request: number; readonly response: number };
+  /**
+   * A unix socket the same server also listens on, plaintext, mode 0600, removed at shutdown: the in-process
+   * MCP door's way to the API (docs/mcp.md#one-implementation), so that every call it makes is a gRPC call
+   * with the API's own authentication, limits and errors. Not bound when absent.
+   */
+  readonly privateSocket?: string;
 }
 
 /** A bound, serving gRPC server. */
@@ -118,11 +124,28 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
       error ? reject(new Error(`cannot listen on ${options.host}:${options.port}: ${error.message}`)) : resolve(boundPort),
     );
   });
+  const socket = options.privateSocket;
+  if (socket !== undefined) {
+    // A socket file left by a process that died is in the way of bind; the directory is the service's own (0700).
+    await rm(socket, { force: true });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.bindAsync(`unix:${socket}`, ServerCredentials.createInsecure(), (error) =>
+          error ? reject(new Error(`cannot listen on unix:${socket}: ${error.message}`)) : resolve(),
+        );
+      });
+      await chmod(socket, 0o600);
+    } catch (error) {
+      server.forceShutdown();
+      throw error;
+    }
+  }
+  const removeSocket = (): Promise<void> => (socket === undefined ? Promise.resolve() : rm(socket, { force: true }).catch(() => undefined));
 
   let drained: Promise<void> | undefined;
   const drain = (): Promise<void> => {
     drained ??= new Promise<void>((resolve) => {
-      server.tryShutdown(() => resolve());
+      server.tryShutdown(() => void removeSocket().then(resolve));
       const watches = calls.endStreams("the server is shutting down");
       if (watches > 0) options.logger.info({ watches }, "ended health Watch streams");
     });
@@ -140,6 +163,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     drain,
     forceClose() {
       server.forceShutdown();
+      void removeSocket();
     },
   };
 }

@@ -38,7 +38,10 @@ export function sharingHandlers(
     listGrants: unaryHandler(
       deps,
       "ListGrants",
-      async (request, { caller }) => ({ grants: sharing.grants(request.name, caller).map(toGrantMessage) }),
+      async (request, { caller }) => {
+        const page = sharing.grantsPage(request.name, request, caller);
+        return { grants: page.items.map(toGrantMessage), nextPageToken: page.nextPageToken };
+      },
       skillOf,
     ),
 

@@ -12,6 +12,7 @@ import type { LearningService } from "../learning/index.js";
 import type { RoutingService } from "../routing/index.js";
 import type { SecretsService } from "../secrets/index.js";
 import {
+  fromHardeningMessage,
   fromOnDuplicateMessage,
   fromOnFailureMessage,
   toSimilarSkillMessage,
@@ -33,6 +34,7 @@ import { skillSourceHandlers } from "./source-handlers.js";
 import { learningHandlers } from "./learning-handlers.js";
 import { retirementHandlers } from "./retirement-handlers.js";
 import { secretHandlers } from "./secret-handlers.js";
+import { jsonTextOf } from "./json-fields.js";
 import { unaryHandler } from "./unary-call.js";
 
 /** The SkillEngine service: maps messages to use cases and errors to statuses, nothing else. */
@@ -53,9 +55,10 @@ export function skillEngineHandlers(
         {
           name: request.name,
           description: request.description,
-          parametersSchema: request.parametersSchema,
+          // Text or structure, one of them (docs/api.md#json-as-structures).
+          parametersSchema: jsonTextOf("parameters_schema", request.parametersSchema, request.parametersSchemaJson),
           code: request.code,
-          testPayload: request.testPayload,
+          testPayload: jsonTextOf("test_payload", request.testPayload, request.testPayloadJson),
           exampleQueries: request.exampleQueries,
           visibility: requestedVisibility(request.visibility, { required: false }),
           dependsOn: request.dependsOn,
@@ -83,7 +86,12 @@ export function skillEngineHandlers(
     invokeSkill: unary(logger, "InvokeSkill", async (request, context) => {
       const key = request.idempotencyKey;
       const invoked = await control.invocation.invoke(
-        { name: request.name, payload: request.payload, routeId: request.routeId, files: request.files },
+        {
+          name: request.name,
+          payload: jsonTextOf("payload", request.payload, request.payloadJson),
+          routeId: request.routeId,
+          files: request.files,
+        },
         key ? { ...context, idempotencyKey: key } : context,
       );
       return {
@@ -110,15 +118,25 @@ export function skillEngineHandlers(
       };
     }),
 
-    listSkills: unary(logger, "ListSkills", async (request, context) => ({
-      skills: control.queries
-        .list({ includeInactive: request.includeInactive, ...(request.owner === "" ? {} : { owner: request.owner }) }, context)
-        .map(toSkillMessageFor(context.caller)),
-    })),
+    listSkills: unary(logger, "ListSkills", async (request, context) => {
+      const page = control.queries.listPage(
+        {
+          includeInactive: request.includeInactive,
+          ...(request.owner === "" ? {} : { owner: request.owner }),
+          pageSize: request.pageSize,
+          pageToken: request.pageToken,
+        },
+        context,
+      );
+      return { skills: page.items.map(toSkillMessageFor(context.caller)), nextPageToken: page.nextPageToken };
+    }),
 
     listSkillVersions: unary(logger, "ListSkillVersions", async (request, context) => {
-      const { skill, versions } = control.queries.versions({ name: request.name }, context);
-      return { versions: versions.map((v) => toVersionMessage(v, skill.version)) };
+      const { skill, versions } = control.queries.versionsPage(
+        { name: request.name, pageSize: request.pageSize, pageToken: request.pageToken },
+        context,
+      );
+      return { versions: versions.items.map((v) => toVersionMessage(v, skill.version)), nextPageToken: versions.nextPageToken };
     }),
 
     getSkillStats: unary(logger, "GetSkillStats", async (request, context) =>
@@ -194,10 +212,12 @@ export function skillEngineHandlers(
       );
       return {
         skill: toSkillMessage(registered.skill),
-        test: toExecutionResultMessage(registered.test),
-        steps: registered.steps.map(toStepResultMessage),
+        // An identical registration ran nothing (docs/skill-lifecycle.md#identical-registrations).
+        test: registered.test ? toExecutionResultMessage(registered.test) : undefined,
+        steps: (registered.steps ?? []).map(toStepResultMessage),
         evicted: registered.evicted,
         similarSkills: (registered.similarSkills ?? []).map(toSimilarSkillMessage),
+        unchanged: registered.unchanged === true,
       };
     }),
 
@@ -224,7 +244,14 @@ export function skillEngineHandlers(
               ? "rrf"
               : "fused";
       const routed = await routing.route(
-        { query: request.query, limit: request.limit, mode, format, minRelevance: request.minRelevance },
+        {
+          query: request.query,
+          limit: request.limit,
+          mode,
+          format,
+          minRelevance: request.minRelevance,
+          hardening: fromHardeningMessage(request.hardening),
+        },
         context.caller,
       );
       return {
@@ -232,6 +259,7 @@ export function skillEngineHandlers(
         skills: routed.skills.map(toRoutedSkillMessage),
         degraded: routed.degraded,
         warnings: routed.warnings,
+        noFit: routed.noFit,
       };
     }),
 

@@ -1,5 +1,5 @@
 import type { SkillQueries } from "../control/index.js";
-import type { ScanReport, SkillBundles, SkillSources } from "../sources/index.js";
+import { type ScanReport, type SkillBundles, type SkillSources, sourcesPage } from "../sources/index.js";
 import type { SkillEngineServer } from "../gen/skillengine/v1/skill_engine.js";
 import type { SourceProblem } from "../gen/skillengine/v1/sources.js";
 import { Visibility } from "../gen/skillengine/v1/skills.js";
@@ -28,15 +28,20 @@ export function skillSourceHandlers(
 ): SourceHandlers {
   return {
     // One catalog: composition's entries with the folders' ids, locations and statuses.
-    getCatalog: unaryHandler(deps, "GetCatalog", async (_request, context) => ({
-      skills: sources.catalog(queries.catalog(context)).map(toCatalogEntryMessage),
-    })),
+    getCatalog: unaryHandler(deps, "GetCatalog", async (request, context) => {
+      const page = sources.catalogPage(request, context.caller, (after, limit) => queries.catalogAfter({ after, limit }, context));
+      return { skills: page.items.map(toCatalogEntryMessage), nextPageToken: page.nextPageToken };
+    }),
 
-    listSkillSources: unaryHandler(deps, "ListSkillSources", async () => ({
-      sources: sources.sourceEntries().map(toCatalogEntryMessage),
-      problems: problemsOf(sources.lastScan),
-      directories: [...sources.roots],
-    })),
+    listSkillSources: unaryHandler(deps, "ListSkillSources", async (request) => {
+      const page = sourcesPage(sources.lastScan.entries, request);
+      return {
+        sources: page.items.map(toCatalogEntryMessage),
+        problems: problemsOf(sources.lastScan),
+        directories: [...sources.roots],
+        nextPageToken: page.nextPageToken,
+      };
+    }),
 
     rescanSkillDirs: unaryHandler(deps, "RescanSkillDirs", async (_request, context) => {
       const report = await sources.rescanFor(context.caller, context.signal);

@@ -5,6 +5,10 @@ import type { LearningDeps } from "./learning-deps.js";
 import type { CandidateRecord, CandidateStatus, EvolutionRecord } from "./learning-store.js";
 import { instructionsSkillMd } from "./instructions-plan.js";
 import { promotionPlan } from "./promotion-plan.js";
+import { type Listing, openPage, type Page, type PageRequest } from "../paging/index.js";
+
+/** ListCandidates' pages: by candidate id. */
+const LIST_CANDIDATES: Listing = { name: "ListCandidates", keyShapes: ["n"] };
 
 export interface Promotion {
   readonly candidate: CandidateRecord;
@@ -23,6 +27,13 @@ export class CandidateReview {
 
   list(status: CandidateStatus | undefined, context: CallContext): CandidateRecord[] {
     return this.deps.store.candidates(context.caller.agentId, status);
+  }
+
+  /** ListCandidates: one keyset page of {@link list} by id (docs/api.md#pagination). */
+  listPage(input: { readonly status: CandidateStatus | undefined } & PageRequest, context: CallContext): Page<CandidateRecord> {
+    const window = openPage<[number]>(LIST_CANDIDATES, { status: input.status }, input);
+    const rows = this.deps.store.candidates(context.caller.agentId, input.status, { after: window.after?.[0] ?? 0, limit: window.fetch });
+    return window.page(rows, (candidate) => [candidate.id]);
   }
 
   dismiss(id: number, context: CallContext): CandidateRecord {

@@ -1,4 +1,4 @@
-import type { DescribedSkill, DuplicateScreen, SimilarSkillReport, SkillText } from "../control/index.js";
+import type { DuplicateScreen, NeighboursOf, SimilarSkillReport, SkillText } from "../control/index.js";
 import type { NearDuplicateDetector } from "./near-duplicates.js";
 
 /** The control plane's near-duplicate port over the detector, counting verdicts for the metrics. */
@@ -8,13 +8,8 @@ export class NearDuplicateScreen implements DuplicateScreen {
     private readonly onVerdict: (verdict: "warned" | "rejected") => void = () => undefined,
   ) {}
 
-  screen(skill: SkillText, others: readonly DescribedSkill[], codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]> {
-    return this.detector.compare(skill, others, codeOf);
-  }
-
-  /** Embeds the descriptions of the skills it will compare with (a service's start); see {@link NearDuplicateDetector.prepare}. */
-  prepare(descriptions: readonly string[]): Promise<number> {
-    return this.detector.prepare(descriptions);
+  screen(skill: SkillText, neighbours: NeighboursOf, codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]> {
+    return this.detector.compare(skill, neighbours, codeOf);
   }
 
   anticipate(description: string): void {

@@ -1,4 +1,5 @@
 import type { CallContext, SkillRecord } from "../control/index.js";
+import { type Listing, openPage, type Page, type PageRequest } from "../paging/index.js";
 import type { LearningDeps } from "./learning-deps.js";
 import type { CandidateRecord, EvolutionRecord } from "./learning-store.js";
 import { type SequenceStep, sequenceOverlap } from "./sequence.js";
@@ -38,8 +39,19 @@ export function evolutionTarget(
   return best;
 }
 
-/** ListSkillEvolution (docs/learning.md#evolution): the versions promotions made of a skill the caller can see. */
-export function evolutionOf(name: string, context: CallContext, deps: Pick<LearningDeps, "skills" | "store">): EvolutionRecord[] {
-  deps.skills.queries.versions({ name }, context); // NOT_FOUND unless the caller may see it
-  return deps.store.evolution(name);
+/** ListSkillEvolution's pages: by event id, oldest first. */
+const LIST_EVOLUTION: Listing = { name: "ListSkillEvolution", keyShapes: ["n"] };
+
+/**
+ * ListSkillEvolution (docs/learning.md#evolution): the versions promotions made of a skill the caller
+ * can see, one keyset page by event id (docs/api.md#pagination).
+ */
+export function evolutionOf(
+  input: { readonly name: string } & PageRequest,
+  context: CallContext,
+  deps: Pick<LearningDeps, "skills" | "store">,
+): Page<EvolutionRecord> {
+  const window = openPage<[number]>(LIST_EVOLUTION, { name: input.name }, input);
+  deps.skills.queries.versionsPage({ name: input.name, pageSize: 1 }, context); // NOT_FOUND unless the caller may see it
+  return window.page(deps.store.evolution(input.name, { after: window.after?.[0] ?? 0, limit: window.fetch }), (event) => [event.id]);
 }

@@ -14,6 +14,7 @@ export {
   codeShingles,
   cosine,
   DEFAULT_DUPLICATE_THRESHOLDS,
+  DUPLICATE_CANDIDATES,
   type DuplicateThresholds,
   isNearDuplicate,
   jaccard,

@@ -1,4 +1,5 @@
 import type { CallContext } from "../control/index.js";
+import type { Page, PageRequest } from "../paging/index.js";
 import { CandidateReview, type Promotion } from "./candidate-review.js";
 import { evolutionOf } from "./evolution.js";
 import type { LearningDeps } from "./learning-deps.js";
@@ -55,6 +56,11 @@ export class LearningService {
     return this.candidates.list(status, context);
   }
 
+  /** ListCandidates' pages; see {@link CandidateReview.listPage}. */
+  listPage(input: { readonly status: CandidateStatus | undefined } & PageRequest, context: CallContext): Page<CandidateRecord> {
+    return this.candidates.listPage(input, context);
+  }
+
   dismiss(id: number, context: CallContext): CandidateRecord {
     return this.candidates.dismiss(id, context);
   }
@@ -64,8 +70,9 @@ export class LearningService {
     return this.candidates.promote(id, overrides, context);
   }
 
-  evolution(name: string, context: CallContext): EvolutionRecord[] {
-    return evolutionOf(name, context, this.deps);
+  /** ListSkillEvolution (docs/learning.md#evolution), one page of it. */
+  evolution(input: { readonly name: string } & PageRequest, context: CallContext): Page<EvolutionRecord> {
+    return evolutionOf(input, context, this.deps);
   }
 
   /** RecordSkillOutcome (docs/learning.md#outcomes); see {@link OutcomeReports.recordExplicit}. */

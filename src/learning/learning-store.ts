@@ -206,10 +206,17 @@ export class LearningStore {
     return row ? toCandidate(row) : undefined;
   }
 
-  /** Candidates of one agent (every agent's with `agentId` undefined), optionally of one status, by id. */
-  candidates(agentId: string | undefined, status: CandidateStatus | undefined): CandidateRecord[] {
-    const conditions: string[] = [];
-    const params: string[] = [];
+  /**
+   * Candidates of one agent (every agent's with `agentId` undefined), optionally of one status, by id;
+   * with `page`, a keyset page: those after id `page.after`, at most `page.limit`.
+   */
+  candidates(
+    agentId: string | undefined,
+    status: CandidateStatus | undefined,
+    page: { readonly after?: number; readonly limit?: number } = {},
+  ): CandidateRecord[] {
+    const conditions: string[] = ["id > ?"];
+    const params: Array<string | number> = [page.after ?? 0];
     if (agentId !== undefined) {
       conditions.push("agent_id = ?");
       params.push(agentId);
@@ -218,9 +225,10 @@ export class LearningStore {
       conditions.push("status = ?");
       params.push(status);
     }
-    const where = conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "";
-    return this.prepare<string[], CandidateRow>(`SELECT * FROM skill_candidates ${where} ORDER BY id`)
-      .all(...params)
+    return this.prepare<Array<string | number>, CandidateRow>(
+      `SELECT * FROM skill_candidates WHERE ${conditions.join(" AND ")} ORDER BY id LIMIT ?`,
+    )
+      .all(...params, page.limit ?? -1)
       .map(toCandidate);
   }
 
@@ -329,10 +337,11 @@ export class LearningStore {
     return { ...event, id: Number(info.lastInsertRowid) };
   }
 
-  evolution(skillName: string | undefined): EvolutionRecord[] {
-    const rows = this.prepare<string[], Record<string, string | number>>(
-      `SELECT * FROM skill_evolution_events ${skillName === undefined ? "" : "WHERE skill_name = ?"} ORDER BY id`,
-    ).all(...(skillName === undefined ? [] : [skillName]));
+  /** Evolution events (of one skill, or all), by id; with `page`, those after id `page.after`, at most `page.limit`. */
+  evolution(skillName: string | undefined, page: { readonly after?: number; readonly limit?: number } = {}): EvolutionRecord[] {
+    const rows = this.prepare<Array<string | number>, Record<string, string | number>>(
+      `SELECT * FROM skill_evolution_events WHERE id > ? ${skillName === undefined ? "" : "AND skill_name = ?"} ORDER BY id LIMIT ?`,
+    ).all(page.after ?? 0, ...(skillName === undefined ? [] : [skillName]), page.limit ?? -1);
     return rows.map((row) => ({
       id: Number(row.id),
       agentId: String(row.agent_id),

@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest";
 import { WordEmbedder } from "../../test/support/word-embedder.js";
-import { codeShingles, isNearDuplicate, jaccard, NearDuplicateDetector, normalisedTokens } from "./near-duplicates.js";
+import type { DescribedSkill, NeighboursOf } from "../control/index.js";
+import {
+  codeShingles,
+  DUPLICATE_CANDIDATES,
+  isNearDuplicate,
+  jaccard,
+  NearDuplicateDetector,
+  normalisedTokens,
+} from "./near-duplicates.js";
+
+/** Neighbours without an index: every skill of `library`, whatever the vector. */
+function everyone(library: readonly DescribedSkill[]): NeighboursOf {
+  return () => Promise.resolve(library);
+}
 
 describe("code similarity", () => {
   it("normalises local names, strings and numbers but keeps calls and attributes", () => {
@@ -70,7 +83,7 @@ describe("NearDuplicateDetector", () => {
     const read: string[] = [];
     const similar = await detector.compare(
       { name: "counter", description: "count the words in a text", code: counter },
-      [...library].map(([name, { description }]) => ({ name, description })),
+      everyone([...library].map(([name, { description }]) => ({ name, description }))),
       async (name) => {
         read.push(name);
         return library.get(name)?.code ?? "";
@@ -88,7 +101,7 @@ describe("NearDuplicateDetector", () => {
     const detector = new NearDuplicateDetector(new WordEmbedder());
     const similar = await detector.compare(
       { name: "counter", description: "count the words in a text", code: counter },
-      [{ name: "invoice", description: "render an invoice as PDF for a customer" }],
+      everyone([{ name: "invoice", description: "render an invoice as PDF for a customer" }]),
       () => Promise.reject(new Error("no code should be read")),
     );
     expect(similar).toEqual([]);
@@ -99,30 +112,33 @@ describe("NearDuplicateDetector", () => {
     detector.anticipate("count the words in a text");
     const similar = await detector.compare(
       { name: "counter", description: "count the words in a text", code: counter },
-      [{ name: "word_count", description: "count the words in a text" }],
+      everyone([{ name: "word_count", description: "count the words in a text" }]),
       async () => renamed,
     );
     expect(similar.map((s) => s.name)).toEqual(["word_count"]);
     expect(calls.flat().filter((text) => text === "count the words in a text")).toHaveLength(1);
   });
 
-  it("prepares the library's descriptions in chunks, each once, so that a comparison during or after it embeds only the new one", async () => {
+  it("compares with the neighbours found for the new description's vector only, never with itself, and embeds only theirs", async () => {
     const { detector, calls } = countingDetector();
-    const library = Array.from({ length: 10 }, (_, i) => ({ name: `skill_${i}`, description: `tool number ${i} counts words` }));
-    const preparing = detector.prepare(
-      library.map((s) => s.description),
-      3,
+    const asked: Array<{ vector: Float32Array; limit: number }> = [];
+    const neighbours: NeighboursOf = (vector, limit) => {
+      asked.push({ vector, limit });
+      return Promise.resolve([
+        { name: "counter", description: "count the words in a text" },
+        { name: "word_count", description: "count the words in a text" },
+      ]);
+    };
+    const similar = await detector.compare(
+      { name: "counter", description: "count the words in a text", code: counter },
+      neighbours,
+      async () => renamed,
     );
-    // A registration while the preparation runs: it waits for the texts in flight, starts the rest itself.
-    const during = detector.compare({ name: "during", description: "a brand new tool", code: counter }, library, async () => "");
-    expect(await preparing).toBe(10);
-    await during;
-    expect(calls.flat().sort()).toEqual([...library.map((s) => s.description), "a brand new tool"].sort());
-    expect(calls[0]).toHaveLength(3);
-
-    calls.length = 0;
-    await detector.compare({ name: "after", description: "another new tool", code: counter }, library, async () => "");
-    expect(calls).toEqual([["another new tool"]]);
-    expect(await detector.prepare(library.map((s) => s.description))).toBe(0);
+    expect(similar.map((s) => s.name)).toEqual(["word_count"]);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.limit).toBe(DUPLICATE_CANDIDATES);
+    const [mine] = await new WordEmbedder().embed(["count the words in a text"]);
+    expect([...(asked[0]?.vector ?? [])]).toEqual([...(mine ?? [])]);
+    expect(calls.flat()).toEqual(["count the words in a text"]);
   });
 });

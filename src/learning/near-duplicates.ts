@@ -1,11 +1,12 @@
 /**
- * Near-duplicates at the door (docs/learning.md#near-duplicates): a new skill is compared with every
- * skill the caller can see by description (cosine of routing's embeddings) and by code (Jaccard of
- * normalised token 4-gram shingles). A pair is a near-duplicate when both similarities reach their
- * thresholds (chosen by cross-validation: `npm run bench:duplicates`).
+ * Near-duplicates at the door (docs/learning.md#near-duplicates): a new skill is compared with the
+ * skills the caller can see whose routing vectors are nearest its description's, by description
+ * (cosine of routing's embeddings) and by code (Jaccard of normalised token 4-gram shingles). A
+ * pair is a near-duplicate when both similarities reach their thresholds (chosen by
+ * cross-validation: `npm run bench:duplicates`, which also measures that the nearest
+ * {@link DUPLICATE_CANDIDATES} hold every near-duplicate).
  */
-import { setImmediate as nextTurn } from "node:timers/promises";
-import type { DescribedSkill, SimilarSkillReport, SkillText } from "../control/index.js";
+import type { NeighboursOf, SimilarSkillReport, SkillText } from "../control/index.js";
 import type { Embedder } from "../routing/index.js";
 
 /** Thresholds of the near-duplicate rule. */
@@ -17,6 +18,13 @@ export interface DuplicateThresholds {
 }
 
 export const DEFAULT_DUPLICATE_THRESHOLDS: DuplicateThresholds = { description: 0.5875, code: 0 };
+
+/**
+ * How many of the nearest skills a new one is compared with. A near-duplicate needs a description
+ * cosine of at least {@link DEFAULT_DUPLICATE_THRESHOLDS}.description, so it is among the nearest
+ * vectors unless more than this many skills are closer still (docs/learning.md#near-duplicates).
+ */
+export const DUPLICATE_CANDIDATES = 50;
 
 /** Similar skills reported beside near-duplicates: description at least this similar. */
 const REPORT_DESCRIPTION_FLOOR = 0.6;
@@ -111,19 +119,17 @@ export class NearDuplicateDetector {
   ) {}
 
   /**
-   * Similar skills, most similar first: every near-duplicate, and up to five others above the
-   * report floor. Both need a description at least as similar as the lower of the two floors, so
-   * only those skills' code is read (`codeOf`) and compared.
+   * Similar skills, most similar first: every near-duplicate among the skill's
+   * {@link DUPLICATE_CANDIDATES} neighbours, and up to five others above the report floor. Both
+   * need a description at least as similar as the lower of the two floors, so only those skills'
+   * code is read (`codeOf`) and compared.
    */
-  async compare(
-    skill: SkillText,
-    others: readonly DescribedSkill[],
-    codeOf: (name: string) => Promise<string>,
-  ): Promise<SimilarSkillReport[]> {
-    if (others.length === 0) return [];
-    const descriptions = [skill.description, ...others.map((o) => o.description)];
-    await this.embedMissing(descriptions);
+  async compare(skill: SkillText, neighbours: NeighboursOf, codeOf: (name: string) => Promise<string>): Promise<SimilarSkillReport[]> {
+    await this.embedMissing([skill.description]);
     const mine = this.vectors.get(skill.description) as Float32Array;
+    const others = (await neighbours(mine, DUPLICATE_CANDIDATES)).filter((other) => other.name !== skill.name);
+    if (others.length === 0) return [];
+    await this.embedMissing(others.map((o) => o.description));
     const floor = Math.min(this.thresholds.description, REPORT_DESCRIPTION_FLOOR);
     const close = others
       .map((other) => ({
@@ -155,22 +161,6 @@ export class NearDuplicateDetector {
       this.shingles.set(code, found);
     }
     return found;
-  }
-
-  /**
-   * Embeds `descriptions` ahead of any {@link compare}, `chunk` texts per call with a turn of the
-   * event loop between, so that calls interleave. A service does this at start with every skill's
-   * description: otherwise its first registration waits for all of them (from the embedding cache:
-   * ≈ 90 ms at 10,000 skills; from the model, after a model change: ≈ 20 s). A comparison meanwhile
-   * waits only for the texts it needs, each embedded once. Resolves with how many were embedded.
-   */
-  async prepare(descriptions: readonly string[], chunk = 256): Promise<number> {
-    const missing = [...new Set(descriptions)].filter((text) => !this.vectors.has(text));
-    for (let start = 0; start < missing.length; start += chunk) {
-      if (start > 0) await nextTurn();
-      await this.embedMissing(missing.slice(start, start + chunk));
-    }
-    return missing.length;
   }
 
   /** Starts embedding `description` ahead of a {@link compare} (a registration's first step); never throws. */

@@ -1,21 +1,39 @@
 import { InvalidArgumentError, PermissionDeniedError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
+import { openPage, type Page, type PageRequest } from "../paging/index.js";
 import type { LessonState } from "./lesson.js";
 import { type PlaybookCore, viewOf } from "./playbook-core.js";
 import { type LessonScope, type LessonView, PLAYBOOK_LIMITS } from "./playbook-types.js";
 
 const DAY_MS = 86_400_000;
 
-export interface ListLessonsRequest {
+export interface ListLessonsRequest extends PageRequest {
   readonly scope: LessonScope;
   readonly domain: string;
+  /** The older name of the page size: used when pageSize is unset or 0. */
   readonly limit: number;
   readonly includeInactive: boolean;
   readonly owner: string;
 }
 
-/** ListLessons: the caller's lessons (an admin's: everyone's, or one owner's), highest utility first. */
-export function listLessons(core: PlaybookCore, request: ListLessonsRequest, caller: Caller): LessonView[] {
+/** A lesson's place in ListLessons' order: utility, then creation time, both highest first, then id. */
+type LessonKey = [utility: number, createdAt: number, id: string];
+
+/** Whether `key` comes after `cursor` in ListLessons' order. */
+function lessonAfter(key: LessonKey, cursor: LessonKey): boolean {
+  if (key[0] !== cursor[0]) return key[0] < cursor[0];
+  if (key[1] !== cursor[1]) return key[1] < cursor[1];
+  return key[2] > cursor[2];
+}
+
+/**
+ * ListLessons: the caller's lessons (an admin's: everyone's, or one owner's), highest utility first,
+ * a page at a time (docs/api.md#pagination). Utility is computed when read (retrievals, credit and
+ * staleness), so the page is cut in memory from the owner's lessons, after the cursor's place in
+ * that order: a lesson whose utility moved across the cursor between two pages is shown twice or
+ * not at all (docs/api.md#pagination).
+ */
+export function listLessons(core: PlaybookCore, request: ListLessonsRequest, caller: Caller): Page<LessonView> {
   const limit = request.limit === 0 ? PLAYBOOK_LIMITS.defaultListLimit : request.limit;
   if (!Number.isInteger(limit) || limit < 1 || limit > PLAYBOOK_LIMITS.maxListLimit) {
     throw new InvalidArgumentError(
@@ -31,12 +49,18 @@ export function listLessons(core: PlaybookCore, request: ListLessonsRequest, cal
   const now = core.clock();
   const since = scopeStart(request.scope, now);
   const domain = request.domain.trim().toLowerCase();
-  return core.store
+  const window = openPage<LessonKey>(
+    { name: "ListLessons", keyShapes: ["nns"], defaultSize: limit },
+    { scope: request.scope, domain, includeInactive: request.includeInactive, owner: owner ?? "" },
+    request,
+  );
+  const key = (lesson: LessonView): LessonKey => [lesson.utility, lesson.createdAt, lesson.id];
+  const sorted = core.store
     .list(owner, states)
     .filter((l) => l.createdAt >= since && (domain === "" || l.domains.includes(domain)))
     .map((l) => viewOf(core, l, now))
-    .sort((a, b) => b.utility - a.utility || b.createdAt - a.createdAt || a.id.localeCompare(b.id))
-    .slice(0, limit);
+    .sort((a, b) => b.utility - a.utility || b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return window.slice(sorted, key, lessonAfter);
 }
 
 /** The first instant a scope covers: 00:00 UTC today, 7 days back, or the beginning. */

@@ -1,4 +1,5 @@
 import type { Caller } from "../identity/index.js";
+import type { Page } from "../paging/index.js";
 import { addLesson } from "./add-lesson.js";
 import { creditRecentRetrievals, recordHelpfulRetrieval } from "./lesson-credit.js";
 import type { LessonDraft } from "./lesson-gates.js";
@@ -62,7 +63,13 @@ export class PlaybookService {
     return pruneLessons(this.core, request, caller);
   }
 
+  /** The first page of ListLessons (the console's view). */
   list(request: ListLessonsRequest, caller: Caller): LessonView[] {
+    return listLessons(this.core, request, caller).items;
+  }
+
+  /** ListLessons, a page at a time (docs/api.md#pagination). */
+  listPage(request: ListLessonsRequest, caller: Caller): Page<LessonView> {
     return listLessons(this.core, request, caller);
   }
 

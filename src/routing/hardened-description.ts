@@ -1,11 +1,38 @@
 /**
- * Tool-description hardening (docs/routing.md#hardened-descriptions): the description an LLM sees says plainly that the skill
- * is a top-level tool called by name, shows a concrete call with the skill's own name and schema,
- * and lists the wrap patterns that do not work. (It closed a loop where a model saw the skill in
- * its tool list and kept writing wrapper scripts instead of calling it.)
+ * What an LLM is handed for a routed skill (docs/routing.md#what-an-llm-is-handed).
+ *
+ * A skill with code is a tool; its description carries a hardening that tells the model to call it
+ * by name instead of writing a wrapper script around it (seed 000's loop: a model saw the skill in
+ * its tool list and kept executing scripts). How much of it: `short` (the default) adds one line;
+ * `full` is seed 000's three lines (a label, a concrete call with the skill's own name and schema,
+ * and the wrap patterns that do not work); `none` leaves the description as registered.
+ *
+ * An instructions-only skill has nothing to call, so it is never a tool: it is a text to read,
+ * whose body GetSkillContent discloses.
  */
+export type Hardening = "short" | "full" | "none";
+
+/** RouteSkills' hardening when the request sets none. */
+export const DEFAULT_HARDENING: Hardening = "short";
+
 export const ACQUIRED_SKILL_LABEL = "[ACQUIRED SKILL — CALL BY NAME]";
 
+/** The one line `short` adds: what the three lines of `full` say, without naming any path. */
+export const SHORT_HARDENING_LINE = "Call it directly as a tool; never wrap it in a script.";
+
+/** A tool's description at a hardening level. */
+export function toolDescription(name: string, description: string, parametersSchema: string, hardening: Hardening): string {
+  switch (hardening) {
+    case "none":
+      return description.trim();
+    case "full":
+      return hardenedDescription(name, description, parametersSchema);
+    case "short":
+      return `${description.trim()}\n${SHORT_HARDENING_LINE}`;
+  }
+}
+
+/** Seed 000's hardening: the label, a call with the skill's own name and schema, the wraps that do not work. */
 export function hardenedDescription(name: string, description: string, parametersSchema: string): string {
   const example = JSON.stringify(exampleArguments(parametersSchema));
   return [
@@ -13,6 +40,14 @@ export function hardenedDescription(name: string, description: string, parameter
     `Call it directly as the tool "${name}", e.g. ${name}(${example}).`,
     `Do not wrap it: no \`python -c\`, no \`import ${name}\`, no \`python3 acquired_skills/${name}.py\`.`,
   ].join("\n");
+}
+
+/**
+ * An instructions-only skill as a text for the model's context (its system prompt), never a tool:
+ * what it is for, and the call that discloses its body.
+ */
+export function instructionsText(name: string, description: string): string {
+  return `${description.trim()}\nInstructions to read, not a tool to call: their body comes from GetSkillContent {"name":${JSON.stringify(name)}}.`;
 }
 
 /** Example arguments from a JSON Schema: examples/defaults/enums first, then a value per type. */

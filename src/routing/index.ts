@@ -10,7 +10,8 @@ export {
   type ToolFormat,
 } from "./routing-service.js";
 export { failsFallbackFilter, QualityCounters, type SkillQuality } from "./quality-counters.js";
-export { documentText, SkillRouter, type RouteMode } from "./skill-router.js";
+export { documentText, failsQualityFilter, SkillRouter, type RouteMode } from "./skill-router.js";
+export { RegistrationGate, type RegistrationGateOptions } from "./registration-gate.js";
 export {
   CachedEmbedder,
   MiniLmEmbedder,
@@ -28,4 +29,11 @@ export {
   SqliteVecIndex,
   type VectorIndex,
 } from "../search/index.js";
-export { hardenedDescription, toolDefinition } from "./hardened-description.js";
+export {
+  DEFAULT_HARDENING,
+  type Hardening,
+  hardenedDescription,
+  instructionsText,
+  toolDefinition,
+  toolDescription,
+} from "./hardened-description.js";

@@ -1,39 +1,78 @@
 /**
  * A calibrated relevance in [0, 1] for a routed skill (docs/routing.md#relevance): the probability,
- * estimated on the development set, that the skill is one the query needs, from what a route knows
- * in absolute terms — the cosine similarity of the best vector hit and the BM25 score — so that
- * the same number means the same thing in every query (the fused score is relative to the other
- * candidates of its query and cannot say "nothing here fits").
+ * estimated on the development sets, that the skill is one the query needs.
  *
- *     relevance = σ(vector · cosine + keyword · ln(1 + bm25) + bias)
+ * A raw cosine does not mean the same from one query to the next (a generic query is close to
+ * everything, a terse one to nothing), nor from one catalog or encoder to the next. So the cosine
+ * is read against the query's own background: the mean and spread of the cosines of the other
+ * candidates the vector source returned for the same query (its best one left out, so a right answer
+ * does not raise its own bar), pooled with a prior worth five candidates so that a catalog of a few
+ * skills still has one. A skill that stands out from that background, and shares words with
+ * the query, is likely the one it needs; the best skill of a query that fits nothing does not stand
+ * out:
+ *
+ *     s         = (cosine − background mean) / max(background spread, 0.05) + ln(1 + bm25)
+ *     relevance = σ(scale · s + bias)                                       σ(z) = 1 / (1 + e^(−z))
  *
  * A skill missing from the vector list takes the lowest cosine that list returned; one missing from
- * the keyword list has bm25 = 0. The coefficients are a logistic regression fitted on the top 10
- * fused candidates of every development-set query (`npm run bench:routing` prints a fresh fit and
- * the reliability table beside these), per encoder, since each model spreads cosines differently.
+ * the keyword list has bm25 = 0. `scale` and `bias` are a logistic regression fitted on the top 10
+ * candidates of every query of both development sets (`npm run bench:routing` prints the figures);
+ * because the standardised cosine has no unit, the same fit serves every encoder.
  */
 export interface RelevanceCalibration {
-  readonly vector: number;
-  readonly keyword: number;
+  readonly scale: number;
   readonly bias: number;
 }
 
-/** Fitted for all-MiniLM-L6-v2 on the development set (2026-11-25). */
-export const MINILM_CALIBRATION: RelevanceCalibration = { vector: 4.346, keyword: 1.11, bias: -5.19 };
-/** Fitted for USE-lite on the development set (2026-11-25). */
-export const USE_LITE_CALIBRATION: RelevanceCalibration = { vector: 1.217, keyword: 1.591, bias: -4.984 };
-
-/**
- * The calibration for an embedder's model id. A model nobody fitted (an OpenAI-compatible one)
- * gets MiniLM's, which is only a starting point: its cosines may sit elsewhere, so tune
- * `min_relevance` for it (docs/routing.md#relevance).
- */
-export function calibrationFor(modelId: string): RelevanceCalibration {
-  if (modelId.startsWith("use-lite")) return USE_LITE_CALIBRATION;
-  return MINILM_CALIBRATION;
+/** What a route knows of one candidate and of its query's background. */
+export interface RelevanceInput {
+  readonly cosine: number;
+  readonly bm25: number;
+  /** Mean and population standard deviation of the query's other candidates' cosines. */
+  readonly backgroundMean: number;
+  readonly backgroundSpread: number;
 }
 
-export function relevance(calibration: RelevanceCalibration, cosine: number, bm25: number): number {
-  const z = calibration.vector * cosine + calibration.keyword * Math.log1p(Math.max(0, bm25)) + calibration.bias;
+/** Fitted on both development sets with all-MiniLM-L6-v2 (2026-11-27). */
+export const DEFAULT_CALIBRATION: RelevanceCalibration = { scale: 0.852, bias: -5.094 };
+/**
+ * A background spread below this is treated as this: with a handful of skills, or skills that are
+ * all about equally far from the query, the spread is noise and dividing by it would make any
+ * small lead look decisive.
+ */
+export const MIN_BACKGROUND_SPREAD = 0.05;
+
+/** The calibration for an embedder's model id; the standardised score makes one fit serve all of them. */
+export function calibrationFor(_modelId: string): RelevanceCalibration {
+  return DEFAULT_CALIBRATION;
+}
+
+/**
+ * What a query's background is taken to be before any candidate is seen: the median mean and spread of
+ * the background cosines over both development sets (all-MiniLM-L6-v2), worth this many candidates.
+ * A catalog of a few skills has too few others to measure a background; the prior stands in for the
+ * rest, and fades as the candidates grow (50 of them outweigh it tenfold).
+ */
+export const BACKGROUND_PRIOR = { mean: 0.17, spread: 0.067, weight: 5 } as const;
+
+/**
+ * The background of a query: mean and spread of its candidates' cosines (best first, the best left
+ * out), pooled with {@link BACKGROUND_PRIOR}.
+ */
+export function background(cosinesBestFirst: readonly number[]): { mean: number; spread: number } {
+  const rest = cosinesBestFirst.slice(1);
+  const n = rest.length;
+  const k = BACKGROUND_PRIOR.weight;
+  const observed = n === 0 ? 0 : rest.reduce((a, b) => a + b, 0) / n;
+  const mean = (n * observed + k * BACKGROUND_PRIOR.mean) / (n + k);
+  const squares =
+    rest.reduce((a, b) => a + (b - mean) * (b - mean), 0) +
+    k * (BACKGROUND_PRIOR.spread * BACKGROUND_PRIOR.spread + (BACKGROUND_PRIOR.mean - mean) * (BACKGROUND_PRIOR.mean - mean));
+  return { mean, spread: Math.sqrt(squares / (n + k)) };
+}
+
+export function relevance(calibration: RelevanceCalibration, input: RelevanceInput): number {
+  const standardised = (input.cosine - input.backgroundMean) / Math.max(input.backgroundSpread, MIN_BACKGROUND_SPREAD);
+  const z = calibration.scale * (standardised + Math.log1p(Math.max(0, input.bm25))) + calibration.bias;
   return 1 / (1 + Math.exp(-z));
 }

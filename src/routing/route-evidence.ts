@@ -16,6 +16,16 @@ export const MAX_EVIDENCE_PER_SKILL = 20;
  */
 const EVIDENCE_DISCOUNT = 0.9;
 
+/** What of a query is kept as evidence: trimmed, its first 500 characters. */
+export function evidenceText(query: string): string {
+  return query.trim().slice(0, 500);
+}
+
+/** The hash a piece of evidence is stored and its vector named by (of {@link evidenceText}). */
+export function evidenceHash(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
 /** The vector id of one piece of a skill's evidence. */
 export function evidenceVectorId(name: string, hash: string): string {
   return `${name}${EVIDENCE_SEPARATOR}${hash}`;
@@ -33,9 +43,9 @@ export class RouteEvidence {
 
   /** Stores `query` as evidence for `name`; false when it is blank or already stored. */
   remember(name: string, query: string): boolean {
-    const text = query.trim().slice(0, 500);
+    const text = evidenceText(query);
     if (text === "") return false;
-    const hash = createHash("sha256").update(text).digest("hex").slice(0, 16);
+    const hash = evidenceHash(text);
     return (
       this.db.prepare("INSERT OR IGNORE INTO route_evidence (name, query, hash, at) VALUES (?, ?, ?, ?)").run(name, text, hash, Date.now())
         .changes > 0

@@ -14,7 +14,7 @@ import {
 } from "../control/index.js";
 import { InvalidArgumentError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
-import { hardenedDescription, toolDefinition } from "./hardened-description.js";
+import { DEFAULT_HARDENING, type Hardening, instructionsText, toolDefinition, toolDescription } from "./hardened-description.js";
 import { agentAudience, SEARCH_QUERY_LIMITS, searchedQuery, userAudience } from "../search/index.js";
 import { failsFallbackFilter, type QualityCounters, type SkillQuality } from "./quality-counters.js";
 import {
@@ -23,6 +23,7 @@ import {
   ROUTABLE_STATUSES,
   type RouteMode,
   type RouteQuality,
+  type RouteScope,
   type SkillRouter,
 } from "./skill-router.js";
 
@@ -47,6 +48,11 @@ export interface RoutedSkill {
   readonly skillId: string;
   /** The quality counters (docs/skill-sources.md#quality-counters), as the header shows them; undefined where they are not kept. */
   readonly quality: SkillQuality | undefined;
+  /**
+   * An instructions-only skill's text for the model's context, set instead of a tool definition
+   * (`toolDefinition` is then empty): it is read, never called (docs/routing.md#instructions-skills).
+   */
+  readonly instructions?: string;
 }
 
 /** What a routed skill's header says about its kind (composition and skill sources know it; routing does not). */
@@ -57,13 +63,15 @@ export interface RouteRequest {
   readonly limit: number;
   readonly mode: RouteMode;
   readonly format: ToolFormat;
+  /** How much a tool's description says about calling it (docs/routing.md#hardened-descriptions). @default "short" */
+  readonly hardening?: Hardening;
   /** In [0, 1]; undefined means the service's default. */
   readonly minRelevance?: number | undefined;
 }
 
 /** What the routing service is told at construction besides its stores. */
 export interface RoutingOptions {
-  /** The relevance a route keeps when the request sets none. @default 0 */
+  /** The floor of an answer when the request sets none (docs/routing.md#no-skill-fits). @default 0 */
   readonly minRelevance?: number;
   /** Each routed skill's kind and id. @default plain, no id */
   readonly describe?: SkillDescriber;
@@ -238,13 +246,23 @@ export class RoutingService implements SkillIndexer {
   }
 
   /**
+   * The near-duplicate screen's candidates (docs/learning.md#near-duplicates): the skills nearest
+   * to a description's vector among those `caller` may see, once every change handed to
+   * {@link RoutingService.sync} is indexed (a skill registered a moment ago is among them).
+   */
+  async nearestSkills(vector: Float32Array, caller: Caller, limit: number): Promise<string[]> {
+    await this.settled();
+    return this.router.nearestSkills(vector, routeScope(caller), limit);
+  }
+
+  /**
    * The skills for a query among those `caller` may see: its own and public ones (admins: all).
    * `warnings` says when only part of a long query was searched.
    */
   async route(
     request: RouteRequest,
     caller: Caller,
-  ): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[]; warnings: string[] }> {
+  ): Promise<{ routeId: string; skills: RoutedSkill[]; degraded: string[]; warnings: string[]; noFit: boolean }> {
     const trimmed = request.query.trim();
     if (trimmed === "") throw new InvalidArgumentError("query", "is required: what the user wants done");
     const { text: query, pieces, warning } = searchedQuery(trimmed);
@@ -266,7 +284,7 @@ export class RoutingService implements SkillIndexer {
       limit,
       mode: request.mode,
       minRelevance,
-      scope: { agentId: caller.agentId, everything: caller.admin, ...(caller.userId === undefined ? {} : { userId: caller.userId }) },
+      scope: routeScope(caller),
       exclude: (name) =>
         leftOutForCaller.has(name) ||
         failsQualityFilter(this.router.quality(name)) ||
@@ -283,7 +301,12 @@ export class RoutingService implements SkillIndexer {
       // A grantee pinned to a version gets that version's tool definition (docs/security.md#pinned-grants).
       const pinned = pinnedVersionFor(skill, caller);
       const shown = (pinned === undefined || pinned === skill.version ? undefined : this.registry.version(skill.name, pinned)) ?? skill;
-      const description = hardenedDescription(skill.name, shown.description, shown.parametersSchema);
+      const header = this.describe(skill);
+      // An instructions-only skill has nothing to run: it is handed over as a text to read, never
+      // as a tool (docs/routing.md#instructions-skills).
+      const instructions = header.kind === "instructions" ? instructionsText(skill.name, shown.description) : undefined;
+      const description =
+        instructions ?? toolDescription(skill.name, shown.description, shown.parametersSchema, request.hardening ?? DEFAULT_HARDENING);
       const warnings = [skill.healthWarning, skill.status === "degraded" ? `degraded: ${skill.statusReason}` : ""].filter((w) => w !== "");
       skills.push({
         skill,
@@ -291,13 +314,15 @@ export class RoutingService implements SkillIndexer {
         score: hit.score,
         successRate: windowRate(this.registry.window(skill.name, skill.version), this.policy),
         warnings,
-        toolDefinition: JSON.stringify(toolDefinition(request.format, skill.name, description, shown.parametersSchema)),
+        toolDefinition:
+          instructions === undefined ? JSON.stringify(toolDefinition(request.format, skill.name, description, shown.parametersSchema)) : "",
+        ...(instructions === undefined ? {} : { instructions }),
         keywordRank: hit.keywordRank,
         vectorRank: hit.vectorRank,
         relevance: hit.relevance,
         keywordScore: hit.keywordScore,
         vectorScore: hit.vectorScore,
-        ...this.describe(skill),
+        ...header,
         quality: undefined,
       });
     }
@@ -310,7 +335,13 @@ export class RoutingService implements SkillIndexer {
         this.logger.error({ err: error }, "could not count routing selections");
       }
     }
-    return { routeId: result.routeId, skills, degraded: result.degraded, warnings: warning === undefined ? [] : [warning] };
+    return {
+      routeId: result.routeId,
+      skills,
+      degraded: result.degraded,
+      warnings: warning === undefined ? [] : [warning],
+      noFit: result.noFit,
+    };
   }
 }
 
@@ -333,3 +364,8 @@ function toRoutable(skill: SkillRecord): RoutableSkill {
 
 /** The index status of a switched-off skill; not among ROUTABLE_STATUSES. */
 const DISABLED_STATUS = "disabled";
+
+/** Whose skills a caller's routes search: its own, public and granted ones; an admin's, every skill. */
+function routeScope(caller: Caller): RouteScope {
+  return { agentId: caller.agentId, everything: caller.admin, ...(caller.userId === undefined ? {} : { userId: caller.userId }) };
+}

@@ -64,6 +64,18 @@ describe("SkillRouter scoping (real SQLite: FTS5 and sqlite-vec)", () => {
     ]);
   });
 
+  it("names the nearest skills an agent may see, whatever their status, each once", async () => {
+    await router.index({ ...skill("alice_retired", "alice", "private"), status: "retired" });
+    await router.index(skill("bob_public", "bob", "public"), ["turn celsius into fahrenheit"]);
+    const [vector] = await new WordEmbedder().embed(["convert celsius temperature to fahrenheit"]);
+    const nearest = await router.nearestSkills(vector as Float32Array, { agentId: "alice", everything: false }, 10);
+    expect([...nearest].sort()).toEqual(["alice_private", "alice_public", "alice_retired", "bob_public", "unrelated_public"]);
+    expect(nearest.at(-1)).toBe("unrelated_public");
+    expect(await router.nearestSkills(vector as Float32Array, { agentId: "alice", everything: false }, 2)).toHaveLength(2);
+    const admin = await router.nearestSkills(vector as Float32Array, { agentId: "ops", everything: true }, 10);
+    expect(admin).toContain("bob_private");
+  });
+
   it("searches each source once for an agent, as for an admin", async () => {
     const vectors = new SqliteVecIndex(db, { logger });
     const keywords = new KeywordIndex(db, { logger });

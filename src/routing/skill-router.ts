@@ -3,10 +3,9 @@ import type Database from "better-sqlite3";
 import type { Logger } from "pino";
 import type { Embedder } from "../embedding/index.js";
 import {
-  agentAudience,
   type KeywordIndex,
+  MAX_SEARCH_LIMIT,
   nameWords,
-  PUBLIC_AUDIENCE,
   normalizedScoreFusion,
   type RankedList,
   reciprocalRankFusion,
@@ -14,11 +13,13 @@ import {
   type VectorIndex,
   VectorIndexUnavailableError,
   type VectorSearchFilter,
-  userAudience,
 } from "../search/index.js";
 import { splitClauses } from "./query-clauses.js";
+import { type RouteScope, scopeFilter } from "./route-scope.js";
+
+export { ROUTABLE_STATUSES, type RouteScope, scopeFilter } from "./route-scope.js";
 import { mergeClauses, mergePieces, type Ranking } from "./ranking-merge.js";
-import { calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
+import { background, calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
 import { bestPerSkill, evidenceVectorId, RouteEvidence } from "./route-evidence.js";
 
 /** What routing needs to know of a skill. */
@@ -34,17 +35,6 @@ export interface RoutableSkill {
 
 /** fused: normalised score fusion (the default); rrf: reciprocal rank fusion; or one source alone. */
 export type RouteMode = "fused" | "rrf" | "keywords" | "vectors";
-
-/**
- * Whose skills a route may return: an agent's own and the public ones, or (admins) all of them.
- * The agent id is also recorded with the route, so only that agent's outcomes credit it.
- */
-export interface RouteScope {
-  readonly agentId: string;
-  readonly everything: boolean;
-  /** The end user a delegating agent acts for: skills granted to that user are in scope too. */
-  readonly userId?: string;
-}
 
 export interface RouteHit {
   readonly name: string;
@@ -67,6 +57,8 @@ export interface RouteResult {
   readonly hits: RouteHit[];
   /** Sources that could not answer, and what was used instead. */
   readonly degraded: string[];
+  /** No candidate's relevance reached the floor, so `hits` is empty (docs/routing.md#no-skill-fits). */
+  readonly noFit: boolean;
 }
 
 /** A skill's quality counters, from routed invocations (docs/routing.md#quality-filter). */
@@ -113,10 +105,10 @@ const SOURCE_DEPTH = 50;
  */
 export const ACTIVATED_AT = "COALESCE((SELECT activated_at FROM skills WHERE skills.name = ?), 0)";
 
-/** Statuses that are routed; deprecated, retired and deleted skills are not. */
-export const ROUTABLE_STATUSES = ["active", "degraded"];
 /** routing_meta keys of skills whose indexing is still in flight (or was, when the process stopped). */
 const PENDING_PREFIX = "pending-index:";
+/** Hits asked of the vector index per skill name wanted by {@link SkillRouter.nearestSkills}. */
+const NEAREST_OVERFETCH = 4;
 const META_EMBEDDER = "embedder";
 /**
  * Bumped when what the indexes hold changes meaning, so the next start re-indexes everything.
@@ -253,6 +245,24 @@ export class SkillRouter {
     await this.vectors.remove([name, ...evidence.map((e) => evidenceVectorId(name, e.hash))]);
   }
 
+  /**
+   * The skills whose vectors (main or evidence) are nearest to `vector` among those `scope` may
+   * see, nearest first, whatever their status (the caller filters further): the near-duplicate
+   * screen's candidates (docs/learning.md#near-duplicates), found by the index instead of a pass
+   * over the whole library.
+   */
+  async nearestSkills(vector: Float32Array, scope: RouteScope, limit: number): Promise<string[]> {
+    const { audiences } = scopeFilter(scope);
+    // Evidence vectors take slots of their own: ask for more hits than names wanted.
+    const hits = await this.vectors.search(vector, {
+      limit: Math.min(MAX_SEARCH_LIMIT, limit * NEAREST_OVERFETCH),
+      ...(audiences ? { filter: { audiences } } : {}),
+    });
+    return bestPerSkill(hits)
+      .slice(0, limit)
+      .map((hit) => hit.id);
+  }
+
   async route(
     query: string,
     options: {
@@ -262,7 +272,10 @@ export class SkillRouter {
       exclude?: (name: string) => boolean;
       /** Skills ranked after every healthy one (degraded skills, docs/routing.md#degraded-skills). @default none */
       demote?: (name: string) => boolean;
-      /** Hits whose relevance is below this are left out (only when relevance is known). @default 0 */
+      /**
+       * The floor of an answer (docs/routing.md#no-skill-fits): when relevance is known and no
+       * candidate reaches it, the route answers nothing (`noFit`). @default 0
+       */
       minRelevance?: number;
       /**
        * A long query's pieces (of its beginning and its end, docs/routing.md#long-queries), each
@@ -285,9 +298,13 @@ export class SkillRouter {
       ranking = mergePieces(rankings);
     }
     const minRelevance = options.minRelevance ?? 0;
-    const kept = ranking.items
-      .filter((item) => !options.exclude?.(item.id))
-      .filter((item) => item.relevance === undefined || item.relevance >= minRelevance);
+    const candidates = ranking.items.filter((item) => !options.exclude?.(item.id));
+    // The floor judges the answer, not each skill: a query whose best candidate clears it keeps its
+    // ranking (a second tool it needs often scores lower), one whose best does not gets nothing.
+    // Filtering skill by skill cost several points of recall@5 for the same share of empty answers.
+    const best = Math.max(-1, ...candidates.map((item) => item.relevance ?? Number.POSITIVE_INFINITY));
+    const noFit = candidates.length > 0 && best < minRelevance;
+    const kept = noFit ? [] : candidates;
     const hits = healthyFirst(kept, options.limit, options.demote).map((item) => ({
       name: item.id,
       score: item.score,
@@ -301,7 +318,7 @@ export class SkillRouter {
     this.db
       .prepare("INSERT INTO routes (route_id, query, names, created_at, agent) VALUES (?, ?, ?, ?, ?)")
       .run(routeId, query, JSON.stringify(hits.map((h) => h.name)), Date.now(), options.scope.agentId);
-    return { routeId, hits, degraded: [...degraded] };
+    return { routeId, hits, degraded: [...degraded], noFit };
   }
 
   /** One query's ranking, its clauses ranked apart and merged in (docs/routing.md#multi-intent-queries). */
@@ -351,13 +368,19 @@ export class SkillRouter {
           );
     // Without a vector list there is no cosine to calibrate on: relevance stays unknown.
     const lowestCosine = vectors?.items.at(-1)?.score;
+    const { mean, spread } = background(vectors?.items.map((item) => item.score ?? 0) ?? []);
     return {
       items: fused.map((item) => ({
         ...item,
         relevance:
           vectors === undefined
             ? undefined
-            : relevance(this.calibration, item.scores.vectors ?? lowestCosine ?? 0, item.scores.keywords ?? 0),
+            : relevance(this.calibration, {
+                cosine: item.scores.vectors ?? lowestCosine ?? 0,
+                bm25: item.scores.keywords ?? 0,
+                backgroundMean: mean,
+                backgroundSpread: spread,
+              }),
       })),
     };
   }
@@ -449,18 +472,4 @@ function healthyFirst<T extends { readonly id: string }>(items: readonly T[], li
  */
 export function documentText(skill: Pick<RoutableSkill, "name" | "description">): string {
   return `${nameWords(skill.name).join(" ")}: ${skill.description}`;
-}
-
-/**
- * One search per source (docs/routing.md#scoping): the index filters are AND-ed allowlists, and
- * "own OR public OR system OR granted to me OR granted to my user" is the single allowlist of at
- * most three audiences (an entry's audiences are `public`, or its owner's and each grantee's).
- * Admins see every routable skill.
- */
-function scopeFilter(scope: RouteScope): VectorSearchFilter {
-  const statuses = ROUTABLE_STATUSES;
-  if (scope.everything) return { statuses };
-  const audiences = [PUBLIC_AUDIENCE, agentAudience(scope.agentId)];
-  if (scope.userId !== undefined) audiences.push(userAudience(scope.userId));
-  return { statuses, audiences };
 }

@@ -9,6 +9,7 @@ import type { Migration } from "./migration.js";
 import { PLAYBOOK_MIGRATIONS } from "./playbook-tables.js";
 import { REGISTRY_MIGRATIONS } from "./registry-tables.js";
 import { ROUTING_MIGRATIONS } from "./routing-tables.js";
+import { RUN_ERROR_MIGRATIONS } from "./run-error-tables.js";
 import { RUN_FILE_MIGRATIONS } from "./run-file-tables.js";
 import { SECRET_MIGRATIONS } from "./secret-tables.js";
 import { SOURCE_MIGRATIONS } from "./source-tables.js";
@@ -34,6 +35,7 @@ export const REGISTRY_SCHEMA: readonly Migration[] = [
   ...HEALTH_EPOCH_MIGRATIONS,
   ...SECRET_MIGRATIONS,
   ...EGRESS_MIGRATIONS,
+  ...RUN_ERROR_MIGRATIONS,
 ];
 
 /** The schema version this code writes: the number of steps in the list. */

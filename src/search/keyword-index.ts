@@ -188,6 +188,19 @@ export class KeywordIndex {
     );
   }
 
+  /**
+   * Replaces a document's evidence lines; false when it is not indexed. The routing gate uses it
+   * inside a savepoint it rolls back, to rank a query as if no skill held it as evidence
+   * (docs/routing.md#the-routing-gate).
+   */
+  replaceEvidence(name: string, evidence: readonly string[]): boolean {
+    return withSqlite(
+      "routing index",
+      "replace routing evidence",
+      () => this.db.prepare(`UPDATE ${this.docs} SET evidence = ? WHERE name = ?`).run(this.capEvidence(evidence), name).changes > 0,
+    );
+  }
+
   /** A skill's evidence, oldest first (for explanations and tests). */
   evidence(name: string): string[] {
     const row = withSqlite("routing index", "read routing evidence", () =>

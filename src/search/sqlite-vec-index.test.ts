@@ -18,6 +18,17 @@ vectorIndexContract("sqlite-vec (in-memory database)", async () => {
   };
 });
 
+// The approximate path (docs/routing.md#approximate-search) from the first entry: the same contract.
+vectorIndexContract("sqlite-vec, approximate path (in-memory database)", async () => {
+  const db = new Database(":memory:");
+  return {
+    index: new SqliteVecIndex(db, { approximateFrom: 0 }),
+    dispose: async () => {
+      db.close();
+    },
+  };
+});
+
 describe("SqliteVecIndex", () => {
   const dirs: string[] = [];
   afterEach(() => {

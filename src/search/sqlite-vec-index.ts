@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import * as sqliteVec from "sqlite-vec";
 import { errorMessage, FailedPreconditionError } from "../errors/index.js";
 import { withSqlite } from "../sqlite/index.js";
+import { BinarySketch, type BinarySketchOptions, type SketchEntry } from "./binary-sketch.js";
 import { assertSqlIdentifier, assertValidDimensions, VectorDimensionError } from "./index-errors.js";
 import {
   audiencesOf,
@@ -23,15 +24,36 @@ export interface SqliteVecIndexOptions {
    */
   readonly table?: string;
   readonly logger?: Logger;
+  /**
+   * From this many entries on, searches go through the approximate path (an in-memory binary
+   * sketch with an exact re-rank, docs/routing.md#approximate-search) instead of the exact KNN
+   * scan; below it the exact scan is as fast. `Infinity` keeps every search exact.
+   * @default {@link DEFAULT_APPROXIMATE_FROM}
+   */
+  readonly approximateFrom?: number;
+  /** Tuning of the approximate path. @default candidates 4096 */
+  readonly sketch?: BinarySketchOptions;
 }
+
+/**
+ * Entries from which the embedded index searches approximately (docs/routing.md#approximate-search):
+ * measured, the exact sqlite-vec scan and the sketch cost about the same at 5,000 MiniLM vectors, and
+ * the exact scan grows to ~10x the sketch's cost at 100,000. Below 4,096 entries the sketch re-ranks
+ * every match and is exact anyway; the threshold spares small libraries its memory (4 bytes per
+ * dimension per entry: 15 MB at 10,000 entries of 384 dimensions).
+ */
+export const DEFAULT_APPROXIMATE_FROM = 5_000;
 
 /**
  * The embedded vector index: a sqlite-vec `vec0` table inside a database the caller owns
  * (normally `registry.db`), so skills and their vectors share one file, one backup and one
  * transaction log.
  *
- * Search is exact KNN (a full scan of the vector chunks), which keeps recall perfect and is fast
- * enough up to ~100k skills. Status, owner, visibility and audience are vec0 *metadata columns*:
+ * Below {@link DEFAULT_APPROXIMATE_FROM} entries search is exact KNN (a full scan of the vector
+ * chunks); from there on it goes through an in-memory binary sketch of the same rows with an exact
+ * re-rank ({@link BinarySketch}, docs/routing.md#approximate-search), because the exact scan grows
+ * to ~100 ms at 100,000 entries. The table stays the only copy on disk; the sketch is read from it at
+ * `ensure` and follows every write. Status, owner, visibility and audience are vec0 *metadata columns*:
  * sqlite-vec applies `WHERE` on them inside the scan, before choosing the k nearest, so a filtered
  * search returns `limit` hits whenever that many rows match, with no over-fetching (and computes
  * no distance for a row that does not match).
@@ -55,6 +77,16 @@ export class SqliteVecIndex implements VectorIndex {
   private currentDimensions: number | undefined;
   /** Prepared KNN statements by SQL text; filters change the number of placeholders. */
   private readonly searchStatements = new Map<string, Database.Statement>();
+  private readonly approximateFrom: number;
+  private readonly sketchOptions: BinarySketchOptions;
+  /**
+   * The approximate path, once the index holds {@link approximateFrom} entries: derived from the
+   * table (never stored apart) and kept in step by every write through this adapter, the only
+   * writer of its table while the service runs.
+   */
+  private sketch: BinarySketch | undefined;
+  /** Entries in the table, counted once when first needed and then kept by upsert and remove. */
+  private entries: number | undefined;
 
   /**
    * Loads the sqlite-vec extension into `db` (a no-op when it is already loaded) and picks up an
@@ -69,9 +101,16 @@ export class SqliteVecIndex implements VectorIndex {
     assertSqlIdentifier(this.table, "sqlite-vec table name");
     this.logger = options.logger;
     this.audienceTable = `${this.table}_audiences`;
+    this.approximateFrom = options.approximateFrom ?? DEFAULT_APPROXIMATE_FROM;
+    this.sketchOptions = options.sketch ?? {};
     loadSqliteVec(db);
     const stored = this.storedSchema();
     this.currentDimensions = stored?.current ? stored.dimensions : undefined;
+  }
+
+  /** Whether searches take the approximate path now (docs/routing.md#approximate-search). */
+  get approximate(): boolean {
+    return this.sketch !== undefined;
   }
 
   /** The dimensions of the current table, or undefined before the first `ensure`. */
@@ -85,6 +124,8 @@ export class SqliteVecIndex implements VectorIndex {
     if (stored && stored.dimensions === dimensions && stored.current) {
       this.createAudienceTable();
       this.currentDimensions = dimensions;
+      // At start-up, so the first route does not pay for reading every vector.
+      this.prepareSketch();
       return;
     }
     this.logger?.info(
@@ -96,6 +137,8 @@ export class SqliteVecIndex implements VectorIndex {
           : "re-creating the sqlite-vec index in the current layout (skills are re-indexed)",
     );
     this.searchStatements.clear();
+    this.sketch = undefined;
+    this.entries = 0;
     withSqlite("routing index", "create the vector index", () =>
       // One transaction: a crash between DROP and CREATE must not leave the service without a table.
       this.db.transaction(() => {
@@ -137,10 +180,13 @@ export class SqliteVecIndex implements VectorIndex {
       const dropRow = this.db.prepare(`DELETE FROM ${this.table} WHERE skill_id = ?`);
       const dropExtra = this.db.prepare(`DELETE FROM ${this.audienceTable} WHERE row_id = ?`);
       const addExtra = this.db.prepare(`INSERT INTO ${this.audienceTable} (row_id, entry_id, audience) VALUES (?, ?, ?)`);
+      let inserted = 0;
       const put = (rowId: string, blob: Buffer, payload: VectorIndexEntry["payload"], audience: string, main: number): void => {
         const { status, owner, visibility } = payload;
         const changed = update.run(blob, status, owner, visibility, audience, BigInt(main), rowId).changes;
-        if (changed === 0) insert.run(rowId, blob, status, owner, visibility, audience, BigInt(main));
+        if (changed > 0) return;
+        insert.run(rowId, blob, status, owner, visibility, audience, BigInt(main));
+        if (main === 1) inserted++;
       };
       this.db.transaction(() => {
         for (const { id, vector, payload } of entries) {
@@ -159,7 +205,11 @@ export class SqliteVecIndex implements VectorIndex {
           }
         }
       })();
+      if (this.entries !== undefined) this.entries += inserted;
     });
+    // After the commit: a failed transaction leaves the sketch as the table is.
+    if (this.sketch) this.sketch.upsert(entries);
+    else this.prepareSketch();
     this.logger?.debug({ table: this.table, count: entries.length }, "upserted skill vectors");
   }
 
@@ -170,14 +220,17 @@ export class SqliteVecIndex implements VectorIndex {
       const remove = this.db.prepare(`DELETE FROM ${this.table} WHERE skill_id = ?`);
       const extras = this.db.prepare(`SELECT row_id FROM ${this.audienceTable} WHERE entry_id = ?`);
       const forget = this.db.prepare(`DELETE FROM ${this.audienceTable} WHERE entry_id = ?`);
+      let removed = 0;
       this.db.transaction(() => {
         for (const id of ids) {
-          remove.run(id);
+          removed += remove.run(id).changes;
           for (const { row_id } of extras.all(id) as Array<{ row_id: string }>) remove.run(row_id);
           forget.run(id);
         }
       })();
+      if (this.entries !== undefined) this.entries -= removed;
     });
+    this.sketch?.remove(ids);
   }
 
   async search(vector: Float32Array, options: VectorSearchOptions): Promise<VectorSearchHit[]> {
@@ -186,6 +239,7 @@ export class SqliteVecIndex implements VectorIndex {
     const limit = Math.min(Math.floor(options.limit), MAX_SEARCH_LIMIT);
     // `!(limit > 0)` so that NaN also means "no hits" instead of reaching SQL or the wire.
     if (!(limit > 0) || filterMatchesNothing(options.filter)) return [];
+    if (this.sketch) return this.sketch.search(vector, limit, options.filter);
     const { sql, params } = this.knnQuery(options.filter);
     // At most one row per listed audience can match for one entry: ask for enough rows that
     // `limit` distinct entries come back whenever that many match.
@@ -268,8 +322,72 @@ export class SqliteVecIndex implements VectorIndex {
   }
 
   async close(): Promise<void> {
-    // The database belongs to the caller; only drop our cached statements.
+    // The database belongs to the caller; only drop our cached statements and the sketch.
     this.searchStatements.clear();
+    this.sketch = undefined;
+  }
+
+  /** Builds the approximate path once the table holds {@link approximateFrom} entries. */
+  private prepareSketch(): void {
+    if (this.sketch || this.currentDimensions === undefined || !Number.isFinite(this.approximateFrom)) return;
+    this.entries ??= this.countEntries();
+    if (this.entries < this.approximateFrom) return;
+    const started = performance.now();
+    const sketch = new BinarySketch(this.currentDimensions, this.sketchOptions);
+    sketch.load(this.readAll());
+    this.sketch = sketch;
+    this.logger?.info(
+      { table: this.table, entries: sketch.count, ms: Math.round(performance.now() - started) },
+      "vector index searches approximately from now on (docs/routing.md#approximate-search)",
+    );
+  }
+
+  /** Every entry with its audiences, in one pass over the table (keyset pages would rescan vec0 for each page). */
+  private readAll(): SketchEntry[] {
+    return withSqlite("routing index", "read every skill vector", () => {
+      const byId = new Map<
+        string,
+        { id: string; vector: Float32Array; status: string; owner: string; visibility: string; audiences: string[] }
+      >();
+      const extras: Array<{ id: string; audience: string }> = [];
+      const rows = this.db
+        .prepare(`SELECT skill_id AS id, embedding, status, owner, visibility, audience, main FROM ${this.table}`)
+        .iterate() as IterableIterator<{
+        id: string;
+        embedding: Buffer;
+        status: string;
+        owner: string;
+        visibility: string;
+        audience: string;
+        main: number;
+      }>;
+      for (const row of rows) {
+        if (row.main !== 1) {
+          extras.push({ id: entryIdOf(row.id), audience: row.audience });
+          continue;
+        }
+        const vector = new Float32Array(
+          row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength),
+        );
+        byId.set(row.id, {
+          id: row.id,
+          vector,
+          status: row.status,
+          owner: row.owner,
+          visibility: row.visibility,
+          audiences: [row.audience],
+        });
+      }
+      for (const extra of extras) byId.get(extra.id)?.audiences.push(extra.audience);
+      return [...byId.values()];
+    });
+  }
+
+  private countEntries(): number {
+    return withSqlite("routing index", "count skill vectors", () => {
+      const row = this.db.prepare(`SELECT count(*) AS n FROM ${this.table} WHERE main = 1`).get() as { n: number };
+      return row.n;
+    });
   }
 
   private knnQuery(filter: VectorSearchFilter | undefined): { sql: string; params: string[] } {

@@ -1,6 +1,10 @@
 import { PermissionDeniedError } from "../errors/index.js";
 import type { Caller } from "../identity/index.js";
+import { compareKeys, type Listing, openPage, type Page, type PageRequest } from "../paging/index.js";
 import type { SecretInfo, SecretStore } from "./secret-store.js";
+
+/** ListSecrets' pages: by name. */
+const LIST_SECRETS: Listing = { name: "ListSecrets", keyShapes: ["s"] };
 
 /** Who calls (the gRPC layer's call context has it): a secret always belongs to the calling agent. */
 export interface SecretsContext {
@@ -50,6 +54,16 @@ export class SecretsService {
       this.declarations(context),
     );
     return secrets.map((secret) => ({ ...secret, usedBy: users.get(secret.name) ?? [] }));
+  }
+
+  /**
+   * ListSecrets: one page of {@link list} by name (docs/api.md#pagination). An agent holds at most
+   * 100 secrets, so the page is cut from the whole list.
+   */
+  listPage(request: PageRequest, context: SecretsContext): Page<ListedSecret> {
+    const window = openPage<[string]>(LIST_SECRETS, {}, request);
+    const sorted = this.list(context).sort((a, b) => compareKeys([a.name], [b.name]));
+    return window.slice(sorted, (secret) => [secret.name]);
   }
 
   /** Re-encrypts every agent's secrets under a new key (docs/security.md#rotating-the-key). Admin only. */

@@ -22,5 +22,6 @@ export {
   type SourceEntry,
 } from "./skill-sources.js";
 export { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./source-catalog.js";
+export { sourcesPage } from "./source-pages.js";
 export { SourceWatcher, type SourceWatcherOptions } from "./source-watcher.js";
 export { type FolderSkillKind, SourceStore, type SourceVersion } from "./source-store.js";

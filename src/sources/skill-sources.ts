@@ -12,6 +12,8 @@ import type { FolderRegistration } from "../control/index.js";
 import type { CatalogEntry } from "../control/index.js";
 import type { FolderSkillRegistrar } from "./folder-registrar.js";
 import { mergeCatalog, sourceCatalogEntry, type SourcedCatalogEntry } from "./source-catalog.js";
+import { catalogPage } from "./source-pages.js";
+import type { PageRequest } from "../paging/index.js";
 import { type DiscoveredSkill, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 import { DEFAULT_FOLDER_LIMITS, type FolderLimits } from "./folder-safety.js";
 import { type FolderContent, FolderStore, readDiscoveredFolder } from "./folder-store.js";
@@ -409,15 +411,27 @@ export class SkillSources {
     return report.entries.map(sourceCatalogEntry);
   }
 
+  /** GetCatalog's pages (source-pages.ts): `skillsAfter` reads a keyset page of the skills the caller may see. */
+  catalogPage(request: PageRequest, caller: Caller, skillsAfter: (after: string | undefined, limit: number) => CatalogEntry[]) {
+    return catalogPage(request, {
+      skillsAfter: (after, limit) => this.catalog(skillsAfter(after, limit), []),
+      folders: this.last.entries,
+      listedSkill: (name) => {
+        const record = this.options.registry.get(name);
+        return record !== undefined && canSee(record, caller);
+      },
+    });
+  }
+
   /** RescanSkillDirs: a scan now, for an admin (the scan changes every agent's view of the folder skills). */
   rescanFor(caller: Caller, signal?: AbortSignal): Promise<ScanReport> {
     requireAdmin(caller, "RescanSkillDirs");
     return this.rescan(signal);
   }
 
-  /** GetCatalog: the registry's entries the caller may see, merged with the folders of the last scan. */
-  catalog(base: readonly CatalogEntry[]): SourcedCatalogEntry[] {
-    return mergeCatalog(base, this.last.entries, (name) => {
+  /** GetCatalog: the registry's entries the caller may see, merged with the folders of the last scan (or `folders`). */
+  catalog(base: readonly CatalogEntry[], folders: readonly SourceEntry[] = this.last.entries): SourcedCatalogEntry[] {
+    return mergeCatalog(base, folders, (name) => {
       const record = this.options.registry.get(name);
       const row = record ? this.options.sources.get(name, record.version) : undefined;
       if (!row) return undefined;

@@ -19,6 +19,7 @@ import {
   reconcile,
   type ReconcileReport,
   REGISTRY_FILE,
+  type RoutingGate,
   type SkillEnvironments,
   type SkillIndexer,
   SkillRegistry,
@@ -125,6 +126,8 @@ export function createUseCases(
     readonly runner: ExecutionPlane;
     readonly indexer: SkillIndexer;
     readonly duplicates: DuplicateScreen;
+    /** RegisterSkill's routing gate (docs/routing.md#the-routing-gate). */
+    readonly routingGate?: RoutingGate;
     readonly folders: FolderSkillRuns;
     readonly environments: SkillEnvironments;
     readonly environmentAdmin?: EnvironmentAdministration;
@@ -134,6 +137,7 @@ export function createUseCases(
 ): ControlPlane {
   return createControlPlane({
     duplicates: ports.duplicates,
+    ...(ports.routingGate ? { routingGate: ports.routingGate } : {}),
     composition: stores.composition,
     registry: stores.registry,
     store: stores.store,

@@ -20,7 +20,8 @@ export {
   startEnvironmentSweep,
 } from "./environments-plane.js";
 export { connectBus, createExecutionPlane, instanceTagOf, keepEngineInService } from "./execution-plane.js";
-export { createDuplicateScreen, prepareDuplicateScreen, startLearning } from "./learning-plane.js";
+export { createDuplicateScreen, startLearning } from "./learning-plane.js";
+export { type PrivateSocket, privateSocketFor, startMcpDoor } from "./mcp-door.js";
 export { attachServiceGauges, ServingState, startMetricsPort } from "./observability.js";
 export { type PlaybookPlane, startLessonPruneSweep, startPlaybook, startPlaybookPlane } from "./playbook-plane.js";
 export { startRouting, withQdrant } from "./routing-plane.js";

@@ -68,25 +68,3 @@ export async function startLearning(
     },
   };
 }
-
-/**
- * Every registration is screened against the skills its caller sees: embed their descriptions now,
- * off any caller's wait (docs/performance.md#the-screen-is-prepared-at-start).
- */
-export function prepareDuplicateScreen(
-  screen: NearDuplicateScreen,
-  registry: SkillRegistry,
-  logger: Logger,
-  stopping: () => boolean,
-): void {
-  const preparing = performance.now();
-  const described = registry.describedSkills();
-  void screen.prepare(described.map((skill) => skill.description)).then(
-    (embedded) =>
-      logger.info({ skills: described.length, embedded, ms: Math.round(performance.now() - preparing) }, "near-duplicate screen prepared"),
-    (error: unknown) => {
-      // A stop while it runs closes the embedder under it: nothing to report then.
-      if (!stopping()) logger.warn({ err: error }, "could not prepare the near-duplicate screen; registrations embed what they need");
-    },
-  );
-}

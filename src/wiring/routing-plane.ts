@@ -11,7 +11,15 @@ import {
   UseLiteEmbedder,
 } from "../embedding/index.js";
 import type { ServiceMetrics } from "../observability/index.js";
-import { QualityCounters, RoutingService, type SkillDescriber, SkillRouter } from "../routing/index.js";
+import {
+  failsFallbackFilter,
+  failsQualityFilter,
+  QualityCounters,
+  RegistrationGate,
+  RoutingService,
+  type SkillDescriber,
+  SkillRouter,
+} from "../routing/index.js";
 import {
   FallbackVectorIndex,
   type FallbackVectorIndexOptions,
@@ -32,7 +40,7 @@ export async function startRouting(
   logger: Logger,
   registry: SkillRegistry,
   wiring: { readonly metrics?: ServiceMetrics; readonly describe?: SkillDescriber } = {},
-): Promise<{ service: RoutingService; embedder: Embedder; close(): Promise<void> }> {
+): Promise<{ service: RoutingService; gate: RegistrationGate; embedder: Embedder; close(): Promise<void> }> {
   const { metrics, describe } = wiring;
   const db = openRegistryDatabase(path.join(config.home, REGISTRY_FILE), { durable: false, cacheKib: config.sqliteCacheKib });
   const backend =
@@ -52,26 +60,42 @@ export async function startRouting(
     logger,
     onUnavailable: (reason) => metrics?.recordVectorIndexUnavailable(reason),
   });
+  const keywords = new KeywordIndex(db, { logger });
   const router = new SkillRouter({
     db,
     embedder,
     vectors,
-    keywords: new KeywordIndex(db, { logger }),
+    keywords,
     logger,
     vectorWeight: config.routing.vectorWeight,
     splitClauses: config.routing.splitClauses,
   });
+  const counters = new QualityCounters(db);
   const service = new RoutingService(
     router,
     registry,
     config.healthPolicy,
     logger,
     { minRelevance: config.routing.minRelevance, ...(describe ? { describe } : {}) },
-    new QualityCounters(db),
+    counters,
   );
+  // RegisterSkill's routing gate ranks over the same indexes, fused and floored as routes are (docs/routing.md#the-routing-gate).
+  const gate = new RegistrationGate({
+    db,
+    embedder,
+    vectors,
+    keywords,
+    registry,
+    logger,
+    vectorWeight: config.routing.vectorWeight,
+    minRelevance: config.routing.minRelevance,
+    settled: () => service.settled(),
+    excluded: (name) => failsQualityFilter(router.quality(name)) || failsFallbackFilter(counters.get(name)),
+  });
   await service.init();
   return {
     service,
+    gate,
     embedder,
     async close() {
       // Indexing handed over by the last changes finishes before the database closes.

@@ -12,6 +12,7 @@ import json
 import sys
 
 import grpc
+from google.protobuf import json_format, struct_pb2
 
 import skill_engine
 from skill_engine import (
@@ -23,7 +24,7 @@ from skill_engine import (
     UnauthenticatedError,
     UnavailableError,
 )
-from skill_engine.gen.skillengine.v1 import operations_pb2
+from skill_engine.gen.skillengine.v1 import execution_pb2, operations_pb2
 
 ADD = """import json, sys
 args = json.loads(sys.argv[1])
@@ -88,6 +89,33 @@ def main(address: str, token: str) -> None:
     text_payload = engine.invoke("py_add", '{"a": 1, "b": 1}')
     check(text_payload.json == {"sum": 2}, "a payload given as JSON text", text_payload)
     print("ok: invoke")
+
+    same = engine.register(
+        "py_add",
+        ADD,
+        description="Adds two numbers a and b and prints their sum",
+        parameters_schema=NUMBERS,
+        test_payload={"a": 1, "b": 2},
+        example_queries=["add two numbers together"],
+    )
+    check(same.unchanged and same.version == added.version, "the same registration again is unchanged", same)
+    check(same.test is None and not added.unchanged, "no test run for it, one for the first", same)
+    print("ok: an identical registration is unchanged")
+
+    structured = execution_pb2.InvokeSkillRequest(name="py_add")
+    structured.payload_json.update({"a": 2, "b": 40})
+    answer = engine.call("InvokeSkill", structured)
+    check(answer.result.HasField("result_json"), "the result as a structure", answer.result)
+    check(json_format.MessageToDict(answer.result.result_json) == {"sum": 42}, "the sum, parsed by the service", answer)
+    check(isinstance(answer.result.result_json, struct_pb2.Value), "a google.protobuf.Value", answer.result)
+    check(
+        json_format.MessageToDict(same.raw.skill.parameters_schema_json) == NUMBERS, "the schema as a structure", same.raw
+    )
+    both = execution_pb2.InvokeSkillRequest(name="py_add", payload='{"a": 1, "b": 1}')
+    both.payload_json.update({"a": 1, "b": 1})
+    refused = expect_error(InvalidArgumentError, lambda: engine.call("InvokeSkill", both), "payload and payload_json")
+    check(refused.details.startswith("payload_json: give payload or payload_json, not both"), "says which", refused)
+    print("ok: JSON as structures")
 
     engine.register(
         "py_upper_file",

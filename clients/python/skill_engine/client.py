@@ -107,7 +107,9 @@ class SkillEngine:
         The skill's code gets the payload as JSON text in ``sys.argv[1]`` and prints its result
         (docs/api.md#registerskill). The service runs it once on ``test_payload`` in a sandbox: it must
         exit 0 and print something, or the registration fails with FailedPreconditionError whose
-        message is the one-line cause.
+        message is the one-line cause (``line 7: KeyError: 'items'``). Registering the active version
+        again (the same code and declarations) runs nothing and makes no version: the answer has
+        ``unchanged`` True and ``test`` None (docs/skill-lifecycle.md#identical-registrations).
 
         Args:
             name: usable as a tool name: 1-64 letters, digits, ``_`` or ``-``.

@@ -104,7 +104,9 @@ class RunResult:
     is_json: bool
     """Whether ``stdout`` is one JSON document."""
     json: Any
-    """``stdout`` parsed as JSON when it is JSON (``is_json``), else None."""
+    """``stdout`` parsed as JSON when it is JSON (``is_json``), else None. Parsed here by Python's json
+    module, so integers stay exact; the service's own parse, whose numbers are doubles, is the message's
+    ``result_json`` (``InvocationResult.raw.result.result_json``; docs/api.md#json-as-structures)."""
 
     @staticmethod
     def fields_of(message: execution_pb2.ExecutionResult) -> Dict[str, Any]:
@@ -166,7 +168,11 @@ class Registration:
     version: int
     status: str
     """``"active"``, ``"degraded"``, ... (SkillStatus without its prefix, in lower case)."""
-    test: RunResult
+    unchanged: bool
+    """The registration was the active version as it is (same code, same declarations): nothing ran and
+    ``version`` is that version (docs/skill-lifecycle.md#identical-registrations)."""
+    test: Optional[RunResult]
+    """The test run that admitted the version; None when ``unchanged``."""
     normalizations: Tuple[str, ...]
     """What intake changed in the submitted code before testing it (send clean code next time)."""
     warnings: Tuple[str, ...]
@@ -181,7 +187,8 @@ class Registration:
             name=response.skill.name,
             version=response.skill.version,
             status=enum_label(response.skill.DESCRIPTOR.fields_by_name["status"].enum_type, response.skill.status),
-            test=RunResult.from_message(response.test),
+            unchanged=response.unchanged,
+            test=RunResult.from_message(response.test) if response.HasField("test") else None,
             normalizations=tuple(response.normalizations),
             warnings=tuple(f"{w.rule_id} (line {w.line}): {w.message}" for w in response.warnings),
             similar_skills=tuple(s.name for s in response.similar_skills),

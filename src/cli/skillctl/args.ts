@@ -42,6 +42,8 @@ export function usage(command?: string): string {
     "                       default $SKILLCTL_TLS_CA). Without either, the connection is plaintext.\n" +
     "  --json               machine-readable output on stdout (progress and warnings go to stderr)\n" +
     `  --timeout SECONDS    deadline of each call (default ${DEFAULT_TIMEOUT_SECONDS})\n` +
+    "  --page-size N        items a call of a listing asks for; every page is fetched and printed\n" +
+    "                       (default: the service's, 1000; docs/api.md#pagination)\n" +
     "  -h, --help           this help\n\n" +
     "Every call carries `authorization: Bearer <token>` when a token is given; services with tokens\n" +
     "configured answer UNAUTHENTICATED without one. A skill another agent keeps private answers NOT_FOUND;\n" +
@@ -57,7 +59,11 @@ export function usage(command?: string): string {
 }
 
 /** Where the bearer token comes from (it is read later, by the entry point: parsing stays pure). */
-export type TokenSource = { kind: "file"; path: string } | { kind: "env"; token: string } | { kind: "none" };
+export type TokenSource =
+  | { kind: "file"; path: string }
+  /** `variable`: where it was read, for messages (@default "SKILLCTL_TOKEN"; the MCP bin reads SKILL_ENGINE_TOKEN). */
+  | { kind: "env"; token: string; variable?: string }
+  | { kind: "none" };
 
 /** Plaintext (the default), TLS with the system roots, or TLS with a CA file. */
 export type TlsMode = { kind: "insecure" } | { kind: "system-roots" } | { kind: "ca-file"; path: string };

@@ -16,6 +16,7 @@ export const OPTIONS = {
   example: { type: "string", multiple: true },
   all: { type: "boolean" },
   limit: { type: "string" },
+  "min-relevance": { type: "string" },
   format: { type: "string" },
   "dry-run": { type: "boolean" },
   junit: { type: "string" },
@@ -59,11 +60,12 @@ export const OPTIONS = {
   file: { type: "string", multiple: true },
   "test-file": { type: "string", multiple: true },
   out: { type: "string" },
+  "page-size": { type: "string" },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
 /** Options every command takes. */
-export const GLOBAL: readonly OptionName[] = ["address", "json", "timeout", "help", "token-file", "tls", "tls-ca"];
+export const GLOBAL: readonly OptionName[] = ["address", "json", "timeout", "help", "token-file", "tls", "tls-ca", "page-size"];
 
 /** One command of the table: what it takes and its usage text. */
 export interface CommandSpec {

@@ -3,9 +3,10 @@ import { readFile } from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
 import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
 import { type GuardFinding } from "../../gen/skillengine/v1/registration.js";
-import { RouteMode, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v1/routing.js";
+import { RouteMode, type RoutingGateReport, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v1/routing.js";
 import { type Skill, skillStatusToJSON, Visibility } from "../../gen/skillengine/v1/skills.js";
 import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
+import { everyPage } from "./pages.js";
 import { isServiceError, type Rpc } from "./client.js";
 import { printSteps } from "./composition-commands.js";
 import { deliverFiles, type FileOutcome, fileJson, readInputFiles } from "./file-transfer.js";
@@ -107,6 +108,8 @@ export const register: Command = async (ctx) => {
       testFiles,
       secrets: repeated(ctx, "secrets"),
       networkAllow: repeated(ctx, "network-allow"),
+      parametersSchemaJson: undefined,
+      testPayloadJson: undefined,
     })
     .catch((error: unknown) => {
       throw withTestPayloadNamed(error, testPayload, givenPayload === undefined);
@@ -140,6 +143,8 @@ function newVersionOutput(
     warnings: GuardFinding[];
     similarSkills?: SimilarSkill[];
     testFileWarnings?: string[];
+    routingGate?: RoutingGateReport | undefined;
+    unchanged?: boolean;
   },
   testFiles?: { outcomes: FileOutcome[]; lines: string },
 ): number {
@@ -151,20 +156,35 @@ function newVersionOutput(
   }
   const test = response.test;
   const access = response.skill ? `, ${visibilityName(response.skill.visibility)}, owner ${response.skill.owner}` : "";
-  ctx.io.out(`${verb} ${skillLine(response.skill)}${access}${test ? `; test run passed in ${test.durationMs} ms` : ""}\n`);
+  // The active version as it is: nothing ran, no version was made (docs/skill-lifecycle.md#identical-registrations).
+  if (response.unchanged) ctx.io.out(`unchanged: v${response.skill?.version ?? 0} already has this code\n`);
+  else ctx.io.out(`${verb} ${skillLine(response.skill)}${access}${test ? `; test run passed in ${test.durationMs} ms` : ""}\n`);
   for (const normalization of response.normalizations) ctx.io.out(`normalized: ${normalization}\n`);
   for (const warning of response.warnings) ctx.io.out(`${warningLine(warning)}\n`);
   for (const similar of response.similarSkills ?? []) if (similar.nearDuplicate) ctx.io.out(`${nearDuplicateLine(similar)}\n`);
+  if (response.routingGate) ctx.io.out(routingGateLines(response.routingGate));
   if (testFiles) ctx.io.out(testFiles.lines);
   for (const warning of response.testFileWarnings ?? []) ctx.io.out(`warning: test run: ${warning}\n`);
   return 0;
+}
+
+/** RegisterSkill's routing gate (docs/routing.md#the-routing-gate): the rank for each example query, then its warnings. */
+function routingGateLines(report: RoutingGateReport): string {
+  const lines = report.examples.map((e) => {
+    const relevance = e.hasRelevance ? `, relevance ${e.relevance.toFixed(2)}` : "";
+    const above = e.outrankedBy.length > 0 ? `, below ${e.outrankedBy.join(", ")}` : "";
+    return `routing: example ${JSON.stringify(e.query)}: rank ${e.rank > 0 ? e.rank : "-"}${relevance}${above}${e.found ? "" : " (not found)"}\n`;
+  });
+  for (const degraded of report.degraded) lines.push(`routing: ${degraded}\n`);
+  for (const warning of report.warnings) lines.push(`warning: routing: ${warning}\n`);
+  return lines.join("");
 }
 
 export const invoke: Command = async (ctx) => {
   const name = arg(ctx, 0);
   const payload = jsonText(ctx.positionals[1] ?? "{}", "payload");
   const files = await readInputFiles(repeated(ctx, "file"), "--file", "invoke");
-  const response = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, { name, payload, routeId: "", files });
+  const response = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, { name, payload, payloadJson: undefined, routeId: "", files });
   const result = response.result;
   const success = result?.success === true;
   // Written whether or not the run succeeded: a failed run's files can say why (docs/operations.md#files-in-and-out).
@@ -192,7 +212,9 @@ export const invoke: Command = async (ctx) => {
 export const list: Command = async (ctx) => {
   const owner = str(ctx, "owner");
   if (owner === "") throw new UsageError("--owner needs an agent id", "list");
-  const response = await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: ctx.options.all === true, owner: owner ?? "" });
+  const response = await everyPage(ctx, "skills", (page) =>
+    ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: ctx.options.all === true, owner: owner ?? "", ...page }),
+  );
   if (ctx.json) {
     ctx.io.out(toJson({ skills: response.skills.map(skillJson) }));
     return 0;
@@ -222,7 +244,7 @@ export const list: Command = async (ctx) => {
 export const show: Command = async (ctx) => {
   const name = arg(ctx, 0);
   const got = await ctx.rpc.call(ctx.rpc.raw.getSkill, { name });
-  const versions = await ctx.rpc.call(ctx.rpc.raw.listSkillVersions, { name });
+  const versions = await everyPage(ctx, "versions", (page) => ctx.rpc.call(ctx.rpc.raw.listSkillVersions, { name, ...page }));
   if (ctx.json) {
     ctx.io.out(toJson({ skill: skillJson(got.skill), code: got.code, versions: versions.versions }));
     return 0;
@@ -235,7 +257,7 @@ export const show: Command = async (ctx) => {
 };
 
 export const versions: Command = async (ctx) => {
-  const response = await ctx.rpc.call(ctx.rpc.raw.listSkillVersions, { name: arg(ctx, 0) });
+  const response = await everyPage(ctx, "versions", (page) => ctx.rpc.call(ctx.rpc.raw.listSkillVersions, { name: arg(ctx, 0), ...page }));
   ctx.io.out(ctx.json ? toJson(response) : versionsTable(response.versions));
   return 0;
 };
@@ -278,11 +300,17 @@ export const route: Command = async (ctx) => {
   const formatText = str(ctx, "format");
   const format = formatText === undefined ? ToolFormat.TOOL_FORMAT_OPENAI : FORMATS[formatText.toLowerCase()];
   if (format === undefined) throw new UsageError(`--format must be openai or anthropic, got '${formatText}'`, "route");
+  const minRelevanceText = str(ctx, "min-relevance");
+  const minRelevance = minRelevanceText === undefined ? undefined : Number(minRelevanceText);
+  if (minRelevance !== undefined && !(minRelevanceText?.trim() !== "" && minRelevance >= 0 && minRelevance <= 1)) {
+    throw new UsageError(`--min-relevance must be a number from 0 to 1, got '${minRelevanceText}'`, "route");
+  }
   const response = await ctx.rpc.call(ctx.rpc.raw.routeSkills, {
     query,
     limit,
     format,
     mode: RouteMode.ROUTE_MODE_FUSED,
+    ...(minRelevance === undefined ? {} : { minRelevance }),
   });
   if (ctx.json) {
     ctx.io.out(
@@ -297,13 +325,19 @@ export const route: Command = async (ctx) => {
   for (const degraded of response.degraded) ctx.io.err(`skillctl: routing degraded: ${degraded}\n`);
   for (const warning of response.warnings) ctx.io.err(`skillctl: ${warning}\n`);
   if (response.skills.length === 0) {
-    ctx.io.out("no skill matches\n");
+    // no_fit: candidates existed, none reached the floor (docs/routing.md#no-skill-fits).
+    ctx.io.out(
+      response.noFit
+        ? "no skill fits (no skill reached the relevance floor; --min-relevance 0 lists the best candidates)\n"
+        : "no skill matches\n",
+    );
   } else {
-    const rows = [["#", "NAME", "SCORE", "STATUS", "SUCCESS", "WARNINGS"]];
+    const rows = [["#", "NAME", "RELEVANCE", "SCORE", "STATUS", "SUCCESS", "WARNINGS"]];
     response.skills.forEach((s, i) =>
       rows.push([
         String(i + 1),
         s.name,
+        s.hasRelevance ? s.relevance.toFixed(2) : "-",
         s.score.toFixed(4),
         statusName(s.status),
         s.hasSuccessRate ? `${Math.round(s.successRate * 100)}%` : "-",
@@ -314,8 +348,12 @@ export const route: Command = async (ctx) => {
   }
   ctx.io.out(`route id: ${response.routeId}\n`);
   if (formatText !== undefined) {
-    const tools = response.skills.map((s) => JSON.parse(s.toolDefinition) as unknown);
+    // An instructions-only skill is not a tool (docs/routing.md#instructions-skills): it is listed apart.
+    const tools = response.skills.filter((s) => s.toolDefinition !== "").map((s) => JSON.parse(s.toolDefinition) as unknown);
     ctx.io.out(`tools (${formatText.toLowerCase()}):\n${toJson(tools)}`);
+    const instructions = response.skills.filter((s) => s.instructions !== "");
+    if (instructions.length > 0)
+      ctx.io.out(`instructions (not tools):\n${instructions.map((s) => `${s.name}: ${s.instructions}\n`).join("")}`);
   }
   return 0;
 };

@@ -10,6 +10,7 @@ import { type StepResult } from "../../gen/skillengine/v1/execution.js";
 import { Visibility } from "../../gen/skillengine/v1/skills.js";
 import { errorMessage } from "../../errors/index.js";
 import { UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import type { Command, CommandContext } from "./commands.js";
 import { failureCause, progress, skillJson, skillLine, table, toJson } from "./format.js";
 
@@ -37,6 +38,11 @@ export const compose: Command = async (ctx) => {
   const response = await ctx.rpc.call(ctx.rpc.raw.registerComposedSkill, request).finally(() => line.done());
   if (ctx.json) {
     ctx.io.out(toJson({ ...response, skill: skillJson(response.skill) }));
+    return 0;
+  }
+  if (response.unchanged) {
+    // The active version as it is: nothing ran (docs/skill-lifecycle.md#identical-registrations).
+    ctx.io.out(`unchanged: v${response.skill?.version ?? 0} already has this definition\n`);
     return 0;
   }
   ctx.io.out(
@@ -120,7 +126,7 @@ export const deps: Command = async (ctx) => {
 
 /** `skillctl catalog`: every visible skill with its dependency status. */
 export const catalog: Command = async (ctx) => {
-  const response = await ctx.rpc.call(ctx.rpc.raw.getCatalog, {});
+  const response = await everyPage(ctx, "skills", (page) => ctx.rpc.call(ctx.rpc.raw.getCatalog, page));
   if (ctx.json) {
     ctx.io.out(toJson({ skills: response.skills.map((s) => ({ ...s, status: catalogStatusToJSON(s.status) })) }));
     return 0;

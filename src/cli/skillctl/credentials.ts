@@ -24,8 +24,9 @@ function errorText(error: unknown): string {
 export async function resolveToken(source: TokenSource): Promise<ResolvedToken> {
   if (source.kind === "none") return { token: undefined, origin: "no token", warnings: [] };
   if (source.kind === "env") {
-    if (!TOKEN_PATTERN.test(source.token)) throw new UsageError("SKILLCTL_TOKEN must be printable ASCII without spaces");
-    return { token: source.token, origin: "SKILLCTL_TOKEN", warnings: [] };
+    const variable = source.variable ?? "SKILLCTL_TOKEN";
+    if (!TOKEN_PATTERN.test(source.token)) throw new UsageError(`${variable} must be printable ASCII without spaces`);
+    return { token: source.token, origin: variable, warnings: [] };
   }
   const file = source.path;
   const warnings: string[] = [];

@@ -6,6 +6,7 @@ import {
   type ListEnvironmentsResponse,
 } from "../../gen/skillengine/v1/environments.js";
 import { UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import type { Command, CommandContext } from "./commands.js";
 import { oneLine, progress, table, toJson } from "./format.js";
 
@@ -15,7 +16,7 @@ export const envs: Command = async (ctx) => {
   if (sub === "rebuild") return rebuild(ctx);
   if (sub !== undefined) throw new UsageError(`envs takes no argument but 'rebuild', got '${sub}'`, "envs");
   if (ctx.options["missing-only"] === true) throw new UsageError("--missing-only goes with 'envs rebuild'", "envs");
-  const response = await ctx.rpc.call(ctx.rpc.raw.listEnvironments, {});
+  const response = await everyPage(ctx, "environments", (page) => ctx.rpc.call(ctx.rpc.raw.listEnvironments, page));
   if (ctx.json) {
     ctx.io.out(toJson(environmentsJson(response)));
     return 0;
@@ -94,7 +95,7 @@ export const runtimes: Command = async (ctx) => {
   return healthy ? 0 : 1;
 };
 
-function environmentsJson(response: ListEnvironmentsResponse): unknown {
+function environmentsJson(response: Pick<ListEnvironmentsResponse, "environments">): unknown {
   return { environments: response.environments.map((e) => ({ ...e, status: environmentStatusToJSON(e.status) })) };
 }
 

@@ -134,7 +134,9 @@ export function failureCause(result: ExecutionResult | undefined): string {
   if (result.errorSummary) return result.errorSummary;
   if (result.timedOut) return "timed out";
   if (result.oomKilled) return "killed: out of memory";
-  return result.exitCode !== 0 ? `exited ${result.exitCode}` : "exited 0 but printed nothing";
+  return result.exitCode !== 0
+    ? `exited ${result.exitCode}`
+    : "exited 0 but printed nothing: print the result to stdout (docs/skill-lifecycle.md#the-skill-contract)";
 }
 
 /** The version history, one line each: `* v2  patch  2026-…  3f2a…  test payload {…}`. */

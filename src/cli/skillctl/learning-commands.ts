@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { errorMessage } from "../../errors/index.js";
 import { type Candidate, CandidateStatus, candidateStatusToJSON, type ToolCall } from "../../gen/skillengine/v1/learning.js";
 import { positiveInteger, UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import type { Command, CommandContext } from "./commands.js";
 import { oneLine, table, toJson } from "./format.js";
 
@@ -59,7 +60,7 @@ export const candidates: Command = async (ctx) => {
     if (found === undefined) throw new UsageError("--status must be candidate, promoted or dismissed", "candidates");
     status = found;
   }
-  const response = await ctx.rpc.call(ctx.rpc.raw.listCandidates, { status });
+  const response = await everyPage(ctx, "candidates", (page) => ctx.rpc.call(ctx.rpc.raw.listCandidates, { status, ...page }));
   if (ctx.json) {
     ctx.io.out(toJson(response.candidates.map(candidateJson)));
     return 0;

@@ -3,6 +3,7 @@ import { errorMessage } from "../../errors/index.js";
 import { type Lesson, LessonScope, lessonStateToJSON } from "../../gen/skillengine/v1/playbook.js";
 import { Visibility } from "../../gen/skillengine/v1/skills.js";
 import { positiveInteger, UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import type { Command, CommandContext } from "./commands.js";
 import { oneLine, table, toJson, visibilityName } from "./format.js";
 
@@ -123,13 +124,18 @@ async function list(ctx: CommandContext): Promise<number> {
   const limitText = str(ctx, "limit");
   const domains = ctx.options.domain;
   if (Array.isArray(domains) && domains.length > 1) throw new UsageError("lessons list takes one --domain", "lessons");
-  const response = await ctx.rpc.callPlaybook(ctx.rpc.playbook.listLessons, {
+  const request = {
     scope,
     domain: Array.isArray(domains) ? (domains[0] ?? "") : "",
     limit: limitText === undefined ? 0 : positiveInteger(limitText, "--limit"),
     includeInactive: ctx.options.all === true,
     owner: str(ctx, "owner") ?? "",
-  });
+  };
+  // --limit: the top lessons, one page of that many; otherwise every lesson, page after page.
+  const response =
+    limitText === undefined
+      ? await everyPage(ctx, "lessons", (page) => ctx.rpc.callPlaybook(ctx.rpc.playbook.listLessons, { ...request, ...page }))
+      : await ctx.rpc.callPlaybook(ctx.rpc.playbook.listLessons, request);
   if (ctx.json) {
     ctx.io.out(toJson(response.lessons.map(lessonJson)));
     return 0;

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { errorMessage } from "../../errors/index.js";
 import type { SecretInfo } from "../../gen/skillengine/v1/secrets.js";
 import { UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import type { Command, CommandContext } from "./commands.js";
 import { table, toJson } from "./format.js";
 
@@ -53,7 +54,7 @@ async function set(ctx: CommandContext, name: string): Promise<number> {
 }
 
 async function list(ctx: CommandContext): Promise<number> {
-  const response = await ctx.rpc.call(ctx.rpc.raw.listSecrets, {});
+  const response = await everyPage(ctx, "secrets", (page) => ctx.rpc.call(ctx.rpc.raw.listSecrets, page));
   if (ctx.json) {
     ctx.io.out(toJson(response));
     return 0;

@@ -1,5 +1,6 @@
 import type { SkillGrant } from "../../gen/skillengine/v1/sharing.js";
 import { positiveInteger, UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import type { Command, CommandContext } from "./commands.js";
 import { skillJson, skillLine, toJson } from "./format.js";
 
@@ -45,7 +46,7 @@ export const revoke: Command = async (ctx) => {
 };
 
 export const grants: Command = async (ctx) => {
-  const response = await ctx.rpc.call(ctx.rpc.raw.listGrants, { name: arg(ctx, 0) });
+  const response = await everyPage(ctx, "grants", (page) => ctx.rpc.call(ctx.rpc.raw.listGrants, { name: arg(ctx, 0), ...page }));
   if (ctx.json) ctx.io.out(toJson(response));
   else if (response.grants.length === 0) ctx.io.out(`${arg(ctx, 0)} has no grants\n`);
   else for (const g of response.grants) ctx.io.out(`${grantLine(g)}\n`);

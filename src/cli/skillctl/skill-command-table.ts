@@ -92,10 +92,13 @@ export const SKILL_COMMANDS: Record<string, CommandSpec> = {
   },
   route: {
     positionals: [1, Infinity],
-    options: ["limit", "format"],
+    options: ["limit", "format", "min-relevance"],
     usage:
-      "route <query...> [--limit n] [--format openai|anthropic]\n" +
-      "      The skills routing picks for a query; with --format, also their tool definitions in that format.",
+      "route <query...> [--limit n] [--format openai|anthropic] [--min-relevance r]\n" +
+      "      The skills routing picks for a query, each with its relevance (a calibrated probability, comparable\n" +
+      "      across queries) and its score (relative to the query's other candidates); with --format, also their\n" +
+      "      tool definitions in that format. --min-relevance (0-1, default the service's floor) is the relevance\n" +
+      "      the best skill must reach for an answer; 0 lists the best candidates whatever they are.",
   },
   retire: {
     positionals: [0, 1],

@@ -4,12 +4,13 @@ import { OnDuplicate } from "../../gen/skillengine/v1/learning.js";
 import { Visibility } from "../../gen/skillengine/v1/skills.js";
 import { errorMessage } from "../../errors/index.js";
 import { UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import type { Command } from "./commands.js";
 import { nearDuplicateLine, progress, skillJson, skillLine, table, toJson } from "./format.js";
 
 /** `skillctl sources`: every folder the last scan of SKILL_ENGINE_SKILL_DIRS found (docs/skill-sources.md#catalog). */
 export const sources: Command = async (ctx) => {
-  const response = await ctx.rpc.call(ctx.rpc.raw.listSkillSources, {});
+  const response = await everyPage(ctx, "sources", (page) => ctx.rpc.call(ctx.rpc.raw.listSkillSources, page));
   if (ctx.json) {
     ctx.io.out(toJson({ ...response, sources: response.sources.map(sourceJson) }));
     return 0;

@@ -2,6 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
 import type { InvokeSkillResponse } from "../../gen/skillengine/v1/execution.js";
 import { UsageError } from "./args.js";
+import { everyPage } from "./pages.js";
 import { describeRpcError, isServiceError } from "./client.js";
 import type { Command, CommandContext } from "./commands.js";
 import { failureCause, progress, toJson } from "./format.js";
@@ -26,7 +27,7 @@ async function testOne(ctx: CommandContext, name: string): Promise<SkillTestOutc
   const started = Date.now();
   const outcome: SkillTestOutcome = { name, passed: false, version: 0, testPayload: "", durationMs: 0, cause: "", stderr: "" };
   try {
-    const { versions } = await ctx.rpc.call(ctx.rpc.raw.listSkillVersions, { name });
+    const { versions } = await everyPage(ctx, "versions", (page) => ctx.rpc.call(ctx.rpc.raw.listSkillVersions, { name, ...page }));
     const active = versions.find((v) => v.active);
     if (active === undefined) {
       outcome.cause = "no active version";
@@ -38,6 +39,7 @@ async function testOne(ctx: CommandContext, name: string): Promise<SkillTestOutc
     const response: InvokeSkillResponse = await ctx.rpc.call(ctx.rpc.raw.invokeSkill, {
       name,
       payload: outcome.testPayload,
+      payloadJson: undefined,
       routeId: "",
       files: testFiles,
     });
@@ -68,7 +70,9 @@ export const test: Command = async (ctx) => {
   const names =
     ctx.positionals.length > 0
       ? [...new Set(ctx.positionals)]
-      : (await ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: false, owner: "" })).skills.map((s) => s.name);
+      : (
+          await everyPage(ctx, "skills", (page) => ctx.rpc.call(ctx.rpc.raw.listSkills, { includeInactive: false, owner: "", ...page }))
+        ).skills.map((s) => s.name);
 
   // On stderr, so stdout stays the report (or the JSON): one line rewritten in place on a terminal,
   // one line per skill elsewhere (a CI log then shows which skill a slow or stuck run is on).

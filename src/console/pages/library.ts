@@ -4,7 +4,6 @@ import {
   type ControlPlane,
   type HealthPolicy,
   type SkillRecord,
-  type SkillStatus,
   windowRate,
 } from "../../control/index.js";
 import { markup, type SafeHtml } from "../html.js";
@@ -21,47 +20,50 @@ export interface LibraryQuery {
   readonly status: string;
   readonly owner: string;
   readonly kind: string;
-  readonly page: number;
+  /** The page after this name (next →), or … */
+  readonly after: string;
+  /** … the page before this name (← previous); neither: the first page. */
+  readonly before: string;
 }
 
 export function parseLibraryQuery(params: URLSearchParams): LibraryQuery {
   const status = params.get("status") ?? "live";
   const kind = params.get("kind") ?? "";
-  const pageNumber = Number.parseInt(params.get("page") ?? "1", 10);
+  const before = params.get("before") ?? "";
   return {
     status: (STATUS_FILTERS as readonly string[]).includes(status) ? status : "live",
     owner: (params.get("owner") ?? "").trim(),
     kind: (KIND_FILTERS as readonly string[]).includes(kind) ? kind : "",
-    page: Number.isFinite(pageNumber) && pageNumber >= 1 ? pageNumber : 1,
+    after: before === "" ? (params.get("after") ?? "") : "",
+    before,
   };
 }
 
 /**
- * The library: every skill the viewer may see (ListSkills' use case), filtered, one page of rows
- * with the rolling window's rate and sparkline, warnings and deprecation risk.
+ * The library: the skills the viewer may see, filtered, one page of rows with the rolling window's
+ * rate and sparkline, warnings and deprecation risk. The page is one query (filters, kind and the
+ * name cursor in SQL) and one window lookup a row, so its cost follows the page, not the library:
+ * it pages by name (next and previous) rather than counting every match (docs/console.md#library).
  */
 export function libraryPage(control: ControlPlane, viewer: Viewer, query: LibraryQuery): string {
-  const { queries, consoleReads } = control;
+  const { consoleReads } = control;
   const context = { caller: viewer.caller };
-  const inactive = query.status !== "live" && query.status !== "active" && query.status !== "degraded" && query.status !== "deprecated";
-  let skills = queries.list({ includeInactive: inactive, ...(query.owner === "" ? {} : { owner: query.owner }) }, context);
-  const owners = [...new Set(skills.map((s) => s.owner))].sort();
-  if (query.status !== "live" && query.status !== "all") skills = skills.filter((s) => s.status === (query.status as SkillStatus));
-  // Kinds cost one lookup a skill: for the whole list only when filtering by kind, else for the page.
-  let kinds: Map<string, LibraryKind> | undefined;
-  if (query.kind !== "") {
-    kinds = consoleReads.kinds({ skills }, context);
-    skills = skills.filter((s) => kinds?.get(s.name) === query.kind);
-  }
-  const total = skills.length;
-  const pages = Math.max(1, Math.ceil(total / LIBRARY_PAGE_SIZE));
-  const current = Math.min(query.page, pages);
-  const shown = skills.slice((current - 1) * LIBRARY_PAGE_SIZE, current * LIBRARY_PAGE_SIZE);
-  kinds ??= consoleReads.kinds({ skills: shown }, context);
+  const { rows: found, more } = consoleReads.libraryPage(
+    {
+      status: query.status,
+      owner: query.owner === "" ? undefined : query.owner,
+      kind: query.kind === "" ? undefined : (query.kind as LibraryKind),
+      after: query.after === "" ? undefined : query.after,
+      before: query.before === "" ? undefined : query.before,
+      size: LIBRARY_PAGE_SIZE,
+    },
+    context,
+  );
+  const shown = found.map((r) => r.skill);
   const windows = consoleReads.recentOutcomes({ skills: shown }, context);
   const policy = consoleReads.healthPolicy;
 
-  const rows = shown.map((skill) => row(skill, kinds?.get(skill.name) ?? "plain", windows.get(skill.name) ?? [], policy));
+  const rows = found.map(({ skill, kind }) => row(skill, kind, windows.get(skill.name) ?? [], policy));
   const filters = markup`<form class="filters" method="get" action="/console/library">
     <label
       >Status
@@ -74,15 +76,7 @@ export function libraryPage(control: ControlPlane, viewer: Viewer, query: Librar
         )}
       </select></label
     >
-    <label
-      >Owner
-      <select name="owner">
-        <option value="">anyone</option>
-        ${(query.owner !== "" && !owners.includes(query.owner) ? [...owners, query.owner] : owners).map(
-          (o) => markup`<option value="${o}" ${o === query.owner ? "selected" : ""}>${o}</option>`,
-        )}
-      </select></label
-    >
+    <label>Owner <input type="text" name="owner" value="${query.owner}" placeholder="anyone (an agent id)" /></label>
     <label
       >Kind
       <select name="kind">
@@ -91,22 +85,31 @@ export function libraryPage(control: ControlPlane, viewer: Viewer, query: Librar
     >
     <button type="submit">Filter</button>
   </form>`;
-  const pager = pagerOf(query, current, pages);
+  // Another page exists before this one when this one was reached from a cursor; after it, when
+  // the query saw one more row forwards (or this page was reached backwards from a later one).
+  const first = shown[0]?.name;
+  const last = shown.at(-1)?.name;
+  const hasPrevious = query.before !== "" ? more : query.after !== "";
+  const hasNext = query.before !== "" ? true : more;
+  const pager = pagerOf(query, first !== undefined && hasPrevious ? first : undefined, last !== undefined && hasNext ? last : undefined);
   const body =
-    total === 0
+    shown.length === 0
       ? markup`${filters}
           <p class="empty" id="library-empty">
-            No skill matches these filters.
             ${
-              query.status === "live" && query.owner === "" && query.kind === ""
-                ? "Register one with RegisterSkill (or skillctl register) and it shows up here."
-                : "Widen the filters (status “all” includes retired and deleted skills)."
+              query.after !== "" || query.before !== ""
+                ? markup`No skill matches these filters on this side of “${query.after || query.before}”:
+                    <a id="library-first" href="/console/library?${new URLSearchParams({ status: query.status, owner: query.owner, kind: query.kind }).toString()}"
+                      >the first page</a
+                    >.`
+                : query.status === "live" && query.owner === "" && query.kind === ""
+                  ? "No skill matches these filters. Register one with RegisterSkill (or skillctl register) and it shows up here."
+                  : "No skill matches these filters. Widen them (status “all” includes retired and deleted skills)."
             }
           </p>`
       : markup`${filters}
           <p id="library-count">
-            ${total} skill${total === 1 ? "" : "s"}; showing
-            ${(current - 1) * LIBRARY_PAGE_SIZE + 1}–${(current - 1) * LIBRARY_PAGE_SIZE + shown.length}. Window: the last
+            Skills ${first} to ${last} (${shown.length}, by name, ${LIBRARY_PAGE_SIZE} a page). Window: the last
             ${policy.windowSize} invocations of the active version, judged from ${policy.minWindowSamples}.
           </p>
           <table id="library">
@@ -156,6 +159,8 @@ function row(skill: SkillRecord, kind: LibraryKind, window: readonly boolean[], 
 }
 
 export function riskText(risk: ReturnType<typeof deprecationRisk>): SafeHtml {
+  // Every untouched skill is the same distance from every threshold: say what is true of this one.
+  if (risk.noRuns && risk.next && risk.next.failures > 0) return markup`<span class="empty">no runs yet</span>`;
   if (!risk.next) return markup`<span class="empty">–</span>`;
   const next =
     risk.next.failures === 0
@@ -166,13 +171,15 @@ export function riskText(risk: ReturnType<typeof deprecationRisk>): SafeHtml {
   return markup`${next}${deprecated}`;
 }
 
-function pagerOf(query: LibraryQuery, current: number, pages: number): SafeHtml {
-  if (pages <= 1) return markup``;
-  const link = (n: number, label: string) => {
-    const params = new URLSearchParams({ status: query.status, owner: query.owner, kind: query.kind, page: String(n) });
-    return markup`<a href="/console/library?${params.toString()}">${label}</a>`;
+/** Links to the pages before and after this one (by the names at its ends), and to the first page. */
+function pagerOf(query: LibraryQuery, before: string | undefined, after: string | undefined): SafeHtml {
+  if (before === undefined && after === undefined) return markup``;
+  const link = (cursor: Record<string, string>, label: string, id: string) => {
+    const params = new URLSearchParams({ status: query.status, owner: query.owner, kind: query.kind, ...cursor });
+    return markup`<a id="${id}" href="/console/library?${params.toString()}">${label}</a>`;
   };
   return markup`<p class="pager">
-    ${current > 1 ? link(current - 1, "← previous") : ""} page ${current} of ${pages} ${current < pages ? link(current + 1, "next →") : ""}
+    ${before !== undefined ? markup`${link({}, "« first", "library-first")} ${link({ before }, "← previous", "library-previous")}` : ""}
+    ${after !== undefined ? link({ after }, "next →", "library-next") : ""}
   </p>`;
 }

@@ -1,5 +1,5 @@
 import { markup } from "../html.js";
-import { page } from "../layout.js";
+import { page, type Viewer } from "../layout.js";
 
 /** The sign-in form: a bearer token, as the RPCs take it, exchanged for a session cookie. */
 export function loginPage(loginCsrf: string, problem = ""): string {
@@ -20,9 +20,13 @@ export function loginPage(loginCsrf: string, problem = ""): string {
   return page("Sign in", "none", undefined, body);
 }
 
-/** A failure, in words, with the way back. */
-export function errorPage(status: number, message: string, signedIn: boolean): string {
+/**
+ * A failure, in words, with the way back: the layout's navigation (with who is signed in, when the
+ * request had a session) and a link to the library, or to sign in.
+ */
+export function errorPage(status: number, message: string, viewer: Viewer | undefined): string {
+  const signedIn = viewer !== undefined;
   const body = markup`<p class="error" id="error" data-status="${status}">${message}</p>
     <p><a href="${signedIn ? "/console/library" : "/console/login"}">${signedIn ? "Back to the library" : "Sign in"}</a></p>`;
-  return page(`Error ${status}`, "none", undefined, body);
+  return page(`Error ${status}`, "none", viewer, body, { navigation: true });
 }

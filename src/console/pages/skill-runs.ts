@@ -25,8 +25,13 @@ type Run = RecentRuns["runs"][number];
 
 function outcome(run: Run): SafeHtml {
   if (run.success) return markup`<span class="status-active">succeeded</span>`;
-  const why = run.timedOut ? "timed out" : run.oomKilled ? "out of memory" : run.errorSummary || `exited ${run.exitCode}`;
-  return markup`<span class="warn">failed: ${why}</span>`;
+  return markup`<span class="warn">failed: ${outcomeCause(run)}</span>`;
+}
+
+/** A failed run's cause in one line: its summary, or the facts when a row has none. */
+function outcomeCause(run: Run): string {
+  if (run.errorSummary !== "") return run.errorSummary;
+  return run.timedOut ? "timed out" : run.oomKilled ? "out of memory" : `exited ${run.exitCode}`;
 }
 
 /** The files a run returned: each listed one's path and size, then how many more and their bytes. */
@@ -49,6 +54,34 @@ function filesOf(run: Run): SafeHtml {
       ? markup`<div class="more">and ${more} more file${more === 1 ? "" : "s"} (${byteSize(Math.max(0, (run.outputFileBytes ?? 0) - listedBytes))})</div>`
       : ""
   }`;
+}
+
+/**
+ * Why the skill last failed (ConsoleReads.lastFailure, docs/console.md#last-error): the run's one-line
+ * cause and the end of its stderr, redacted as everything a run returns is. A status reason such as
+ * "4 consecutive failed invocations" says that it fails; this says why.
+ */
+export function lastErrorSection(failure: Run | undefined, everyone: boolean): SafeHtml {
+  if (!failure) {
+    return markup`<section id="last-error">
+      <h2>Last error</h2>
+      <p class="empty">No failed run${everyone ? "" : " of yours"} yet: when a run fails, its cause and the end of its stderr show here.</p>
+    </section>`;
+  }
+  const tail = failure.stderrTail ?? "";
+  return markup`<section id="last-error">
+    <h2>Last error</h2>
+    <p>
+      Run ${failure.id}, ${time(failure.at)}, v${failure.version}${everyone ? markup`, by ${failure.caller}` : ""}:
+      <span class="warn" id="last-error-cause">${outcomeCause(failure)}</span>
+    </p>
+    ${
+      tail === ""
+        ? markup`<p class="empty">It wrote nothing on stderr.</p>`
+        : markup`<p>The end of its stderr:</p>
+            <pre class="code" id="last-error-stderr">${tail}</pre>`
+    }
+  </section>`;
 }
 
 /** A skill's recent runs with the files each returned (ConsoleReads.recentRuns). */

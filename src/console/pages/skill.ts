@@ -4,6 +4,7 @@ import {
   type ControlPlane,
   deprecationRisk,
   isLiveStatus,
+  pinnedVersionFor,
   type SkillGrant,
   type SkillQueries,
   type SkillRecord,
@@ -14,7 +15,7 @@ import { csrfField, page, percent, time, type Viewer } from "../layout.js";
 import { dependencyGraph, sparkline } from "../svg.js";
 import { timelineChart } from "../timeline.js";
 import { riskText } from "./library.js";
-import { RECENT_RUNS, recentRunsSection } from "./skill-runs.js";
+import { lastErrorSection, RECENT_RUNS, recentRunsSection } from "./skill-runs.js";
 
 /** Days the health timeline covers (docs/console.md#health-timeline). */
 export const TIMELINE_DAYS = 30;
@@ -29,12 +30,15 @@ export type SkillAction = (typeof SKILL_ACTIONS)[number];
 export async function skillPage(control: ControlPlane, viewer: Viewer, name: string, done?: SkillAction): Promise<string> {
   const { queries, consoleReads } = control;
   const context = { caller: viewer.caller };
-  const { skill, kind, dependsOn } = await queries.get({ name }, context);
+  const { skill, kind: declaredKind, dependsOn, folder, code } = await queries.get({ name }, context);
+  // One vocabulary with the library, the catalog and GetSkill: a folder skill is "directory" or "instructions".
+  const kind = folder?.kind ?? declaredKind;
   const stats = queries.stats({ name }, context);
   const timeline = consoleReads.healthTimeline({ name, days: TIMELINE_DAYS }, context);
   const dependencies = queries.dependencies({ name }, context);
   const evidence = consoleReads.routingEvidence({ name }, context);
   const runs = consoleReads.recentRuns({ name, limit: RECENT_RUNS }, context);
+  const lastFailure = consoleReads.lastFailure({ name }, context);
   const window = consoleReads.recentOutcomes({ skills: [skill] }, context).get(name) ?? [];
   const risk = deprecationRisk({ ...skill, window }, consoleReads.healthPolicy);
   const chart = timelineChart(timeline.since, TIMELINE_DAYS, timeline.days, timeline.versions);
@@ -211,18 +215,36 @@ export async function skillPage(control: ControlPlane, viewer: Viewer, name: str
   const grantsSection = grants === undefined ? markup`` : grantsOf(grants);
   const actionsSection = manage ? actionsOf(skill, viewer) : markup``;
   const notice = done === undefined ? "" : doneNotice(skill, done);
-  const body = markup`${notice ? markup`<p class="notice" id="notice">${notice}</p>` : ""}${facts}${timelineSection}${recentRunsSection(runs)}${versionsSection}${graphSection}${grantsSection}${actionsSection}`;
+  const codeSection = codeOf(kind, pinnedVersionFor(skill, viewer.caller) ?? skill.version, code);
+  const body = markup`${notice ? markup`<p class="notice" id="notice">${notice}</p>` : ""}${facts}${lastErrorSection(lastFailure, runs.everyone)}${codeSection}${timelineSection}${recentRunsSection(runs)}${versionsSection}${graphSection}${grantsSection}${actionsSection}`;
   return page(`Skill ${name}`, "library", viewer, body, { charts: true });
+}
+
+/** The code the viewer's runs use, as GetSkill answers it: what each kind keeps as its code. */
+function codeOf(kind: string, version: number, code: string): SafeHtml {
+  const what: Record<string, string> = {
+    composed: "its definition (JSON)",
+    directory: "its folder's entrypoint",
+    instructions: "its folder's SKILL.md",
+  };
+  const lines = code === "" ? 0 : code.replace(/\n$/, "").split("\n").length;
+  return markup`<section id="code-section">
+    <h2>Code</h2>
+    <p>v${version}, ${what[kind] ?? "the Python program"}: ${lines} line${lines === 1 ? "" : "s"}.</p>
+    <pre class="code" id="code"><code>${code}</code></pre>
+  </section>`;
 }
 
 /** The window's samples by where their verdict came from (GetSkillStats' success_by_source, docs/learning.md#outcomes). */
 function outcomeSources(bySource: readonly SourceWindow[]): SafeHtml {
   const total = bySource.reduce((n, s) => n + s.samples, 0);
   if (total === 0)
-    return markup`<p class="empty" id="outcome-sources">No sample in the window yet: invocations, ReportOutcome and recorded sessions add them.</p>`;
+    return markup`<p class="empty" id="outcome-sources">
+      No sample in the window yet: invocations, RecordSkillOutcome and recorded sessions add them.
+    </p>`;
   const labels: Record<string, string> = {
     exit_code: "exit code",
-    explicit: "explicit (ReportOutcome)",
+    explicit: "explicit (RecordSkillOutcome)",
     implicit: "implicit (recorded sessions)",
   };
   return markup`<table id="outcome-sources">

@@ -4,6 +4,10 @@ import { agentIdProblem, type Caller, userIdProblem } from "../../identity/index
 import { validateSkillName } from "../intake/index.js";
 import type { GranteeKind, SkillGrant, SkillRecord, SkillRegistry } from "../registry/index.js";
 import { canManage, canSee, notYoursError } from "./skill-access.js";
+import { compareKeys, type Listing, openPage, type Page, type PageRequest } from "../../paging/index.js";
+
+/** ListGrants' pages: by grantee kind, then grantee (unique within a skill). */
+const LIST_GRANTS: Listing = { name: "ListGrants", keyShapes: ["ss"] };
 
 /** Who a grant is for, as a request names it: exactly one of the two. */
 export interface GranteeInput {
@@ -89,6 +93,17 @@ export class SkillSharing {
     const skill = this.existing(name);
     if (!caller.admin && skill.owner !== caller.agentId) throw new SkillNotFoundError(name);
     return skill.grants;
+  }
+
+  /**
+   * ListGrants: one page of {@link grants} by grantee, agents first (docs/api.md#pagination). The skill's
+   * record already holds every grant (one query with it), so the page is cut from the record.
+   */
+  grantsPage(name: string, request: PageRequest, caller: Caller): Page<SkillGrant> {
+    const window = openPage<[string, string]>(LIST_GRANTS, { name }, request);
+    const key = (grant: SkillGrant): [string, string] => [grant.granteeKind, grant.grantee];
+    const sorted = [...this.grants(name, caller)].sort((a, b) => compareKeys(key(a), key(b)));
+    return window.slice(sorted, key);
   }
 
   /** Switches a skill on or off; off, it keeps everything but is neither routed nor invocable. */

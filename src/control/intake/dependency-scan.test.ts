@@ -179,6 +179,9 @@ describe("a test run that failed on a missing module", () => {
   it("is recognised by its one-line cause only", () => {
     expect(missingModuleOf(run("ModuleNotFoundError: No module named 'yaml'"))).toBe("yaml");
     expect(missingModuleOf(run("ModuleNotFoundError: No module named 'google.protobuf'"))).toBe("google.protobuf");
+    // As the entry script's traceback gives it: led by the skill's own line.
+    expect(missingModuleOf(run("line 3: ModuleNotFoundError: No module named 'yaml'"))).toBe("yaml");
+    expect(missingModuleOf(run("line x: ModuleNotFoundError: No module named 'yaml'"))).toBeUndefined();
     expect(missingModuleOf(run("ImportError: cannot import name 'x' from 'json'"))).toBeUndefined();
     expect(missingModuleOf(run("RuntimeError: need yaml: No module named 'yaml'"))).toBeUndefined();
     expect(missingModuleOf(run("ModuleNotFoundError: No module named 'yaml'", { timedOut: true }))).toBeUndefined();

@@ -1,13 +1,16 @@
 import { type DeclaredPackageNames, declaredProvider } from "./dependency-scan.js";
 import { providerOf } from "./import-aliases.js";
 
-/** The one-line cause Python gives an import of a module that is not installed. */
-const MODULE_NOT_FOUND = /^ModuleNotFoundError: No module named '([^']+)'$/;
+/**
+ * The one-line cause Python gives an import of a module that is not installed, led by the skill's
+ * own line when the traceback had one (docs/skill-lifecycle.md#success).
+ */
+const MODULE_NOT_FOUND = /^(?:line \d+: )?ModuleNotFoundError: No module named '([^']+)'$/;
 
 /**
  * The module a failed run could not import, when that is what failed it
  * (docs/packages.md#missing-modules): its one-line cause (the last traceback's exception line) is
- * `ModuleNotFoundError: No module named '<module>'`. A run that timed out or ran out of memory has
+ * `ModuleNotFoundError: No module named '<module>'`, after `line N: `. A run that timed out or ran out of memory has
  * another cause; one whose traceback ends in another exception (a skill that caught the import
  * error and raised its own) keeps it.
  */

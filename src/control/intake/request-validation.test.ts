@@ -105,6 +105,24 @@ describe("compileParametersSchema", () => {
     expect(() => first("payload", '{"a":1}')).toThrow(/\/a must be string/);
     expect(() => second("payload", '{"a":"x"}')).toThrow(/\/a must be number/);
   });
+  it("reads a schema that names JSON Schema 2020-12 in that dialect, as MCP clients send it", () => {
+    const schema = JSON.stringify({
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      $defs: { address: { type: "object", properties: { city: { type: "string" } } } },
+      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+      additionalProperties: false,
+    });
+    const validate = compileParametersSchema(schema);
+    expect(validate("payload", '{"name":"Ada","address":{"city":"London"}}')).toBe('{"name":"Ada","address":{"city":"London"}}');
+    expect(() => validate("payload", '{"address":{"city":1}}')).toThrow(/\/address\/city must be string/);
+    expect(() => validate("payload", '{"other":1}')).toThrow(/must NOT have additional properties/);
+    expect(() =>
+      compileParametersSchema(
+        '{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"a":{"type":"strin"}}}',
+      ),
+    ).toThrow(/parameters_schema: is not a valid JSON Schema: schema is invalid/);
+  });
   it("still checks every schema against the meta-schema", () => {
     expect(() => compileParametersSchema('{"type":"object","properties":{"a":{"type":"strin"}}}')).toThrow(
       /parameters_schema: is not a valid JSON Schema: schema is invalid: .*type/,

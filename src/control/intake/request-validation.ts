@@ -1,4 +1,5 @@
 import { Ajv, type ValidateFunction } from "ajv";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { InvalidArgumentError } from "../../errors/index.js";
 import { errorMessage } from "../../errors/index.js";
 import { jsonDepth } from "../../json/index.js";
@@ -68,6 +69,13 @@ export type PayloadValidator = (field: string, payloadText: string) => string;
 // tolerated because LLM tool schemas often carry extras such as "examples".
 // This instance only checks schemas against the meta-schema, which adds nothing to its caches.
 const schemaChecker = new Ajv({ strict: false, allErrors: true });
+/**
+ * A schema that names JSON Schema 2020-12 as its `$schema` is read in that dialect: MCP clients send it (2020-12 is
+ * MCP's default for tool schemas, and zod's JSON Schema output names it), and draft-07's checker knows no such
+ * meta-schema (docs/skill-lifecycle.md#registration).
+ */
+const DRAFT_2020_12 = /^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+const schemaChecker2020 = new Ajv2020({ strict: false, allErrors: true });
 
 /** Compiled validators kept (a few KB each): a bound, so the cache cannot grow with the library. */
 const COMPILED_SCHEMAS_KEPT = 256;
@@ -90,8 +98,13 @@ function compileValidator(schemaText: string, schema: object): ValidateFunction 
     compiledSchemas.set(schemaText, kept);
     return kept;
   }
-  if (!schemaChecker.validateSchema(schema)) throw new Error(`schema is invalid: ${schemaChecker.errorsText(schemaChecker.errors)}`);
-  const validate = new Ajv({ strict: false, allErrors: true, validateSchema: false, meta: false }).compile(schema);
+  const is2020 = DRAFT_2020_12.test(String((schema as { $schema?: unknown }).$schema ?? ""));
+  const checker = is2020 ? schemaChecker2020 : schemaChecker;
+  if (!checker.validateSchema(schema)) throw new Error(`schema is invalid: ${checker.errorsText(checker.errors)}`);
+  const options = { strict: false, allErrors: true, validateSchema: false, meta: false } as const;
+  // meta: false loads no meta-schema, so a `$schema` naming one cannot be resolved: it is left out (the instance is the dialect).
+  const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
+  const validate = is2020 ? new Ajv2020(options).compile(rest) : new Ajv(options).compile(schema);
   compiledSchemas.set(schemaText, validate);
   if (compiledSchemas.size > COMPILED_SCHEMAS_KEPT) compiledSchemas.delete(compiledSchemas.keys().next().value as string);
   return validate;

@@ -82,4 +82,35 @@ describe("SkillRegistry reads for the console", () => {
     expect(outcomes.get("s")).toEqual([true, false, true]);
     expect(outcomes.get("absent")).toEqual([]);
   });
+
+  it("keeps the end of a failed run's stderr, from a whole line, and finds each caller's last failure", () => {
+    const run = (caller: string, success: boolean, stderr: string, errorSummary = "") =>
+      registry.recordInvocation({
+        name: "s",
+        version: 2,
+        at: new Date(3 * DAY),
+        success,
+        durationMs: 1,
+        exitCode: success ? 0 : 1,
+        timedOut: false,
+        oomKilled: false,
+        errorSummary,
+        caller,
+        stderrTail: stderr,
+      });
+    expect(registry.lastFailure("s")).toBeUndefined();
+    const long = `${"noise line\n".repeat(400)}Traceback (most recent call last):\nZeroDivisionError: division by zero\n`;
+    run("alice", false, long, "ZeroDivisionError: division by zero");
+    run("bob", false, "ValueError: bob's\n", "ValueError: bob's");
+    run("alice", true, "a warning on a success is not kept\n");
+    const last = registry.lastFailure("s");
+    expect([last?.caller, last?.errorSummary, last?.stderrTail]).toEqual(["bob", "ValueError: bob's", "ValueError: bob's\n"]);
+    const alices = registry.lastFailure("s", "alice");
+    expect(alices?.errorSummary).toBe("ZeroDivisionError: division by zero");
+    // The last 2,048 characters, begun at a line: "…" says it was cut, the exception line is there.
+    expect(alices?.stderrTail?.length).toBeLessThanOrEqual(2049);
+    expect(alices?.stderrTail).toMatch(/^…noise line\n/);
+    expect(alices?.stderrTail?.endsWith("ZeroDivisionError: division by zero\n")).toBe(true);
+    expect(registry.invocations("s", 1)[0]?.stderrTail).toBeUndefined();
+  });
 });

@@ -26,6 +26,13 @@ describe("deprecationRisk", () => {
     expect(risk.untilDeprecated).toBe(20);
   });
 
+  it("says when the active version has no run yet, so a view need not show every untouched skill's same distances", () => {
+    expect(deprecationRisk(healthy([], { usageCount: 0 }), DEFAULT_HEALTH_POLICY).noRuns).toBe(true);
+    expect(deprecationRisk(healthy([true]), DEFAULT_HEALTH_POLICY).noRuns).toBe(false);
+    // Failures already counted against it (a grantee's runs of a pinned version, say) mean it has run.
+    expect(deprecationRisk(healthy([], { failureCount: 1 }), DEFAULT_HEALTH_POLICY).noRuns).toBe(false);
+  });
+
   it("is close to deprecation for a window already near 30%", () => {
     // 7 successes (the oldest) and 13 failures: 35%, warned. Each failure pushes a success out:
     // one more makes 6/20 = 30% (not below), two make 5/20 = 25%.
@@ -49,6 +56,7 @@ describe("deprecationRisk", () => {
     expect(deprecationRisk(healthy([], { status: "retired" }), DEFAULT_HEALTH_POLICY)).toEqual({
       next: undefined,
       untilDeprecated: undefined,
+      noRuns: true,
     });
   });
 });

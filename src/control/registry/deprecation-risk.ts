@@ -9,6 +9,11 @@ export interface DeprecationRisk {
   readonly next: { readonly threshold: RiskThreshold; readonly failures: number } | undefined;
   /** Failures until the window deprecates it; undefined when protected, already deprecated or not live. */
   readonly untilDeprecated: number | undefined;
+  /**
+   * The active version has no outcome yet and no failure counts against the skill: the distances are
+   * the rules' starting point, the same for every untouched skill, and say nothing about this one.
+   */
+  readonly noRuns: boolean;
 }
 
 export interface RiskInput {
@@ -27,7 +32,8 @@ export interface RiskInput {
  * grows. The answer is exact for the rules as configured, not an estimate.
  */
 export function deprecationRisk(input: RiskInput, policy: HealthPolicy): DeprecationRisk {
-  if (!isLive(input.status)) return { next: undefined, untilDeprecated: undefined };
+  const noRuns = input.window.length === 0 && input.failureCount === 0;
+  if (!isLive(input.status)) return { next: undefined, untilDeprecated: undefined, noRuns };
   const crossed = new Map<RiskThreshold, number>();
   const outcomes = [...input.window];
   // Already eligible for the retirement rule: the next sweep retires it, no failure needed.
@@ -61,5 +67,5 @@ export function deprecationRisk(input: RiskInput, policy: HealthPolicy): Depreca
   for (const [threshold, failures] of crossed) {
     if (next === undefined || failures < next.failures) next = { threshold, failures };
   }
-  return { next, untilDeprecated: crossed.get("deprecated") };
+  return { next, untilDeprecated: crossed.get("deprecated"), noRuns };
 }

@@ -4,6 +4,8 @@ export type {
   ImportedSkill,
   InvocationOutcome,
   GranteeKind,
+  LibraryKind,
+  LibraryOptions,
   ListOptions,
   ReturnedFile,
   SkillGrant,

@@ -16,6 +16,11 @@ const RECENT_DURATIONS = 100;
 export const RECORDED_FILES = 64;
 /** A listed path longer than this is kept cut, with an ellipsis: a row stays small whatever a skill names its files. */
 const RECORDED_PATH_CHARS = 256;
+/**
+ * The end of a failed run's stderr an invocation keeps (docs/console.md#last-error): a traceback's
+ * last frames and its exception line fit, and a row stays small whatever a skill writes.
+ */
+export const RECORDED_STDERR_CHARS = 2048;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 export class InvocationLog {
@@ -45,8 +50,8 @@ export class InvocationLog {
           .prepare(
             `INSERT INTO invocations (skill_name, version, invoked_at, success, duration_ms, exit_code,
                                       timed_out, oom_killed, error_summary, caller,
-                                      output_files, output_file_count, output_file_bytes)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                      output_files, output_file_count, output_file_bytes, stderr_tail)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             outcome.name,
@@ -62,6 +67,7 @@ export class InvocationLog {
             JSON.stringify(files.slice(0, RECORDED_FILES).map(recordedFile)),
             files.length,
             files.reduce((sum, file) => sum + file.sizeBytes, 0),
+            outcome.success ? "" : stderrTailOf(outcome.stderrTail ?? ""),
           );
         const counters = outcome.success ? "usage_count = usage_count + 1, failure_count = 0" : "failure_count = failure_count + 1";
         this.db.prepare(`UPDATE skills SET ${counters}, last_invoked_at = ?, updated_at = ? WHERE name = ?`).run(at, at, outcome.name);
@@ -72,6 +78,14 @@ export class InvocationLog {
 
   invocation(id: number): (InvocationOutcome & { readonly id: number }) | undefined {
     return this.select("WHERE id = ?", [id])[0];
+  }
+
+  /** The newest failed invocation of `name`; with `caller`, that agent's newest failed one. */
+  lastFailure(name: string, caller?: string): (InvocationOutcome & { readonly id: number }) | undefined {
+    if (caller !== undefined) {
+      return this.select("WHERE skill_name = ? AND caller = ? AND success = 0 ORDER BY id DESC LIMIT 1", [name, caller])[0];
+    }
+    return this.select("WHERE skill_name = ? AND success = 0 ORDER BY id DESC LIMIT 1", [name])[0];
   }
 
   /** Newest first; with `caller`, only that agent's (invocations_by_caller). */
@@ -177,4 +191,16 @@ export class InvocationLog {
 function recordedFile(file: ReturnedFile): { path: string; size_bytes: number; truncated: boolean } {
   const path = file.path.length <= RECORDED_PATH_CHARS ? file.path : `${file.path.slice(0, RECORDED_PATH_CHARS - 1)}…`;
   return { path, size_bytes: file.sizeBytes, truncated: file.truncated };
+}
+
+/** The last RECORDED_STDERR_CHARS characters of `stderr`, from a line's start when one is near, marked `…` when cut. */
+function stderrTailOf(stderr: string): string {
+  if (stderr.length <= RECORDED_STDERR_CHARS) return stderr;
+  let tail = stderr.slice(-RECORDED_STDERR_CHARS);
+  // Begin at a whole line when the cut fell inside one (the first lines of a traceback are the least telling).
+  const lineStart = tail.indexOf("\n");
+  if (lineStart >= 0 && lineStart < RECORDED_STDERR_CHARS / 4) tail = tail.slice(lineStart + 1);
+  // Never begin with half of a surrogate pair.
+  else if (/^[\uDC00-\uDFFF]/.test(tail)) tail = tail.slice(1);
+  return `…${tail}`;
 }

@@ -158,6 +158,11 @@ export interface InvocationOutcome {
   /** Read back only: how many files the run returned and their whole sizes together, the unlisted ones included. */
   readonly outputFileCount?: number;
   readonly outputFileBytes?: number;
+  /**
+   * A failed run's stderr (docs/console.md#last-error), already redacted: when recorded, what the run
+   * returned; when read back, its last RECORDED_STDERR_CHARS characters. Successful runs keep none.
+   */
+  readonly stderrTail?: string;
 }
 
 /** A file a run returned, as its invocation keeps it: the name and size, never the bytes. */
@@ -217,4 +222,23 @@ export interface ListOptions {
   readonly visibleToUser?: string;
   /** Only skills this agent owns. */
   readonly owner?: string;
+  /** Only skills whose name sorts after this one (a page's keyset cursor: docs/api.md#pagination). */
+  readonly after?: string;
+  /** At most this many skills (SQL LIMIT). */
+  readonly limit?: number;
+}
+
+/** Every kind a skill can be: declared (plain, composed) or from a folder (directory, instructions). */
+export type LibraryKind = "plain" | "composed" | "directory" | "instructions";
+
+/** A page of the console's library (docs/console.md#library): the listing's filters, a status and a kind, both ways. */
+export interface LibraryOptions extends Omit<ListOptions, "after"> {
+  /** One status only; with `includeInactive` false, one of the live ones. */
+  readonly status?: string;
+  /** One kind only. */
+  readonly kind?: LibraryKind;
+  /** Names after this one, ascending (the next page). */
+  readonly after?: string;
+  /** Names before this one, read descending and returned ascending (the previous page). */
+  readonly before?: string;
 }

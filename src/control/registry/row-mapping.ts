@@ -75,13 +75,16 @@ export const SELECT_VERSION = `SELECT v.*, (SELECT json_group_array(json_object(
 /** A row of `invocations` (`SELECT *`). */
 export type InvocationRow = Record<string, number | string>;
 
-/** Every skill record is read with this (over `skills s`; append a WHERE), so all carry the same columns. */
-export const SELECT_SKILL = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version,
+/** The columns of {@link SELECT_SKILL} without its FROM, for queries that join more to `skills s`. */
+export const SELECT_SKILL_COLUMNS = `SELECT s.*, (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version,
                              (SELECT json_group_array(json_object('name', g.name, 'grantee_kind', g.grantee_kind, 'grantee', g.grantee,
                                                                   'version', g.version, 'granted_by', g.granted_by, 'granted_at', g.granted_at))
                                 FROM (SELECT * FROM skill_grants WHERE name = s.name ORDER BY granted_at, grantee_kind, grantee) g) AS grants_json,
                              (SELECT json_array(a.requirements, a.system_packages, a.environment_id, a.secrets, a.network_allow)
-                                FROM skill_versions a WHERE a.name = s.name AND a.version = s.version) AS packages_json
+                                FROM skill_versions a WHERE a.name = s.name AND a.version = s.version) AS packages_json`;
+
+/** Every skill record is read with this (over `skills s`; append a WHERE), so all carry the same columns. */
+export const SELECT_SKILL = `${SELECT_SKILL_COLUMNS}
                       FROM skills s`;
 
 export function toRecord(row: SkillRow): SkillRecord {
@@ -194,6 +197,8 @@ export function toInvocation(row: InvocationRow): InvocationOutcome & { readonly
     errorSummary: String(row.error_summary),
     caller: String(row.caller),
     ...returnedFilesOf(row),
+    // Step 17's column: empty for successes and for rows from before it.
+    ...(row.stderr_tail ? { stderrTail: String(row.stderr_tail) } : {}),
   };
 }
 

@@ -8,6 +8,8 @@ import type {
   GranteeKind,
   ImportedSkill,
   InvocationOutcome,
+  LibraryKind,
+  LibraryOptions,
   ListOptions,
   SkillAccess,
   SkillGrant,
@@ -83,9 +85,14 @@ export class SkillRegistry {
     return this.rows.get(name);
   }
 
-  /** Skills ordered by name; retired and deleted ones only when asked for. */
+  /** Skills ordered by name; retired and deleted ones only when asked for; a keyset page with `after` and `limit`. */
   list(options: ListOptions = {}): SkillRecord[] {
     return this.rows.list(options);
+  }
+
+  /** A page of the console's library, each skill with its kind, in one query (docs/console.md#library). */
+  library(options: LibraryOptions): Array<{ skill: SkillRecord; kind: LibraryKind }> {
+    return this.rows.library(options);
   }
 
   /**
@@ -95,6 +102,14 @@ export class SkillRegistry {
    */
   describedSkills(options: ListOptions = {}): Array<{ name: string; description: string }> {
     return this.rows.describedSkills(options);
+  }
+
+  /**
+   * {@link describedSkills} restricted to `names` (the near-duplicate screen's candidates, found
+   * through routing's vector index), in one query whatever the library's size; in no order.
+   */
+  describedSkillsNamed(names: readonly string[], options: ListOptions = {}): Array<{ name: string; description: string }> {
+    return this.rows.describedSkillsNamed(names, options);
   }
 
   isEmpty(): boolean {
@@ -113,8 +128,9 @@ export class SkillRegistry {
     return this.history.nextVersion(name);
   }
 
-  versions(name: string): VersionRecord[] {
-    return this.history.versions(name);
+  /** Versions of `name`, oldest first; with `page`, those after `page.after`, at most `page.limit`. */
+  versions(name: string, page?: { readonly after?: number; readonly limit?: number }): VersionRecord[] {
+    return this.history.versions(name, page);
   }
 
   version(name: string, version: number): VersionRecord | undefined {
@@ -185,6 +201,11 @@ export class SkillRegistry {
   /** One invocation row, or undefined. */
   invocation(id: number): (InvocationOutcome & { readonly id: number }) | undefined {
     return this.log.invocation(id);
+  }
+
+  /** The newest failed invocation of a skill (with its stderr's end); with `caller`, only that agent's. */
+  lastFailure(name: string, caller?: string): (InvocationOutcome & { readonly id: number }) | undefined {
+    return this.log.lastFailure(name, caller);
   }
 
   /** Invocation rows of a skill, newest first; with `caller`, only that agent's. */

@@ -5,8 +5,16 @@
 import type Database from "better-sqlite3";
 import { SkillNotFoundError } from "../../errors/index.js";
 import { withSqlite } from "../../sqlite/index.js";
-import type { ListOptions, SkillRecord } from "./records.js";
-import { SELECT_SKILL, type SkillRow, toRecord } from "./row-mapping.js";
+import type { LibraryKind, LibraryOptions, ListOptions, SkillRecord } from "./records.js";
+import { SELECT_SKILL, SELECT_SKILL_COLUMNS, type SkillRow, toRecord } from "./row-mapping.js";
+
+/** The folder and dependency declarations of each skill's active version, joined on their primary keys. */
+const KIND_JOINS = `LEFT JOIN skill_source_versions sv ON sv.name = s.name AND sv.version = s.version
+                    LEFT JOIN skill_dependencies d ON d.name = s.name AND d.version = s.version`;
+
+/** A skill's kind as the console shows it: a folder's kind first, else what its active version declares. */
+const KIND_OF_ROW = `(CASE sv.kind WHEN 'executable' THEN 'directory' WHEN 'instructions' THEN 'instructions'
+                      ELSE COALESCE(d.kind, 'plain') END)`;
 
 export class SkillRows {
   constructor(private readonly db: Database.Database) {}
@@ -18,11 +26,45 @@ export class SkillRows {
     return row ? toRecord(row) : undefined;
   }
 
+  /** Ordered by name; with `after` and `limit`, one keyset page of it (the primary key's index walks it). */
   list(options: ListOptions): SkillRecord[] {
     const { where, params } = listFilter(options);
+    const limit = options.limit === undefined ? "" : ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
     return withSqlite("registry", "list skills", () =>
-      this.db.prepare<[Record<string, string>], SkillRow>(`${SELECT_SKILL} ${where} ORDER BY s.name`).all(params).map(toRecord),
+      this.db.prepare<[Record<string, string>], SkillRow>(`${SELECT_SKILL} ${where} ORDER BY s.name${limit}`).all(params).map(toRecord),
     );
+  }
+
+  /**
+   * A page of the console's library (docs/console.md#library) in one query: the listing's filters,
+   * a status and a kind, the kind joined from the folder and dependency declarations of each
+   * skill's active version rather than looked up a skill at a time. `before` reads backwards from a
+   * name (the previous page); rows come back ascending either way.
+   */
+  library(options: LibraryOptions): Array<{ skill: SkillRecord; kind: LibraryKind }> {
+    const { where, params } = listFilter(options);
+    const conditions = where === "" ? [] : [where.slice("WHERE ".length)];
+    if (options.status !== undefined) {
+      conditions.push("s.status = @status");
+      params.status = options.status;
+    }
+    if (options.kind !== undefined) {
+      conditions.push(`${KIND_OF_ROW} = @kind`);
+      params.kind = options.kind;
+    }
+    if (options.before !== undefined) {
+      conditions.push("s.name < @before");
+      params.before = options.before;
+    }
+    const order = options.before !== undefined ? "DESC" : "ASC";
+    const limit = options.limit === undefined ? "" : ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
+    const sql = `SELECT * FROM (${SELECT_SKILL_COLUMNS}, ${KIND_OF_ROW} AS library_kind FROM skills s ${KIND_JOINS}
+                  ${conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : ""} ORDER BY s.name ${order}${limit})
+                 ORDER BY name`;
+    const rows = withSqlite("registry", "read a library page", () =>
+      this.db.prepare<[Record<string, string>], SkillRow & { library_kind: LibraryKind }>(sql).all(params),
+    );
+    return rows.map((row) => ({ skill: toRecord(row), kind: row.library_kind }));
   }
 
   /** Name and description only: no versions or grants joined, no records built. */
@@ -34,6 +76,20 @@ export class SkillRows {
           `SELECT s.name, s.description FROM skills s ${where} ORDER BY s.name`,
         )
         .all(params),
+    );
+  }
+
+  /** {@link describedSkills} of the named skills only (one query, whatever the library's size), in no order. */
+  describedSkillsNamed(names: readonly string[], options: ListOptions): Array<{ name: string; description: string }> {
+    if (names.length === 0) return [];
+    const { where, params } = listFilter(options);
+    const named = `s.name IN (SELECT value FROM json_each(@names))`;
+    return withSqlite("registry", "read skill descriptions", () =>
+      this.db
+        .prepare<[Record<string, string>], { name: string; description: string }>(
+          `SELECT s.name, s.description FROM skills s ${where === "" ? `WHERE ${named}` : `${where} AND ${named}`}`,
+        )
+        .all({ ...params, names: JSON.stringify(names) }),
     );
   }
 
@@ -86,6 +142,10 @@ function listFilter(options: ListOptions): { where: string; params: Record<strin
   if (options.owner !== undefined) {
     conditions.push("s.owner = @owner");
     params.owner = options.owner;
+  }
+  if (options.after !== undefined) {
+    conditions.push("s.name > @after");
+    params.after = options.after;
   }
   return { where: conditions.length > 0 ? `WHERE ${conditions.join(" AND ")}` : "", params };
 }

@@ -24,9 +24,12 @@ export class VersionHistory {
     return (row?.v ?? 0) + 1;
   }
 
-  versions(name: string): VersionRecord[] {
+  versions(name: string, page: { readonly after?: number; readonly limit?: number } = {}): VersionRecord[] {
     return withSqlite("registry", "list versions", () =>
-      this.db.prepare<[string], VersionRow>(`${SELECT_VERSION} WHERE v.name = ? ORDER BY v.version`).all(name).map(toVersionRecord),
+      this.db
+        .prepare<[string, number, number], VersionRow>(`${SELECT_VERSION} WHERE v.name = ? AND v.version > ? ORDER BY v.version LIMIT ?`)
+        .all(name, page.after ?? 0, page.limit ?? -1)
+        .map(toVersionRecord),
     );
   }
 

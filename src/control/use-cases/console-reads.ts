@@ -1,11 +1,12 @@
 import { InvalidArgumentError } from "../../errors/index.js";
 import { canSee } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
-import type { SkillKind } from "../composition/index.js";
 import {
   type DailyOutcome,
   type HealthPolicy,
   type InvocationOutcome,
+  type LibraryKind,
+  LIVE_STATUSES,
   quantile,
   type SkillRecord,
   type VersionRecord,
@@ -16,8 +17,27 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Invocations per version behind the timeline's duration percentiles. */
 const TIMELINE_DURATIONS = 100;
 
-/** Every kind a skill can be: declared (plain, composed) or from a folder (directory, instructions). */
-export type LibraryKind = SkillKind | "directory" | "instructions";
+export type { LibraryKind };
+
+/** One page of the console's library (docs/console.md#library). */
+export interface LibraryPageInput {
+  /** "live" (active, degraded, deprecated), "all", or one status. */
+  readonly status: string;
+  /** One owner's skills only. */
+  readonly owner?: string | undefined;
+  readonly kind?: LibraryKind | undefined;
+  /** The page after this name (the next page), or … */
+  readonly after?: string | undefined;
+  /** … the page before this name (the previous page); neither: the first page. */
+  readonly before?: string | undefined;
+  readonly size: number;
+}
+
+/** A library page's rows, by name, and whether more rows lie beyond it in the direction it was read. */
+export interface LibraryPage {
+  readonly rows: ReadonlyArray<{ readonly skill: SkillRecord; readonly kind: LibraryKind }>;
+  readonly more: boolean;
+}
 
 /** A skill's health over time (docs/console.md#health-timeline). */
 export interface HealthTimeline {
@@ -47,17 +67,24 @@ export class ConsoleReads {
   }
 
   /**
-   * The kind of each skill the caller may see: a folder skill's (directory or instructions), else what
-   * its active version declares (plain or composed). Others are left out.
+   * One page of the library (docs/console.md#library): the skills the caller may see, filtered by
+   * status, owner and kind, by name from a cursor, each with its kind: one query with joins, whose cost
+   * follows the page, not the library. One extra row says whether more follow.
    */
-  kinds(input: { readonly skills: readonly SkillRecord[] }, context: CallContext): Map<string, LibraryKind> {
-    const { folders, composition } = this.core;
-    const kinds = new Map<string, LibraryKind>();
-    for (const skill of input.skills) {
-      if (!canSee(skill, context.caller)) continue;
-      kinds.set(skill.name, folders?.header(skill)?.kind ?? composition.declaredOf(skill).kind);
-    }
-    return kinds;
+  libraryPage(input: LibraryPageInput, context: CallContext): LibraryPage {
+    const { status } = input;
+    const rows = this.core.registry.library({
+      ...this.core.listScope(context),
+      includeInactive: status !== "live" && !(LIVE_STATUSES as readonly string[]).includes(status),
+      ...(status === "live" || status === "all" ? {} : { status }),
+      ...(input.owner === undefined ? {} : { owner: input.owner }),
+      ...(input.kind === undefined ? {} : { kind: input.kind }),
+      ...(input.before === undefined ? (input.after === undefined ? {} : { after: input.after }) : { before: input.before }),
+      limit: input.size + 1,
+    });
+    if (rows.length <= input.size) return { rows, more: false };
+    // Read backwards (before), the extra row is the first; forwards, the last.
+    return { rows: input.before === undefined ? rows.slice(0, input.size) : rows.slice(1), more: true };
   }
 
   /**
@@ -106,6 +133,17 @@ export class ConsoleReads {
     const skill = this.core.lookup.visible(name, context.caller);
     const everyone = context.caller.admin || skill.owner === context.caller.agentId;
     return { runs: this.core.registry.invocations(name, limit, everyone ? undefined : context.caller.agentId), everyone };
+  }
+
+  /**
+   * The newest failed run of a skill the caller may see, with its one-line cause and the end of its
+   * stderr (docs/console.md#last-error), by recentRuns' rule: any caller's for the owner and admins,
+   * the caller's own for anybody else. Undefined when there is none.
+   */
+  lastFailure(input: { readonly name: string }, context: CallContext): (InvocationOutcome & { readonly id: number }) | undefined {
+    const skill = this.core.lookup.visible(input.name, context.caller);
+    const everyone = context.caller.admin || skill.owner === context.caller.agentId;
+    return this.core.registry.lastFailure(input.name, everyone ? undefined : context.caller.agentId);
   }
 
   /** How many routed queries are stored as evidence for a skill the caller may see (docs/routing.md#learning-from-use). */

@@ -3,6 +3,7 @@ import type { HostPattern } from "../../egress/index.js";
 import type { SandboxEnvironment, SandboxFolderFile, SandboxRunner } from "../../execution/index.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
+import type { RoutingGate } from "../routing-gate.js";
 import type { CodeIntake, InputFileLimits } from "../intake/index.js";
 import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
 import type { SkillIndexer } from "../skill-indexer.js";
@@ -25,6 +26,8 @@ export interface ControlDependencies {
   readonly indexer?: SkillIndexer;
   /** Near-duplicates at the door (docs/learning.md#near-duplicates); omitted: none are looked for. */
   readonly duplicates?: DuplicateScreen;
+  /** How a new skill ranks for its example queries (docs/routing.md#the-routing-gate); omitted: RegisterSkill reports none. */
+  readonly routingGate?: RoutingGate;
   /** @default () => new Date() */
   readonly now?: () => Date;
   /** Folder skills (docs/skill-sources.md); omitted where no skill sources are wired. */

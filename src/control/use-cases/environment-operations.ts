@@ -2,6 +2,10 @@ import { FailedPreconditionError } from "../../errors/index.js";
 import { requireAdmin } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { SkillCore } from "./skill-core.js";
+import { compareKeys, type Listing, openPage, type Page, type PageRequest } from "../../paging/index.js";
+
+/** ListEnvironments' pages: by environment id. */
+const LIST_ENVIRONMENTS: Listing = { name: "ListEnvironments", keyShapes: ["s"] };
 
 /** One file of an environment's lock (docs/packages.md#the-lock). */
 export interface EnvironmentLockEntry {
@@ -81,6 +85,16 @@ export class EnvironmentOperations {
     const states = await this.environments.list();
     const uses = this.core.registry.environmentUses();
     return states.map((state) => ({ ...state, skills: uses.get(state.id) ?? 0 }));
+  }
+
+  /**
+   * ListEnvironments: one page of {@link list} by id (docs/api.md#pagination). Environments are few
+   * (one per distinct package set), so the page is cut from the whole list.
+   */
+  async listPage(request: PageRequest, context: CallContext): Promise<Page<EnvironmentView>> {
+    const window = openPage<[string]>(LIST_ENVIRONMENTS, {}, request);
+    const sorted = (await this.list(context)).sort((a, b) => compareKeys([a.id], [b.id]));
+    return window.slice(sorted, (environment) => [environment.id]);
   }
 
   /**

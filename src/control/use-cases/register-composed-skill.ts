@@ -6,6 +6,7 @@ import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
 import { validateRegistration } from "../intake/index.js";
 import type { SkillRecord, SkillVisibility } from "../registry/index.js";
 import { evictComposedPastCap } from "./composed-eviction.js";
+import { isActiveVersion } from "./identical-registration.js";
 import { accessForRegistration, checkExampleQueries, refuseKindChange, screenDuplicates } from "./registration-rules.js";
 import type { SkillCore } from "./skill-core.js";
 import type { SkillRuns } from "./skill-runs.js";
@@ -29,8 +30,14 @@ export interface ComposedRegistrationInput {
 
 export interface ComposedRegistrationResult {
   readonly skill: SkillRecord;
-  readonly test: ExecutionResult;
-  readonly steps: StepOutcome[];
+  /** The test run and its steps; absent exactly when {@link ComposedRegistrationResult.unchanged}. */
+  readonly test?: ExecutionResult;
+  readonly steps?: StepOutcome[];
+  /**
+   * The registration was the active version as it is (docs/skill-lifecycle.md#identical-registrations):
+   * `skill` is that version, and nothing was run, written or evicted.
+   */
+  readonly unchanged?: true;
   /** Composed skills retired with reason "evicted" to keep the per-agent limit. */
   readonly evicted: string[];
   readonly similarSkills?: SimilarSkillReport[];
@@ -60,6 +67,20 @@ export class RegisterComposedSkill {
     checkExampleQueries(exampleQueries);
     const dependsOn = core.composition.preflightComposed(valid.name, definition, valid.parametersSchema, context.caller);
     const testPayload = valid.validatePayload("test_payload", valid.testPayload);
+    // The active definition sent again runs nothing and writes nothing (docs/skill-lifecycle.md#identical-registrations).
+    const same = await core.locked(valid.name, async () => {
+      const current = core.registry.get(valid.name);
+      const declarations = { ...valid, kind: "composed" as const, code, testPayload, dependsOn, visibility };
+      return isActiveVersion(core, current, declarations, context.caller) ? current : undefined;
+    });
+    if (same) {
+      core.logger.info(
+        { skill: same.name, version: same.version, agent: context.caller.agentId, requestId: context.requestId },
+        "composed skill registration unchanged: the active version already is this one",
+      );
+      await core.reindex(same, exampleQueries);
+      return { skill: same, unchanged: true, evicted: [] };
+    }
     const similarSkills = await screenDuplicates(
       core,
       { skill: { name: valid.name, description: valid.description, code }, onDuplicate: input.onDuplicate ?? "warn" },

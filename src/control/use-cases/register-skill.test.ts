@@ -13,7 +13,7 @@ describe("RegisterSkill's use case (real registry and canonical store, scripted 
 
     const registered = await control.registration.register(doubler("double_it"), agent("alice"));
 
-    expect(registered.test.stdout).toBe('{"doubled": 4}\n');
+    expect(registered.test?.stdout).toBe('{"doubled": 4}\n');
     expect(registered.skill).toMatchObject({ name: "double_it", version: 1, owner: "alice", visibility: "private", status: "active" });
     expect(runner.runsFor("test")).toHaveLength(1);
     expect(runner.runsFor("test")[0]).toMatchObject({ code: DOUBLER, skillName: "double_it", agentId: "alice" });
@@ -49,6 +49,50 @@ describe("RegisterSkill's use case (real registry and canonical store, scripted 
 
     expect(registry.get("never_there")).toBeUndefined();
     expect(await store.readActive("never_there")).toBeUndefined();
+  });
+
+  it("answers an identical registration with the active version: no test run, no new version; any declaration that differs makes one", async () => {
+    const { control, registry, runner } = current();
+    runner.answer(() => succeeded('{"doubled": 4}\n'));
+    await control.registration.register(doubler("same_doubler", { exampleQueries: ["double a number"] }), agent("alice"));
+    expect(runner.runsFor("test")).toHaveLength(1);
+
+    // Spacing and key order of the JSON fields aside, and with other example queries: the same version.
+    const again = await control.registration.register(
+      doubler("same_doubler", {
+        parametersSchema: JSON.stringify(JSON.parse(doubler("x").parametersSchema), null, 2),
+        testPayload: ' { "n" : 2 } ',
+        exampleQueries: ["twice the integer"],
+        visibility: "private",
+      }),
+      agent("alice"),
+    );
+    expect(again).toMatchObject({ unchanged: true, skill: { name: "same_doubler", version: 1 } });
+    expect(again.test).toBeUndefined();
+    expect(runner.runsFor("test")).toHaveLength(1);
+    expect(registry.versions("same_doubler").map((v) => v.version)).toEqual([1]);
+
+    // Each of these is part of a version: a new one, after its test run.
+    const changes: Array<Parameters<typeof doubler>[1]> = [
+      { description: "Doubles n, again." },
+      { testPayload: '{"n": 3}' },
+      { visibility: "public" },
+      { secrets: ["DOUBLER_KEY"] },
+      { testFiles: [{ path: "in.txt", content: Buffer.from("x") }] },
+    ];
+    let version = 1;
+    for (const change of changes) {
+      const changed = await control.registration.register(doubler("same_doubler", change), agent("alice")).catch((error: unknown) => error);
+      if (change?.secrets) {
+        // The registering agent has no such secret: refused before any run, still no version.
+        expect(changed).toMatchObject({ kind: "failed-precondition" });
+        continue;
+      }
+      expect(changed).toMatchObject({ skill: { version: ++version } });
+      expect((changed as { unchanged?: boolean }).unchanged).toBeUndefined();
+    }
+    // Another agent's identical registration is refused as before, not answered as unchanged.
+    await expect(control.registration.register(doubler("same_doubler"), agent("bob"))).rejects.toMatchObject({ kind: "permission-denied" });
   });
 
   it("keeps a registered name its owner's: another agent cannot register a version of a public skill", async () => {

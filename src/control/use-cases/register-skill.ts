@@ -4,6 +4,7 @@ import { requireAdmin, validateNetworkAllow, validateSecretNames } from "../acce
 import type { CallContext } from "../call-context.js";
 import { isDefinitionText } from "../composition/index.js";
 import type { OnDuplicate, SimilarSkillReport } from "../duplicate-screen.js";
+import type { RoutingGateReport } from "../routing-gate.js";
 import {
   type IntakeWarning,
   localModulesOf,
@@ -13,8 +14,10 @@ import {
   validateInputFiles,
   validateRegistration,
 } from "../intake/index.js";
-import type { SkillRecord, SkillVisibility } from "../registry/index.js";
+import { isLive, type SkillRecord, type SkillVisibility } from "../registry/index.js";
+import { contentHash } from "../store/index.js";
 import type { DependentRetest, DependentRetests, HiddenRetests } from "./dependent-retests.js";
+import { isActiveVersion } from "./identical-registration.js";
 import { prepareEnvironment } from "./package-environment.js";
 import { accessForRegistration, checkExampleQueries, refuseKindChange, screenDuplicates } from "./registration-rules.js";
 import type { SkillCore } from "./skill-core.js";
@@ -47,7 +50,13 @@ export interface RegisterSkillInput extends RegistrationInput {
 /** The outcome of a gated change of code (registration or patch). */
 export interface RegistrationResult {
   readonly skill: SkillRecord;
-  readonly test: ExecutionResult;
+  /** The test run that admitted the version; absent exactly when {@link RegistrationResult.unchanged}. */
+  readonly test?: ExecutionResult;
+  /**
+   * The registration was the active version as it is (docs/skill-lifecycle.md#identical-registrations):
+   * `skill` is that version, and nothing was run, written or re-tested.
+   */
+  readonly unchanged?: true;
   readonly normalizations: string[];
   readonly warnings: IntakeWarning[];
   /** Unpinned dependents the caller may see, re-tested against the new version (docs/composition.md#re-tests). */
@@ -56,6 +65,8 @@ export interface RegistrationResult {
   readonly hiddenDependentsRetested?: HiddenRetests;
   /** Skills the caller can see that resemble this one (docs/learning.md#near-duplicates). */
   readonly similarSkills?: SimilarSkillReport[];
+  /** How the skill ranks for its example queries and whose queries it would take (docs/routing.md#the-routing-gate). */
+  readonly routingGate?: RoutingGateReport;
 }
 
 /**
@@ -108,8 +119,10 @@ export class RegisterSkill {
     // Code the guard passes as sent starts its test run while the parser checks it; "reject"
     // screens before any run, so a refused near-duplicate costs none (docs/performance.md#registration).
     const needsPackages = declaredPackages.requirements.length > 0 || declaredPackages.systemPackages.length > 0;
+    // The active code sent again is most likely an identical registration, which runs nothing (below).
+    const resent = existing !== undefined && isLive(existing.status) && existing.contentHash === contentHash(valid.code);
     const early: EarlyTest | undefined =
-      intake.runnableAsSent && onDuplicate === "warn" && !needsPackages
+      intake.runnableAsSent && onDuplicate === "warn" && !needsPackages && !resent
         ? gate.startEarlyTest(
             { skillName: valid.name, code: valid.code, payload: testPayload, files: loadingFiles, inputFiles, secrets, networkAllow },
             context,
@@ -122,6 +135,35 @@ export class RegisterSkill {
       early?.discard();
       throw error;
     }
+    const same = await this.identical(
+      { existing, valid, prepared, testPayload, declared, environment, inputFiles, secrets, networkAllow, visibility, system },
+      context,
+    );
+    if (same) {
+      early?.discard();
+      const files = await loadingFiles;
+      await core.reindex(same, exampleQueries);
+      return {
+        skill: same,
+        unchanged: true,
+        normalizations: [...valid.normalizations, ...prepared.normalizations],
+        warnings: [
+          ...prepared.warnings,
+          ...missingDependencyWarnings({
+            imports: prepared.imports,
+            ...declaredPackages,
+            localModules: localModulesOf(files.map((f) => f.name)),
+          }),
+        ],
+      };
+    }
+    // The routing gate ranks the skill for its example queries while the test runs; it reads
+    // the indexes and writes nothing, so a failed test only discards its report.
+    const gating =
+      exampleQueries.length > 0 && core.routingGate
+        ? core.routingGate.report({ name: valid.name, description: valid.description }, exampleQueries, context.caller)
+        : undefined;
+    gating?.catch(() => undefined); // observed below; a failed test run must not leave it unhandled
     // "reject" screens here, before any run; "warn" screens while the test runs (below).
     const screened = { name: valid.name, description: valid.description, code: prepared.code };
     const rejectScreened = onDuplicate === "reject" ? await screenDuplicates(core, { skill: screened, onDuplicate }, context) : undefined;
@@ -197,6 +239,11 @@ export class RegisterSkill {
       core.logger.error({ err: error, skill: skill.name }, "could not look for near-duplicates; registered without");
       return [];
     });
+    // Awaited before the skill's own indexing is handed over, so the ranks are against the catalog as it was.
+    const routingGate = await gating?.catch((error: unknown) => {
+      core.logger.error({ err: error, skill: skill.name }, "could not rank the example queries; registered without a routing report");
+      return undefined;
+    });
     if (system) await core.mirror.flushOrLater();
     await core.reindex(skill, exampleQueries);
     const { dependentsRetested, hiddenDependentsRetested } = await this.retests.after(skill, context);
@@ -227,6 +274,60 @@ export class RegisterSkill {
       dependentsRetested,
       hiddenDependentsRetested,
       similarSkills,
+      ...(routingGate ? { routingGate } : {}),
     };
+  }
+
+  /**
+   * The existing skill when the registration is its active version as it is
+   * (docs/skill-lifecycle.md#identical-registrations), else undefined. Nothing is run or written
+   * for it: no test run, no version, no re-tests, and no "skill registered" event.
+   */
+  private async identical(
+    request: {
+      readonly existing: SkillRecord | undefined;
+      readonly valid: { readonly name: string; readonly description: string; readonly parametersSchema: string };
+      readonly prepared: PreparedCode;
+      readonly testPayload: string;
+      readonly declared: readonly string[];
+      readonly environment: ReturnType<typeof prepareEnvironment>;
+      readonly inputFiles: readonly { readonly path: string; readonly content: Uint8Array }[];
+      readonly secrets: readonly string[];
+      readonly networkAllow: readonly string[];
+      readonly visibility: SkillVisibility | undefined;
+      readonly system: boolean;
+    },
+    context: CallContext,
+  ): Promise<SkillRecord | undefined> {
+    const { existing, valid, prepared } = request;
+    // Cheap checks first: the environment is awaited only for the active code sent again.
+    if (!existing || !isLive(existing.status) || existing.contentHash !== contentHash(prepared.code)) return undefined;
+    const declarations = {
+      name: valid.name,
+      kind: "plain" as const,
+      code: prepared.code,
+      description: valid.description,
+      parametersSchema: valid.parametersSchema,
+      testPayload: request.testPayload,
+      dependsOn: request.declared,
+      packages: (await request.environment)?.packages,
+      testFiles: request.inputFiles,
+      secrets: request.secrets,
+      networkAllow: request.networkAllow,
+      visibility: request.visibility,
+      system: request.system,
+    };
+    // Under the name's lock: a registration of the same name committing meanwhile is seen.
+    const same = await this.core.locked(valid.name, async () => {
+      const current = this.core.registry.get(valid.name);
+      return isActiveVersion(this.core, current, declarations, context.caller) ? current : undefined;
+    });
+    if (same) {
+      this.core.logger.info(
+        { skill: same.name, version: same.version, agent: context.caller.agentId, requestId: context.requestId },
+        "skill registration unchanged: the active version already is this one",
+      );
+    }
+    return same;
   }
 }

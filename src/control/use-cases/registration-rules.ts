@@ -3,7 +3,7 @@ import type { Caller } from "../../identity/index.js";
 import { canManage, canSee, notYoursError } from "../access/index.js";
 import type { CallContext } from "../call-context.js";
 import type { SkillKind } from "../composition/index.js";
-import type { OnDuplicate, SimilarSkillReport, SkillText } from "../duplicate-screen.js";
+import type { NeighboursOf, OnDuplicate, SimilarSkillReport, SkillText } from "../duplicate-screen.js";
 import type { SkillAccess, SkillRecord, SkillVisibility } from "../registry/index.js";
 import type { SkillCore } from "./skill-core.js";
 
@@ -54,6 +54,28 @@ export function checkExampleQueries(exampleQueries: readonly string[]): void {
 }
 
 /**
+ * The skills a new one is compared with (docs/learning.md#near-duplicates): the caller's visible
+ * skills nearest the new description in routing's vector index, so a registration's cost does not
+ * grow with the library. Without an index, or when it cannot answer (logged), every visible skill.
+ */
+function neighboursFor(core: SkillCore, context: CallContext): NeighboursOf {
+  const { registry, indexer, logger } = core;
+  const scope = core.listScope(context);
+  return async (vector, limit) => {
+    if (indexer?.nearestSkills) {
+      try {
+        const names = await indexer.nearestSkills(vector, context.caller, limit);
+        const described = new Map(registry.describedSkillsNamed(names, scope).map((skill) => [skill.name, skill]));
+        return names.flatMap((name) => described.get(name) ?? []);
+      } catch (error) {
+        logger.warn({ err: error }, "the routing index could not name near-duplicate candidates; comparing with every visible skill");
+      }
+    }
+    return registry.describedSkills(scope);
+  };
+}
+
+/**
  * Near-duplicates at the door (docs/learning.md#near-duplicates), for every kind of registration
  * (plain, composed, directory, import): compares the new skill with every other skill the caller
  * can see; "reject" refuses a near-duplicate with ALREADY_EXISTS. An embedder that cannot answer
@@ -64,13 +86,12 @@ export async function screenDuplicates(
   request: { readonly skill: SkillText; readonly onDuplicate: OnDuplicate },
   context: CallContext,
 ): Promise<SimilarSkillReport[]> {
-  const { duplicates, registry, store, logger } = core;
+  const { duplicates, store, logger } = core;
   const { skill, onDuplicate } = request;
   if (!duplicates) return [];
-  const others = registry.describedSkills(core.listScope(context)).filter((s) => s.name !== skill.name);
   let similar: SimilarSkillReport[];
   try {
-    similar = await duplicates.screen(skill, others, async (name) => (await store.readActive(name)) ?? "");
+    similar = await duplicates.screen(skill, neighboursFor(core, context), async (name) => (await store.readActive(name)) ?? "");
   } catch (error) {
     logger.error({ err: error, skill: skill.name }, "could not look for near-duplicates; registering without");
     return [];

@@ -14,6 +14,7 @@ import { SecretRedactor, uncoveredHost, withNetworkHint } from "../access/index.
 import type { CallContext } from "../call-context.js";
 import type { Composition } from "../composition/index.js";
 import type { DuplicateScreen } from "../duplicate-screen.js";
+import type { RoutingGate } from "../routing-gate.js";
 import { compileParametersSchema, type CodeIntake, type InputFileLimits, type PayloadValidator } from "../intake/index.js";
 import { KeyedMutex } from "../../concurrency/index.js";
 import type { HealthPolicy, SkillRecord, SkillRegistry, VersionPackages } from "../registry/index.js";
@@ -63,6 +64,7 @@ export class SkillCore {
   readonly composition: Composition;
   readonly indexer: SkillIndexer | undefined;
   readonly duplicates: DuplicateScreen | undefined;
+  readonly routingGate: RoutingGate | undefined;
   readonly folders: FolderSkillRuns | undefined;
   readonly environments: SkillEnvironments | undefined;
   readonly now: () => Date;
@@ -87,6 +89,7 @@ export class SkillCore {
     this.composition = deps.composition;
     this.indexer = deps.indexer;
     this.duplicates = deps.duplicates;
+    this.routingGate = deps.routingGate;
     this.folders = deps.folders;
     this.environments = deps.environments;
     this.now = deps.now ?? (() => new Date());
@@ -267,6 +270,8 @@ export class SkillCore {
         caller: context.caller.agentId,
         // Names and sizes only, for the console's recent runs (docs/console.md#recent-runs).
         outputFiles: result.outputFiles ?? [],
+        // Results come here redacted (runSandbox); the log keeps a failed run's last lines (docs/console.md#last-error).
+        ...(result.success ? {} : { stderrTail: result.stderr }),
       });
       return { skill: recorded.skill, invocationId: String(recorded.invocationId) };
     } catch (error) {

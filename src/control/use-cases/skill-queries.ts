@@ -6,6 +6,7 @@ import type { CallContext } from "../call-context.js";
 import type { CatalogEntry, DependencyReport, SkillKind } from "../composition/index.js";
 import {
   type LastOutcome,
+  type ListOptions,
   quantile,
   type SkillRecord,
   type SourceWindow,
@@ -14,6 +15,7 @@ import {
   windowRate,
 } from "../registry/index.js";
 import { locationOf } from "../store/index.js";
+import { type Listing, openPage, type Page, type PageRequest } from "../../paging/index.js";
 import type { FolderHeader } from "./control-dependencies.js";
 import type { SkillCore } from "./skill-core.js";
 
@@ -62,6 +64,11 @@ export interface ListInput {
   /** Only this agent's skills. */
   readonly owner?: string;
 }
+
+/** ListSkills' pages: by name (docs/api.md#pagination). */
+const LIST_SKILLS: Listing = { name: "ListSkills", keyShapes: ["s"] };
+/** ListSkillVersions' pages: by version number. */
+const LIST_VERSIONS: Listing = { name: "ListSkillVersions", keyShapes: ["n"] };
 
 /** What the caller may read of the skills it may see: GetSkill, ListSkills, versions, stats, dependencies, the catalog. */
 export class SkillQueries {
@@ -121,22 +128,49 @@ export class SkillQueries {
     return core.testFiles(skill.name, version, locationOf(skill.status));
   }
 
-  /** The skills the caller may see, optionally only one owner's. */
+  /** Every skill the caller may see, optionally only one owner's: for the use cases that need them all. */
   list(input: ListInput, context: CallContext): SkillRecord[] {
-    if (input.owner !== undefined) {
-      const ownerProblem = agentIdProblem(input.owner);
-      if (ownerProblem) throw new InvalidArgumentError("owner", ownerProblem);
-    }
-    return this.core.registry.list({
-      ...this.core.listScope(context),
-      includeInactive: input.includeInactive ?? false,
-      ...(input.owner === undefined ? {} : { owner: input.owner }),
-    });
+    return this.core.registry.list(this.listOptions(input, context));
+  }
+
+  /**
+   * ListSkills: one page of {@link list}, by name, read as a keyset page in SQL (docs/api.md#pagination),
+   * so its cost follows the page size, not the library. A skill added or removed between two pages
+   * moves no other skill across the page boundary.
+   */
+  listPage(input: ListInput & PageRequest, context: CallContext): Page<SkillRecord> {
+    const window = openPage<[string]>(LIST_SKILLS, { includeInactive: input.includeInactive ?? false, owner: input.owner ?? "" }, input);
+    const rows = this.core.registry.list({ ...this.listOptions(input, context), after: window.after?.[0], limit: window.fetch });
+    return window.page(rows, (skill) => [skill.name]);
   }
 
   versions(input: { readonly name: string }, context: CallContext): { skill: SkillRecord; versions: VersionRecord[] } {
     const skill = this.core.lookup.visible(input.name, context.caller);
     return { skill, versions: this.core.registry.versions(input.name) };
+  }
+
+  /** ListSkillVersions: one page of a skill's versions, oldest first (docs/api.md#pagination). */
+  versionsPage(
+    input: { readonly name: string } & PageRequest,
+    context: CallContext,
+  ): { skill: SkillRecord; versions: Page<VersionRecord> } {
+    const window = openPage<[number]>(LIST_VERSIONS, { name: input.name }, input);
+    const skill = this.core.lookup.visible(input.name, context.caller);
+    const rows = this.core.registry.versions(input.name, { after: window.after?.[0] ?? 0, limit: window.fetch });
+    return { skill, versions: window.page(rows, (version) => [version.version]) };
+  }
+
+  /** The registry's options for a listing of what the caller may see; INVALID_ARGUMENT for a malformed owner. */
+  private listOptions(input: ListInput, context: CallContext): ListOptions {
+    if (input.owner !== undefined) {
+      const ownerProblem = agentIdProblem(input.owner);
+      if (ownerProblem) throw new InvalidArgumentError("owner", ownerProblem);
+    }
+    return {
+      ...this.core.listScope(context),
+      includeInactive: input.includeInactive ?? false,
+      ...(input.owner === undefined ? {} : { owner: input.owner }),
+    };
   }
 
   /** The code of one version of a skill the caller may see (its history file, checked against the registry). */
@@ -187,5 +221,15 @@ export class SkillQueries {
   /** GetCatalog: every skill the caller may see, with its dependency status. */
   catalog(context: CallContext): CatalogEntry[] {
     return this.list({ includeInactive: true }, context).map((skill) => this.core.composition.catalogEntry(skill));
+  }
+
+  /**
+   * A keyset page of {@link catalog}: at most `limit` entries of skills named after `after`, by name.
+   * GetCatalog's pages (with the folders after the skills) are the skill sources' (src/sources).
+   */
+  catalogAfter(input: { readonly after?: string | undefined; readonly limit: number }, context: CallContext): CatalogEntry[] {
+    return this.core.registry
+      .list({ ...this.listOptions({ includeInactive: true }, context), after: input.after, limit: input.limit })
+      .map((skill) => this.core.composition.catalogEntry(skill));
   }
 }

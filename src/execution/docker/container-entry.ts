@@ -13,13 +13,22 @@ import { EGRESS_FORWARDER_SCRIPT } from "./egress-forwarder.js";
  * `/sandbox/skill.py` in the same interpreter.
  *
  * When the skill is done (normally, by `sys.exit`, or by an exception, whose traceback is printed
- * as usual), non-daemon threads are joined and atexit handlers run, as at interpreter exit; then
- * an exit marker carrying the nonce and the exit code is written to stdout and to stderr, and the
- * process ends. The marker lets the host answer without waiting for the engine to report the
+ * through `sys.excepthook` as usual but from the skill's own frames on: the frames of this script, of
+ * `runpy` and of a folder skill's launcher, which hand control over with `runpy`, are dropped, so a
+ * failed run's stderr and its one-line cause speak of the skill's code only:
+ * docs/skill-lifecycle.md#success), non-daemon threads are joined and atexit handlers run, as at
+ * interpreter exit; then an exit marker carrying the nonce and the exit code is written to stdout
+ * and to stderr, and the process ends. The marker lets the host answer without waiting for the engine to report the
  * container's exit (tens of milliseconds); the host strips it from the output. A skill that forges
  * it gains nothing: it only ends its own run early. A skill that never reaches it (killed, timed
  * out, `os._exit`) is judged by the container's exit.
  * EOF before a job (pool shutdown) exits quietly. The container is never given a second job.
+ *
+ * Handing back output files costs the run as little as it can (docs/performance.md#files-in-and-out):
+ * a warm container, whose stdin is still empty when it is ready, imports hashlib (OpenSSL: a few ms
+ * of CPU) while it waits, and a cold one, whose job is already there, does not (a run without files
+ * never needs it); the frame goes out as header and manifest in one write, then the files' bytes as
+ * they were read, never joined into one more copy.
  */
 export const CONTAINER_ENTRY_SCRIPT = `
 import json, os, runpy, struct, sys
@@ -32,6 +41,9 @@ def _read(n):
             os._exit(0)
         data += chunk
     return data
+import select
+if not select.select([0], [], [], 0)[0]:
+    import hashlib
 (_size,) = struct.unpack(">I", _read(4))
 _job = json.loads(_read(_size).decode("utf-8"))
 _env = _job.pop("env", None)
@@ -47,6 +59,12 @@ _out = _job.get("out")
 if _job.get("egress"):
     _start_egress(_job["egress"])
 del _read, _size, _job, _env, _null, _start_egress
+def _own_frames(tb):
+    def handing_over(tb):
+        return tb is not None and tb.tb_frame.f_globals.get("__name__") == "runpy"
+    while tb is not None and (handing_over(tb) or handing_over(tb.tb_next)):
+        tb = tb.tb_next
+    return tb
 _code = 0
 try:
     runpy.run_path("/sandbox/skill.py", run_name="__main__")
@@ -58,9 +76,11 @@ except SystemExit as _exit:
     else:
         print(_exit.code, file=sys.stderr)
         _code = 1
-except BaseException:
-    sys.excepthook(*sys.exc_info())
+except BaseException as _error:
     _code = 1
+    _tb = _own_frames(_error.__traceback__)
+    sys.excepthook(type(_error), _error.with_traceback(_tb), _tb)
+    del _tb
 try:
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()
@@ -81,7 +101,7 @@ def _send_files(limits):
     import hashlib, stat
     root = "/sandbox/out"
     files, skipped, blobs = [], [], []
-    tally = {"skipped": 0, "more": 0, "budget": limits["total"]}
+    tally = {"skipped": 0, "more": 0, "budget": limits["total"], "inline": 0}
     def skip(path, kind):
         tally["skipped"] += 1
         if len(skipped) < 100:
@@ -102,12 +122,13 @@ def _send_files(limits):
                     break
                 digest.update(chunk)
                 if size < keep:
-                    kept.append(chunk[: keep - size])
+                    kept.append(chunk if size + len(chunk) <= keep else chunk[: keep - size])
                 size += len(chunk)
-            data = b"".join(kept)
-            tally["budget"] -= len(data)
-            blobs.append(data)
-            files.append({"path": path, "size": size, "sha256": digest.hexdigest(), "inline": len(data)})
+            inline = min(size, keep)
+            tally["budget"] -= inline
+            tally["inline"] += inline
+            blobs.extend(kept)
+            files.append({"path": path, "size": size, "sha256": digest.hexdigest(), "inline": inline})
         finally:
             os.close(fd)
     def visit(rel, depth):
@@ -141,10 +162,9 @@ def _send_files(limits):
     except OSError:
         pass
     manifest = json.dumps({"files": files, "skipped": skipped, "skipped_count": tally["skipped"], "more": tally["more"], "full": full}).encode()
-    data = b"".join(blobs)
-    _write_all(("\\0\\x1eskill-engine-files:%s:%d:%d\\x1e\\0" % (_nonce, len(manifest), len(data))).encode())
-    _write_all(manifest)
-    _write_all(data)
+    _write_all(("\\0\\x1eskill-engine-files:%s:%d:%d\\x1e\\0" % (_nonce, len(manifest), tally["inline"])).encode() + manifest)
+    for blob in blobs:
+        _write_all(blob)
 try:
     if _out is not None and os.listdir("/sandbox/out"):
         _send_files(_out)

@@ -2,6 +2,7 @@ import type { Duplex, Readable, Writable } from "node:stream";
 import type Docker from "dockerode";
 import type { Logger } from "pino";
 import { SandboxUnavailableError } from "../../errors/index.js";
+import { demultiplexAttachStream } from "./attach-demux.js";
 import { fromDockerError, isAlreadyGone } from "./docker-errors.js";
 
 /** A ping is the cheapest call the engine answers; one that takes longer than this is an engine in trouble. */
@@ -103,13 +104,9 @@ export class EngineContainer {
     return stream as unknown as Duplex;
   }
 
-  /** Splits the attach stream's frames into stdout and stderr. */
+  /** Splits the attach stream's frames into stdout and stderr, without copying them (attach-demux.ts). */
   demultiplex(attached: Duplex, stdout: Writable, stderr: Writable): void {
-    (this.container.modem as { demuxStream(stream: Duplex, stdout: Writable, stderr: Writable): void }).demuxStream(
-      attached,
-      stdout,
-      stderr,
-    );
+    demultiplexAttachStream(attached, stdout, stderr);
   }
 
   async start(): Promise<void> {

@@ -118,6 +118,27 @@ describe("FilesFrameFilter", () => {
     await feed(filter, Buffer.concat([frame(manifestOf([forged]), forged.content), frame(manifestOf([real]), real.content)]), 9);
     expect(readOutputFiles(filter.frame(), LIMITS).files.map((f) => f.path)).toEqual(["real.txt"]);
   });
+
+  it("copies a frame's bytes once, into one buffer of its declared size that the returned files are views of", async () => {
+    const filter = new FilesFrameFilter(NONCE, collector().sink, LIMITS.maxTotalBytes);
+    const first = { path: "a.bin", content: Buffer.alloc(700, 1) };
+    const second = { path: "b.bin", content: Buffer.alloc(900, 2) };
+    const chunk = Buffer.concat([frame(manifestOf([first, second]), Buffer.concat([first.content, second.content]))]);
+    await feed(filter, chunk, 97);
+    // The chunks fed are views of `chunk`: the frame must not keep any of them (the stream reuses nothing, but a
+    // kept view would hold every chunk it came in alive).
+    chunk.fill(0);
+    const taken = filter.frame();
+    if (taken?.kind !== "frame") throw new Error("no frame");
+    expect(taken.data.length).toBe(1600);
+    expect(taken.data.buffer.byteLength).toBe(1600);
+    const files = readOutputFiles(taken, LIMITS).files;
+    expect(files.map((f) => [f.path, f.content.equals(f.path === "a.bin" ? first.content : second.content)])).toEqual([
+      ["a.bin", true],
+      ["b.bin", true],
+    ]);
+    expect(files.every((f) => f.content.buffer === taken.data.buffer)).toBe(true);
+  });
 });
 
 describe("readOutputFiles", () => {

@@ -19,13 +19,18 @@ export type FilesFrame =
  * with a warning), so a skill that forges one costs the host no memory. When several frames come
  * through (a skill that forged one), the last wins: the entry script's own comes right before its
  * exit marker. Bytes are held back only while they could be the start of a prefix split across chunks.
+ * A frame within the limits is copied once, into buffers of its declared sizes allocated when its
+ * header has been read (docs/performance.md#files-in-and-out): no list of chunks joined at the end.
  */
 export class FilesFrameFilter extends Writable {
   private readonly prefix: Buffer;
   private carry: Buffer = Buffer.alloc(0);
-  /** The frame being read: what is left of its manifest and data, and what is kept of them. */
+  /**
+   * The frame being read: how much of its manifest and data has come, and the buffers of their
+   * declared sizes that keep them (none for a frame past the limits, which is only counted through).
+   */
   private reading:
-    { manifestLeft: number; dataLeft: number; manifest: Buffer[]; data: Buffer[]; keep: boolean; sizes: [number, number] } | undefined;
+    { manifestAt: number; dataAt: number; kept: { manifest: Buffer; data: Buffer } | undefined; sizes: [number, number] } | undefined;
   private taken: FilesFrame | undefined;
   private readonly exitPrefix: Buffer;
   /** The exit marker came through: everything after it passes as it is. */
@@ -81,7 +86,10 @@ export class FilesFrameFilter extends Writable {
       if (sizes) {
         const [manifestBytes, dataBytes] = sizes;
         const keep = manifestBytes <= MAX_MANIFEST_BYTES && dataBytes <= this.maxDataBytes;
-        this.reading = { manifestLeft: manifestBytes, dataLeft: dataBytes, manifest: [], data: [], keep, sizes };
+        // Within the limits, so allocating the declared sizes is bounded; every byte of them is
+        // written before the frame counts as complete, so unzeroed memory is never exposed.
+        const kept = keep ? { manifest: Buffer.allocUnsafeSlow(manifestBytes), data: Buffer.allocUnsafeSlow(dataBytes) } : undefined;
+        this.reading = { manifestAt: 0, dataAt: 0, kept, sizes };
         data = data.subarray(end + EXIT_MARKER_END.length);
         if (manifestBytes + dataBytes === 0) this.finishFrame();
       } else if (end < 0 && data.length - headerStart < MAX_HEADER_TAIL + EXIT_MARKER_END.length) {
@@ -111,19 +119,20 @@ export class FilesFrameFilter extends Writable {
   private consumeFrame(data: Buffer): Buffer {
     const reading = this.reading;
     if (!reading) return data;
-    const fromManifest = Math.min(reading.manifestLeft, data.length);
+    const [manifestBytes, dataBytes] = reading.sizes;
+    const fromManifest = Math.min(manifestBytes - reading.manifestAt, data.length);
     if (fromManifest > 0) {
-      if (reading.keep) reading.manifest.push(Buffer.from(data.subarray(0, fromManifest)));
-      reading.manifestLeft -= fromManifest;
+      if (reading.kept) data.copy(reading.kept.manifest, reading.manifestAt, 0, fromManifest);
+      reading.manifestAt += fromManifest;
       data = data.subarray(fromManifest);
     }
-    const fromData = Math.min(reading.dataLeft, data.length);
+    const fromData = Math.min(dataBytes - reading.dataAt, data.length);
     if (fromData > 0) {
-      if (reading.keep) reading.data.push(Buffer.from(data.subarray(0, fromData)));
-      reading.dataLeft -= fromData;
+      if (reading.kept) data.copy(reading.kept.data, reading.dataAt, 0, fromData);
+      reading.dataAt += fromData;
       data = data.subarray(fromData);
     }
-    if (reading.manifestLeft === 0 && reading.dataLeft === 0) this.finishFrame();
+    if (reading.manifestAt === manifestBytes && reading.dataAt === dataBytes) this.finishFrame();
     return data;
   }
 
@@ -131,8 +140,8 @@ export class FilesFrameFilter extends Writable {
     const reading = this.reading;
     if (!reading) return;
     this.reading = undefined;
-    this.taken = reading.keep
-      ? { kind: "frame", manifest: Buffer.concat(reading.manifest), data: Buffer.concat(reading.data) }
+    this.taken = reading.kept
+      ? { kind: "frame", manifest: reading.kept.manifest, data: reading.kept.data }
       : { kind: "oversized", manifestBytes: reading.sizes[0], dataBytes: reading.sizes[1] };
   }
 

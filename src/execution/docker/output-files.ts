@@ -93,7 +93,8 @@ export function readOutputFiles(frame: FilesFrame | undefined, limits: OutputFil
       path: entry.path,
       sizeBytes: entry.size,
       sha256: entry.sha256,
-      content: Buffer.from(content),
+      // A view, not a copy: the frame's data buffer is this run's alone (files-frame-filter.ts).
+      content,
       truncated: !complete,
       mediaType: mediaTypeOf(entry.path),
     });

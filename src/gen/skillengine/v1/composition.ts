@@ -180,6 +180,11 @@ export interface RegisterComposedSkillResponse {
   /** Composed skills of the same owner retired (reason "evicted") to keep the per-agent limit. */
   evicted: string[];
   similarSkills: SimilarSkill[];
+  /**
+   * The request was the active version as it is (docs/skill-lifecycle.md#identical-registrations):
+   * nothing was run or written; `skill` is the existing version, `test` and `steps` are absent.
+   */
+  unchanged: boolean;
 }
 
 export interface GetSkillDependenciesRequest {
@@ -201,6 +206,15 @@ export interface GetSkillDependenciesResponse {
 }
 
 export interface GetCatalogRequest {
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface CatalogEntry {
@@ -225,8 +239,13 @@ export interface CatalogEntry {
 }
 
 export interface GetCatalogResponse {
-  /** Every skill the caller may see (retired and deleted included), ordered by name. */
+  /**
+   * Every skill the caller may see (retired and deleted included), ordered by name, then the
+   * folders of the last scan that are no listed skill's ready source, by directory and folder.
+   */
   skills: CatalogEntry[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 function createBaseComposedStep(): ComposedStep {
@@ -590,7 +609,7 @@ export const RegisterComposedSkillRequest: MessageFns<RegisterComposedSkillReque
 };
 
 function createBaseRegisterComposedSkillResponse(): RegisterComposedSkillResponse {
-  return { skill: undefined, test: undefined, steps: [], evicted: [], similarSkills: [] };
+  return { skill: undefined, test: undefined, steps: [], evicted: [], similarSkills: [], unchanged: false };
 }
 
 export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResponse> = {
@@ -609,6 +628,9 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
     }
     for (const v of message.similarSkills) {
       SimilarSkill.encode(v!, writer.uint32(322).fork()).join();
+    }
+    if (message.unchanged !== false) {
+      writer.uint32(40).bool(message.unchanged);
     }
     return writer;
   },
@@ -666,6 +688,14 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
             message.similarSkills.push(SimilarSkill.decode(reader, reader.uint32()));
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.unchanged = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -689,6 +719,7 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
         : globalThis.Array.isArray(object?.similar_skills)
         ? object.similar_skills.map((e: any) => SimilarSkill.fromJSON(e))
         : [],
+      unchanged: isSet(object.unchanged) ? globalThis.Boolean(object.unchanged) : false,
     };
   },
 
@@ -709,6 +740,9 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
     if (message.similarSkills?.length) {
       obj.similarSkills = message.similarSkills.map((e) => SimilarSkill.toJSON(e));
     }
+    if (message.unchanged !== false) {
+      obj.unchanged = message.unchanged;
+    }
     return obj;
   },
 
@@ -724,6 +758,7 @@ export const RegisterComposedSkillResponse: MessageFns<RegisterComposedSkillResp
     message.steps = object.steps?.map((e) => StepResult.fromPartial(e)) || [];
     message.evicted = object.evicted?.map((e) => e) || [];
     message.similarSkills = object.similarSkills?.map((e) => SimilarSkill.fromPartial(e)) || [];
+    message.unchanged = object.unchanged ?? false;
     return message;
   },
 };
@@ -923,11 +958,17 @@ export const GetSkillDependenciesResponse: MessageFns<GetSkillDependenciesRespon
 };
 
 function createBaseGetCatalogRequest(): GetCatalogRequest {
-  return {};
+  return { pageSize: undefined, pageToken: undefined };
 }
 
 export const GetCatalogRequest: MessageFns<GetCatalogRequest> = {
-  encode(_: GetCatalogRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: GetCatalogRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== undefined) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -944,6 +985,22 @@ export const GetCatalogRequest: MessageFns<GetCatalogRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -956,20 +1013,39 @@ export const GetCatalogRequest: MessageFns<GetCatalogRequest> = {
     }
   },
 
-  fromJSON(_: any): GetCatalogRequest {
-    return {};
+  fromJSON(object: any): GetCatalogRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
-  toJSON(_: GetCatalogRequest): unknown {
+  toJSON(message: GetCatalogRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create(base?: DeepPartial<GetCatalogRequest>): GetCatalogRequest {
     return GetCatalogRequest.fromPartial(base ?? {});
   },
-  fromPartial(_: DeepPartial<GetCatalogRequest>): GetCatalogRequest {
+  fromPartial(object: DeepPartial<GetCatalogRequest>): GetCatalogRequest {
     const message = createBaseGetCatalogRequest();
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
@@ -1253,13 +1329,16 @@ export const CatalogEntry: MessageFns<CatalogEntry> = {
 };
 
 function createBaseGetCatalogResponse(): GetCatalogResponse {
-  return { skills: [] };
+  return { skills: [], nextPageToken: "" };
 }
 
 export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
   encode(message: GetCatalogResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.skills) {
       CatalogEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1285,6 +1364,14 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
             message.skills.push(CatalogEntry.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1300,6 +1387,11 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
   fromJSON(object: any): GetCatalogResponse {
     return {
       skills: globalThis.Array.isArray(object?.skills) ? object.skills.map((e: any) => CatalogEntry.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -1307,6 +1399,9 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
     const obj: any = {};
     if (message.skills?.length) {
       obj.skills = message.skills.map((e) => CatalogEntry.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1317,6 +1412,7 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
   fromPartial(object: DeepPartial<GetCatalogResponse>): GetCatalogResponse {
     const message = createBaseGetCatalogResponse();
     message.skills = object.skills?.map((e) => CatalogEntry.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

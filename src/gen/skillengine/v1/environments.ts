@@ -109,6 +109,15 @@ export function environmentRebuildResultToJSON(object: EnvironmentRebuildResult)
 }
 
 export interface ListEnvironmentsRequest {
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 /** One file an environment installed (docs/packages.md#the-lock); a rebuild installs exactly these. */
@@ -147,6 +156,8 @@ export interface Environment {
 export interface ListEnvironmentsResponse {
   /** Ordered by id. */
   environments: Environment[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface RebuildEnvironmentsRequest {
@@ -206,11 +217,17 @@ export interface CheckRuntimesResponse {
 }
 
 function createBaseListEnvironmentsRequest(): ListEnvironmentsRequest {
-  return {};
+  return { pageSize: undefined, pageToken: undefined };
 }
 
 export const ListEnvironmentsRequest: MessageFns<ListEnvironmentsRequest> = {
-  encode(_: ListEnvironmentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListEnvironmentsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== undefined) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -227,6 +244,22 @@ export const ListEnvironmentsRequest: MessageFns<ListEnvironmentsRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -239,20 +272,39 @@ export const ListEnvironmentsRequest: MessageFns<ListEnvironmentsRequest> = {
     }
   },
 
-  fromJSON(_: any): ListEnvironmentsRequest {
-    return {};
+  fromJSON(object: any): ListEnvironmentsRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
-  toJSON(_: ListEnvironmentsRequest): unknown {
+  toJSON(message: ListEnvironmentsRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create(base?: DeepPartial<ListEnvironmentsRequest>): ListEnvironmentsRequest {
     return ListEnvironmentsRequest.fromPartial(base ?? {});
   },
-  fromPartial(_: DeepPartial<ListEnvironmentsRequest>): ListEnvironmentsRequest {
+  fromPartial(object: DeepPartial<ListEnvironmentsRequest>): ListEnvironmentsRequest {
     const message = createBaseListEnvironmentsRequest();
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
@@ -633,13 +685,16 @@ export const Environment: MessageFns<Environment> = {
 };
 
 function createBaseListEnvironmentsResponse(): ListEnvironmentsResponse {
-  return { environments: [] };
+  return { environments: [], nextPageToken: "" };
 }
 
 export const ListEnvironmentsResponse: MessageFns<ListEnvironmentsResponse> = {
   encode(message: ListEnvironmentsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.environments) {
       Environment.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -665,6 +720,14 @@ export const ListEnvironmentsResponse: MessageFns<ListEnvironmentsResponse> = {
             message.environments.push(Environment.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -682,6 +745,11 @@ export const ListEnvironmentsResponse: MessageFns<ListEnvironmentsResponse> = {
       environments: globalThis.Array.isArray(object?.environments)
         ? object.environments.map((e: any) => Environment.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -689,6 +757,9 @@ export const ListEnvironmentsResponse: MessageFns<ListEnvironmentsResponse> = {
     const obj: any = {};
     if (message.environments?.length) {
       obj.environments = message.environments.map((e) => Environment.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -699,6 +770,7 @@ export const ListEnvironmentsResponse: MessageFns<ListEnvironmentsResponse> = {
   fromPartial(object: DeepPartial<ListEnvironmentsResponse>): ListEnvironmentsResponse {
     const message = createBaseListEnvironmentsResponse();
     message.environments = object.environments?.map((e) => Environment.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Struct, Value } from "../../google/protobuf/struct.js";
 
 export const protobufPackage = "skillengine.v1";
 
@@ -24,12 +25,25 @@ export interface ExecutionResult {
   errorSummary: string;
   /** exit_code == 0 and stdout is not empty. */
   success: boolean;
+  /**
+   * stdout parsed, when it is one JSON document (surrounding whitespace aside) that nests at most
+   * 24 levels of arrays and objects; absent otherwise (and when stdout was truncated). Numbers are
+   * doubles: stdout keeps the exact text (docs/api.md#json-as-structures).
+   */
+  resultJson: any | undefined;
 }
 
 export interface InvokeSkillRequest {
   name: string;
   /** JSON text, handed to the skill as sys.argv[1]. Empty means "{}". */
   payload: string;
+  /**
+   * The payload as a structure instead of text (docs/api.md#json-as-structures): the skill gets it
+   * as JSON text all the same. Give payload or payload_json, not both (INVALID_ARGUMENT).
+   */
+  payloadJson:
+    | { [key: string]: any }
+    | undefined;
   /** The RouteSkills answer this call follows, if any: a success credits the route's query. */
   routeId: string;
   /**
@@ -124,6 +138,7 @@ function createBaseExecutionResult(): ExecutionResult {
     stderrTruncated: false,
     errorSummary: "",
     success: false,
+    resultJson: undefined,
   };
 }
 
@@ -158,6 +173,9 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
     }
     if (message.success !== false) {
       writer.uint32(80).bool(message.success);
+    }
+    if (message.resultJson !== undefined) {
+      Value.encode(Value.wrap(message.resultJson), writer.uint32(90).fork()).join();
     }
     return writer;
   },
@@ -255,6 +273,14 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
             message.success = reader.bool();
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.resultJson = Value.unwrap(Value.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -307,6 +333,11 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
         ? globalThis.String(object.error_summary)
         : "",
       success: isSet(object.success) ? globalThis.Boolean(object.success) : false,
+      resultJson: isSet(object?.resultJson)
+        ? object.resultJson
+        : isSet(object?.result_json)
+        ? object.result_json
+        : undefined,
     };
   },
 
@@ -342,6 +373,9 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
     if (message.success !== false) {
       obj.success = message.success;
     }
+    if (message.resultJson !== undefined) {
+      obj.resultJson = message.resultJson;
+    }
     return obj;
   },
 
@@ -360,12 +394,13 @@ export const ExecutionResult: MessageFns<ExecutionResult> = {
     message.stderrTruncated = object.stderrTruncated ?? false;
     message.errorSummary = object.errorSummary ?? "";
     message.success = object.success ?? false;
+    message.resultJson = object.resultJson === undefined ? undefined : object.resultJson;
     return message;
   },
 };
 
 function createBaseInvokeSkillRequest(): InvokeSkillRequest {
-  return { name: "", payload: "", routeId: "", idempotencyKey: undefined, files: [] };
+  return { name: "", payload: "", payloadJson: undefined, routeId: "", idempotencyKey: undefined, files: [] };
 }
 
 export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
@@ -375,6 +410,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     }
     if (message.payload !== "") {
       writer.uint32(18).string(message.payload);
+    }
+    if (message.payloadJson !== undefined) {
+      Struct.encode(Struct.wrap(message.payloadJson), writer.uint32(42).fork()).join();
     }
     if (message.routeId !== "") {
       writer.uint32(26).string(message.routeId);
@@ -417,6 +455,14 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
             message.payload = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.payloadJson = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
           case 3: {
             if (tag !== 26) {
               break;
@@ -457,6 +503,11 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     return {
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       payload: isSet(object.payload) ? globalThis.String(object.payload) : "",
+      payloadJson: isObject(object.payloadJson)
+        ? object.payloadJson
+        : isObject(object.payload_json)
+        ? object.payload_json
+        : undefined,
       routeId: isSet(object.routeId)
         ? globalThis.String(object.routeId)
         : isSet(object.route_id)
@@ -467,7 +518,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
         : isSet(object.idempotency_key)
         ? globalThis.String(object.idempotency_key)
         : undefined,
-      files: globalThis.Array.isArray(object?.files) ? object.files.map((e: any) => InputFile.fromJSON(e)) : [],
+      files: globalThis.Array.isArray(object?.files)
+        ? object.files.map((e: any) => InputFile.fromJSON(e))
+        : [],
     };
   },
 
@@ -478,6 +531,9 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     }
     if (message.payload !== "") {
       obj.payload = message.payload;
+    }
+    if (message.payloadJson !== undefined) {
+      obj.payloadJson = message.payloadJson;
     }
     if (message.routeId !== "") {
       obj.routeId = message.routeId;
@@ -498,6 +554,7 @@ export const InvokeSkillRequest: MessageFns<InvokeSkillRequest> = {
     const message = createBaseInvokeSkillRequest();
     message.name = object.name ?? "";
     message.payload = object.payload ?? "";
+    message.payloadJson = object.payloadJson ?? undefined;
     message.routeId = object.routeId ?? "";
     message.idempotencyKey = object.idempotencyKey ?? undefined;
     message.files = object.files?.map((e) => InputFile.fromPartial(e)) || [];
@@ -1095,6 +1152,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

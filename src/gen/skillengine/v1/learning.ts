@@ -173,10 +173,22 @@ export interface RecordSessionResponse {
 export interface ListCandidatesRequest {
   /** UNSPECIFIED lists every status. */
   status: CandidateStatus;
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListCandidatesResponse {
+  /** Ordered by id (oldest first). */
   candidates: Candidate[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface DismissCandidateRequest {
@@ -218,10 +230,22 @@ export interface PromoteCandidateResponse {
 
 export interface ListSkillEvolutionRequest {
   name: string;
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListSkillEvolutionResponse {
+  /** Oldest first. */
   events: EvolutionEvent[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface RecordSkillOutcomeRequest {
@@ -1066,13 +1090,19 @@ export const RecordSessionResponse: MessageFns<RecordSessionResponse> = {
 };
 
 function createBaseListCandidatesRequest(): ListCandidatesRequest {
-  return { status: 0 };
+  return { status: 0, pageSize: undefined, pageToken: undefined };
 }
 
 export const ListCandidatesRequest: MessageFns<ListCandidatesRequest> = {
   encode(message: ListCandidatesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.status !== 0) {
       writer.uint32(8).int32(message.status);
+    }
+    if (message.pageSize !== undefined) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -1098,6 +1128,22 @@ export const ListCandidatesRequest: MessageFns<ListCandidatesRequest> = {
             message.status = reader.int32() as any;
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1111,13 +1157,31 @@ export const ListCandidatesRequest: MessageFns<ListCandidatesRequest> = {
   },
 
   fromJSON(object: any): ListCandidatesRequest {
-    return { status: isSet(object.status) ? candidateStatusFromJSON(object.status) : 0 };
+    return {
+      status: isSet(object.status) ? candidateStatusFromJSON(object.status) : 0,
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
   toJSON(message: ListCandidatesRequest): unknown {
     const obj: any = {};
     if (message.status !== 0) {
       obj.status = candidateStatusToJSON(message.status);
+    }
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -1128,18 +1192,23 @@ export const ListCandidatesRequest: MessageFns<ListCandidatesRequest> = {
   fromPartial(object: DeepPartial<ListCandidatesRequest>): ListCandidatesRequest {
     const message = createBaseListCandidatesRequest();
     message.status = object.status ?? 0;
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListCandidatesResponse(): ListCandidatesResponse {
-  return { candidates: [] };
+  return { candidates: [], nextPageToken: "" };
 }
 
 export const ListCandidatesResponse: MessageFns<ListCandidatesResponse> = {
   encode(message: ListCandidatesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.candidates) {
       Candidate.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1165,6 +1234,14 @@ export const ListCandidatesResponse: MessageFns<ListCandidatesResponse> = {
             message.candidates.push(Candidate.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1182,6 +1259,11 @@ export const ListCandidatesResponse: MessageFns<ListCandidatesResponse> = {
       candidates: globalThis.Array.isArray(object?.candidates)
         ? object.candidates.map((e: any) => Candidate.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -1189,6 +1271,9 @@ export const ListCandidatesResponse: MessageFns<ListCandidatesResponse> = {
     const obj: any = {};
     if (message.candidates?.length) {
       obj.candidates = message.candidates.map((e) => Candidate.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1199,6 +1284,7 @@ export const ListCandidatesResponse: MessageFns<ListCandidatesResponse> = {
   fromPartial(object: DeepPartial<ListCandidatesResponse>): ListCandidatesResponse {
     const message = createBaseListCandidatesResponse();
     message.candidates = object.candidates?.map((e) => Candidate.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -1727,13 +1813,19 @@ export const PromoteCandidateResponse: MessageFns<PromoteCandidateResponse> = {
 };
 
 function createBaseListSkillEvolutionRequest(): ListSkillEvolutionRequest {
-  return { name: "" };
+  return { name: "", pageSize: undefined, pageToken: undefined };
 }
 
 export const ListSkillEvolutionRequest: MessageFns<ListSkillEvolutionRequest> = {
   encode(message: ListSkillEvolutionRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.pageSize !== undefined) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -1759,6 +1851,22 @@ export const ListSkillEvolutionRequest: MessageFns<ListSkillEvolutionRequest> = 
             message.name = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1772,13 +1880,31 @@ export const ListSkillEvolutionRequest: MessageFns<ListSkillEvolutionRequest> = 
   },
 
   fromJSON(object: any): ListSkillEvolutionRequest {
-    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
   toJSON(message: ListSkillEvolutionRequest): unknown {
     const obj: any = {};
     if (message.name !== "") {
       obj.name = message.name;
+    }
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -1789,18 +1915,23 @@ export const ListSkillEvolutionRequest: MessageFns<ListSkillEvolutionRequest> = 
   fromPartial(object: DeepPartial<ListSkillEvolutionRequest>): ListSkillEvolutionRequest {
     const message = createBaseListSkillEvolutionRequest();
     message.name = object.name ?? "";
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListSkillEvolutionResponse(): ListSkillEvolutionResponse {
-  return { events: [] };
+  return { events: [], nextPageToken: "" };
 }
 
 export const ListSkillEvolutionResponse: MessageFns<ListSkillEvolutionResponse> = {
   encode(message: ListSkillEvolutionResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.events) {
       EvolutionEvent.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1826,6 +1957,14 @@ export const ListSkillEvolutionResponse: MessageFns<ListSkillEvolutionResponse> 
             message.events.push(EvolutionEvent.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1841,6 +1980,11 @@ export const ListSkillEvolutionResponse: MessageFns<ListSkillEvolutionResponse> 
   fromJSON(object: any): ListSkillEvolutionResponse {
     return {
       events: globalThis.Array.isArray(object?.events) ? object.events.map((e: any) => EvolutionEvent.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -1848,6 +1992,9 @@ export const ListSkillEvolutionResponse: MessageFns<ListSkillEvolutionResponse> 
     const obj: any = {};
     if (message.events?.length) {
       obj.events = message.events.map((e) => EvolutionEvent.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1858,6 +2005,7 @@ export const ListSkillEvolutionResponse: MessageFns<ListSkillEvolutionResponse> 
   fromPartial(object: DeepPartial<ListSkillEvolutionResponse>): ListSkillEvolutionResponse {
     const message = createBaseListSkillEvolutionResponse();
     message.events = object.events?.map((e) => EvolutionEvent.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

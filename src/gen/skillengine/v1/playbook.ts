@@ -271,17 +271,28 @@ export interface ListLessonsRequest {
   scope: LessonScope;
   /** Only lessons tagged with this domain. */
   domain: string;
-  /** Default 50, at most 1000. */
+  /** The older name of page_size, used when page_size is unset or 0. Default 50, at most 1000. */
   limit: number;
   /** Archived and deleted lessons too. */
   includeInactive: boolean;
   /** Admins: only this agent's lessons. */
   owner: string;
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 `limit`, else 50; larger than 1000 clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListLessonsResponse {
-  /** Ordered by utility, highest first. */
+  /** Ordered by utility, highest first (then newest first, then by id). */
   lessons: Lesson[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface GetLessonRequest {
@@ -2144,7 +2155,15 @@ export const PruneLessonsResponse: MessageFns<PruneLessonsResponse> = {
 };
 
 function createBaseListLessonsRequest(): ListLessonsRequest {
-  return { scope: 0, domain: "", limit: 0, includeInactive: false, owner: "" };
+  return {
+    scope: 0,
+    domain: "",
+    limit: 0,
+    includeInactive: false,
+    owner: "",
+    pageSize: undefined,
+    pageToken: undefined,
+  };
 }
 
 export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
@@ -2163,6 +2182,12 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     }
     if (message.owner !== "") {
       writer.uint32(42).string(message.owner);
+    }
+    if (message.pageSize !== undefined) {
+      writer.uint32(48).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(58).string(message.pageToken);
     }
     return writer;
   },
@@ -2220,6 +2245,22 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
             message.owner = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2243,6 +2284,16 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
         ? globalThis.Boolean(object.include_inactive)
         : false,
       owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
     };
   },
 
@@ -2263,6 +2314,12 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     if (message.owner !== "") {
       obj.owner = message.owner;
     }
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
@@ -2276,18 +2333,23 @@ export const ListLessonsRequest: MessageFns<ListLessonsRequest> = {
     message.limit = object.limit ?? 0;
     message.includeInactive = object.includeInactive ?? false;
     message.owner = object.owner ?? "";
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListLessonsResponse(): ListLessonsResponse {
-  return { lessons: [] };
+  return { lessons: [], nextPageToken: "" };
 }
 
 export const ListLessonsResponse: MessageFns<ListLessonsResponse> = {
   encode(message: ListLessonsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.lessons) {
       Lesson.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -2313,6 +2375,14 @@ export const ListLessonsResponse: MessageFns<ListLessonsResponse> = {
             message.lessons.push(Lesson.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2328,6 +2398,11 @@ export const ListLessonsResponse: MessageFns<ListLessonsResponse> = {
   fromJSON(object: any): ListLessonsResponse {
     return {
       lessons: globalThis.Array.isArray(object?.lessons) ? object.lessons.map((e: any) => Lesson.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -2335,6 +2410,9 @@ export const ListLessonsResponse: MessageFns<ListLessonsResponse> = {
     const obj: any = {};
     if (message.lessons?.length) {
       obj.lessons = message.lessons.map((e) => Lesson.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -2345,6 +2423,7 @@ export const ListLessonsResponse: MessageFns<ListLessonsResponse> = {
   fromPartial(object: DeepPartial<ListLessonsResponse>): ListLessonsResponse {
     const message = createBaseListLessonsResponse();
     message.lessons = object.lessons?.map((e) => Lesson.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

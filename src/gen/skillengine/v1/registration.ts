@@ -6,8 +6,10 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Struct } from "../../google/protobuf/struct.js";
 import { ExecutionResult, InputFile, OutputFile } from "./execution.js";
 import { OnDuplicate, onDuplicateFromJSON, onDuplicateToJSON, SimilarSkill } from "./learning.js";
+import { RoutingGateReport } from "./routing.js";
 import { Skill, Visibility, visibilityFromJSON, visibilityToJSON } from "./skills.js";
 
 export const protobufPackage = "skillengine.v1";
@@ -73,6 +75,12 @@ export interface RegisterSkillRequest {
    * the version; PatchSkill keeps them.
    */
   networkAllow: string[];
+  /**
+   * parameters_schema and test_payload as structures instead of text (docs/api.md#json-as-structures):
+   * give each as text or as a structure, not both (INVALID_ARGUMENT).
+   */
+  parametersSchemaJson: { [key: string]: any } | undefined;
+  testPayloadJson: { [key: string]: any } | undefined;
 }
 
 export interface RegisterSkillResponse {
@@ -108,6 +116,20 @@ export interface RegisterSkillResponse {
    */
   testFiles: OutputFile[];
   testFileWarnings: string[];
+  /**
+   * How the new skill ranks for its own example_queries against the skills the caller can see,
+   * which skills outrank it, and whose queries it would take (docs/routing.md#the-routing-gate).
+   * Absent when the request had no example_queries.
+   */
+  routingGate:
+    | RoutingGateReport
+    | undefined;
+  /**
+   * The request was the active version as it is: the same code and every declaration the same
+   * (docs/skill-lifecycle.md#identical-registrations). Nothing was run or written: `skill` is the
+   * existing version, `test` is absent, and so are the dependents' re-tests and test files.
+   */
+  unchanged: boolean;
 }
 
 /** The stored test of a dependent, run against a new version of its dependency. */
@@ -164,6 +186,8 @@ function createBaseRegisterSkillRequest(): RegisterSkillRequest {
     testFiles: [],
     secrets: [],
     networkAllow: [],
+    parametersSchemaJson: undefined,
+    testPayloadJson: undefined,
   };
 }
 
@@ -213,6 +237,12 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     }
     for (const v of message.networkAllow) {
       writer.uint32(106).string(v!);
+    }
+    if (message.parametersSchemaJson !== undefined) {
+      Struct.encode(Struct.wrap(message.parametersSchemaJson), writer.uint32(114).fork()).join();
+    }
+    if (message.testPayloadJson !== undefined) {
+      Struct.encode(Struct.wrap(message.testPayloadJson), writer.uint32(122).fork()).join();
     }
     return writer;
   },
@@ -350,6 +380,22 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
             message.networkAllow.push(reader.string());
             continue;
           }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.parametersSchemaJson = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.testPayloadJson = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -413,6 +459,16 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
         : globalThis.Array.isArray(object?.network_allow)
         ? object.network_allow.map((e: any) => globalThis.String(e))
         : [],
+      parametersSchemaJson: isObject(object.parametersSchemaJson)
+        ? object.parametersSchemaJson
+        : isObject(object.parameters_schema_json)
+        ? object.parameters_schema_json
+        : undefined,
+      testPayloadJson: isObject(object.testPayloadJson)
+        ? object.testPayloadJson
+        : isObject(object.test_payload_json)
+        ? object.test_payload_json
+        : undefined,
     };
   },
 
@@ -463,6 +519,12 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     if (message.networkAllow?.length) {
       obj.networkAllow = message.networkAllow;
     }
+    if (message.parametersSchemaJson !== undefined) {
+      obj.parametersSchemaJson = message.parametersSchemaJson;
+    }
+    if (message.testPayloadJson !== undefined) {
+      obj.testPayloadJson = message.testPayloadJson;
+    }
     return obj;
   },
 
@@ -486,6 +548,8 @@ export const RegisterSkillRequest: MessageFns<RegisterSkillRequest> = {
     message.testFiles = object.testFiles?.map((e) => InputFile.fromPartial(e)) || [];
     message.secrets = object.secrets?.map((e) => e) || [];
     message.networkAllow = object.networkAllow?.map((e) => e) || [];
+    message.parametersSchemaJson = object.parametersSchemaJson ?? undefined;
+    message.testPayloadJson = object.testPayloadJson ?? undefined;
     return message;
   },
 };
@@ -502,6 +566,8 @@ function createBaseRegisterSkillResponse(): RegisterSkillResponse {
     similarSkills: [],
     testFiles: [],
     testFileWarnings: [],
+    routingGate: undefined,
+    unchanged: false,
   };
 }
 
@@ -536,6 +602,12 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     }
     for (const v of message.testFileWarnings) {
       writer.uint32(338).string(v!);
+    }
+    if (message.routingGate !== undefined) {
+      RoutingGateReport.encode(message.routingGate, writer.uint32(346).fork()).join();
+    }
+    if (message.unchanged !== false) {
+      writer.uint32(352).bool(message.unchanged);
     }
     return writer;
   },
@@ -633,6 +705,22 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
             message.testFileWarnings.push(reader.string());
             continue;
           }
+          case 43: {
+            if (tag !== 346) {
+              break;
+            }
+
+            message.routingGate = RoutingGateReport.decode(reader, reader.uint32());
+            continue;
+          }
+          case 44: {
+            if (tag !== 352) {
+              break;
+            }
+
+            message.unchanged = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -685,6 +773,12 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
         : globalThis.Array.isArray(object?.test_file_warnings)
         ? object.test_file_warnings.map((e: any) => globalThis.String(e))
         : [],
+      routingGate: isSet(object.routingGate)
+        ? RoutingGateReport.fromJSON(object.routingGate)
+        : isSet(object.routing_gate)
+        ? RoutingGateReport.fromJSON(object.routing_gate)
+        : undefined,
+      unchanged: isSet(object.unchanged) ? globalThis.Boolean(object.unchanged) : false,
     };
   },
 
@@ -720,6 +814,12 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     if (message.testFileWarnings?.length) {
       obj.testFileWarnings = message.testFileWarnings;
     }
+    if (message.routingGate !== undefined) {
+      obj.routingGate = RoutingGateReport.toJSON(message.routingGate);
+    }
+    if (message.unchanged !== false) {
+      obj.unchanged = message.unchanged;
+    }
     return obj;
   },
 
@@ -740,6 +840,10 @@ export const RegisterSkillResponse: MessageFns<RegisterSkillResponse> = {
     message.similarSkills = object.similarSkills?.map((e) => SimilarSkill.fromPartial(e)) || [];
     message.testFiles = object.testFiles?.map((e) => OutputFile.fromPartial(e)) || [];
     message.testFileWarnings = object.testFileWarnings?.map((e) => e) || [];
+    message.routingGate = (object.routingGate !== undefined && object.routingGate !== null)
+      ? RoutingGateReport.fromPartial(object.routingGate)
+      : undefined;
+    message.unchanged = object.unchanged ?? false;
     return message;
   },
 };
@@ -1234,6 +1338,10 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

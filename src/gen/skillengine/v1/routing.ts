@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Struct } from "../../google/protobuf/struct.js";
 import { Skill, SkillStatus, skillStatusFromJSON, skillStatusToJSON } from "./skills.js";
 
 export const protobufPackage = "skillengine.v1";
@@ -107,6 +108,59 @@ export function routeModeToJSON(object: RouteMode): string {
   }
 }
 
+/** How much a tool's description says about calling it (docs/routing.md#hardened-descriptions). */
+export enum Hardening {
+  /** HARDENING_UNSPECIFIED - Unspecified means SHORT. */
+  HARDENING_UNSPECIFIED = 0,
+  /** HARDENING_SHORT - The description and one short line: call it directly as a tool, never wrapped in a script. */
+  HARDENING_SHORT = 1,
+  /**
+   * HARDENING_FULL - Seed 000's three lines: a label, a call with the skill's own name and example arguments, and
+   * the wrap patterns that do not work (python -c, import, the script's path).
+   */
+  HARDENING_FULL = 2,
+  /** HARDENING_NONE - The description as registered. */
+  HARDENING_NONE = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function hardeningFromJSON(object: any): Hardening {
+  switch (object) {
+    case 0:
+    case "HARDENING_UNSPECIFIED":
+      return Hardening.HARDENING_UNSPECIFIED;
+    case 1:
+    case "HARDENING_SHORT":
+      return Hardening.HARDENING_SHORT;
+    case 2:
+    case "HARDENING_FULL":
+      return Hardening.HARDENING_FULL;
+    case 3:
+    case "HARDENING_NONE":
+      return Hardening.HARDENING_NONE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return Hardening.UNRECOGNIZED;
+  }
+}
+
+export function hardeningToJSON(object: Hardening): string {
+  switch (object) {
+    case Hardening.HARDENING_UNSPECIFIED:
+      return "HARDENING_UNSPECIFIED";
+    case Hardening.HARDENING_SHORT:
+      return "HARDENING_SHORT";
+    case Hardening.HARDENING_FULL:
+      return "HARDENING_FULL";
+    case Hardening.HARDENING_NONE:
+      return "HARDENING_NONE";
+    case Hardening.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface RouteSkillsRequest {
   /**
    * At most 32,000 characters; a longer one than 2,000 is searched on its first and last 1,000
@@ -123,12 +177,19 @@ export interface RouteSkillsRequest {
    * (SKILL_ENGINE_ROUTE_MIN_RELEVANCE); 0 keeps every skill. Not applied when the route has no
    * vector source (keywords mode, or vectors unavailable): relevance is then unknown.
    */
-  minRelevance?: number | undefined;
+  minRelevance?:
+    | number
+    | undefined;
+  /** How much each tool's description says about calling it; unset means HARDENING_SHORT. */
+  hardening?: Hardening | undefined;
 }
 
 export interface RoutedSkill {
   name: string;
-  /** Hardened: labelled, with an invocation example and the forbidden wrap patterns. */
+  /**
+   * A tool's description, hardened as the request asked; for an instructions-only skill, the
+   * same text as `instructions`.
+   */
   description: string;
   parametersSchema: string;
   score: number;
@@ -136,7 +197,10 @@ export interface RoutedSkill {
   successRate: number;
   hasSuccessRate: boolean;
   warnings: string[];
-  /** The tool definition in the requested format, as JSON text. */
+  /**
+   * The tool definition in the requested format, as JSON text; empty for an instructions-only
+   * skill, which is not a tool (see `instructions`).
+   */
   toolDefinition: string;
   /** 1-based ranks in each source (0 = not found there). */
   keywordRank: number;
@@ -165,6 +229,18 @@ export interface RoutedSkill {
   applied: number;
   completions: number;
   fallbacks: number;
+  /**
+   * Set for an instructions-only skill (kind "instructions") instead of a tool definition: a text
+   * for the model's context saying what the instructions are for and that GetSkillContent{name}
+   * discloses their body. Such a skill is read, never called (docs/routing.md#instructions-skills).
+   */
+  instructions: string;
+  /**
+   * tool_definition and parameters_schema as structures (docs/api.md#json-as-structures); each
+   * absent when its text is empty or nests more than 24 levels of arrays and objects.
+   */
+  toolDefinitionJson: { [key: string]: any } | undefined;
+  parametersSchemaJson: { [key: string]: any } | undefined;
 }
 
 export interface RouteSkillsResponse {
@@ -178,6 +254,11 @@ export interface RouteSkillsResponse {
    * longer than 2,000 were searched (docs/routing.md#long-queries).
    */
   warnings: string[];
+  /**
+   * True when `skills` is empty because no skill's relevance reached the floor (min_relevance or the
+   * service's default): "no skill fits" (docs/routing.md#no-skill-fits).
+   */
+  noFit: boolean;
 }
 
 export interface RecordRouteFeedbackRequest {
@@ -212,8 +293,52 @@ export interface ResetSkillQualityResponse {
   fallbacks: number;
 }
 
+/**
+ * RegisterSkill's routing gate (docs/routing.md#the-routing-gate): how the new skill ranks among
+ * the skills the caller can see for its own example queries, and whether it would take the
+ * queries of the skills it competes with. Each query is ranked as a new query of those words: no
+ * skill counts that very query as its evidence.
+ */
+export interface RoutingGateReport {
+  examples: ExampleQueryRank[];
+  shadowed: ShadowedQuery[];
+  /** One line each: an example query the skill is not found by; a skill whose query it would take. */
+  warnings: string[];
+  /** Why the ranks are partial, e.g. vectors unavailable: ranked by keywords alone. */
+  degraded: string[];
+}
+
+export interface ExampleQueryRank {
+  query: string;
+  /** 1-based rank of the new skill among the skills the caller can see. */
+  rank: number;
+  /**
+   * Its calibrated relevance for the query (docs/routing.md#relevance); has_relevance is false
+   * when vectors were unavailable.
+   */
+  relevance: number;
+  hasRelevance: boolean;
+  /** The skills ranked above it, best first (at most 5). */
+  outrankedBy: string[];
+  /** Ranked within the default route limit (5) and not below the service's relevance floor. */
+  found: boolean;
+}
+
+export interface ShadowedQuery {
+  /** The skill the query belongs to (its example or credited query), which the new skill now outranks. */
+  skill: string;
+  /**
+   * The query; empty unless that skill is the caller's (another agent's skill's queries may come
+   * from other agents' routes, so they are counted, never shown).
+   */
+  query: string;
+  /** The new skill's rank for the query, and that skill's. */
+  rank: number;
+  skillRank: number;
+}
+
 function createBaseRouteSkillsRequest(): RouteSkillsRequest {
-  return { query: "", limit: 0, format: 0, mode: 0, minRelevance: undefined };
+  return { query: "", limit: 0, format: 0, mode: 0, minRelevance: undefined, hardening: undefined };
 }
 
 export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
@@ -232,6 +357,9 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
     }
     if (message.minRelevance !== undefined) {
       writer.uint32(41).double(message.minRelevance);
+    }
+    if (message.hardening !== undefined) {
+      writer.uint32(48).int32(message.hardening);
     }
     return writer;
   },
@@ -289,6 +417,14 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
             message.minRelevance = reader.double();
             continue;
           }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.hardening = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -312,6 +448,7 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
         : isSet(object.min_relevance)
         ? globalThis.Number(object.min_relevance)
         : undefined,
+      hardening: isSet(object.hardening) ? hardeningFromJSON(object.hardening) : undefined,
     };
   },
 
@@ -332,6 +469,9 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
     if (message.minRelevance !== undefined) {
       obj.minRelevance = floatToJson(message.minRelevance);
     }
+    if (message.hardening !== undefined) {
+      obj.hardening = hardeningToJSON(message.hardening);
+    }
     return obj;
   },
 
@@ -345,6 +485,7 @@ export const RouteSkillsRequest: MessageFns<RouteSkillsRequest> = {
     message.format = object.format ?? 0;
     message.mode = object.mode ?? 0;
     message.minRelevance = object.minRelevance ?? undefined;
+    message.hardening = object.hardening ?? undefined;
     return message;
   },
 };
@@ -372,6 +513,9 @@ function createBaseRoutedSkill(): RoutedSkill {
     applied: 0,
     completions: 0,
     fallbacks: 0,
+    instructions: "",
+    toolDefinitionJson: undefined,
+    parametersSchemaJson: undefined,
   };
 }
 
@@ -439,6 +583,15 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     }
     if (message.fallbacks !== 0) {
       writer.uint32(280).uint64(message.fallbacks);
+    }
+    if (message.instructions !== "") {
+      writer.uint32(290).string(message.instructions);
+    }
+    if (message.toolDefinitionJson !== undefined) {
+      Struct.encode(Struct.wrap(message.toolDefinitionJson), writer.uint32(298).fork()).join();
+    }
+    if (message.parametersSchemaJson !== undefined) {
+      Struct.encode(Struct.wrap(message.parametersSchemaJson), writer.uint32(306).fork()).join();
     }
     return writer;
   },
@@ -624,6 +777,30 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
             message.fallbacks = longToNumber(reader.uint64());
             continue;
           }
+          case 36: {
+            if (tag !== 290) {
+              break;
+            }
+
+            message.instructions = reader.string();
+            continue;
+          }
+          case 37: {
+            if (tag !== 298) {
+              break;
+            }
+
+            message.toolDefinitionJson = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 38: {
+            if (tag !== 306) {
+              break;
+            }
+
+            message.parametersSchemaJson = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -701,6 +878,17 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
       applied: isSet(object.applied) ? globalThis.Number(object.applied) : 0,
       completions: isSet(object.completions) ? globalThis.Number(object.completions) : 0,
       fallbacks: isSet(object.fallbacks) ? globalThis.Number(object.fallbacks) : 0,
+      instructions: isSet(object.instructions) ? globalThis.String(object.instructions) : "",
+      toolDefinitionJson: isObject(object.toolDefinitionJson)
+        ? object.toolDefinitionJson
+        : isObject(object.tool_definition_json)
+        ? object.tool_definition_json
+        : undefined,
+      parametersSchemaJson: isObject(object.parametersSchemaJson)
+        ? object.parametersSchemaJson
+        : isObject(object.parameters_schema_json)
+        ? object.parameters_schema_json
+        : undefined,
     };
   },
 
@@ -769,6 +957,15 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     if (message.fallbacks !== 0) {
       obj.fallbacks = Math.round(message.fallbacks);
     }
+    if (message.instructions !== "") {
+      obj.instructions = message.instructions;
+    }
+    if (message.toolDefinitionJson !== undefined) {
+      obj.toolDefinitionJson = message.toolDefinitionJson;
+    }
+    if (message.parametersSchemaJson !== undefined) {
+      obj.parametersSchemaJson = message.parametersSchemaJson;
+    }
     return obj;
   },
 
@@ -798,12 +995,15 @@ export const RoutedSkill: MessageFns<RoutedSkill> = {
     message.applied = object.applied ?? 0;
     message.completions = object.completions ?? 0;
     message.fallbacks = object.fallbacks ?? 0;
+    message.instructions = object.instructions ?? "";
+    message.toolDefinitionJson = object.toolDefinitionJson ?? undefined;
+    message.parametersSchemaJson = object.parametersSchemaJson ?? undefined;
     return message;
   },
 };
 
 function createBaseRouteSkillsResponse(): RouteSkillsResponse {
-  return { routeId: "", skills: [], degraded: [], warnings: [] };
+  return { routeId: "", skills: [], degraded: [], warnings: [], noFit: false };
 }
 
 export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
@@ -819,6 +1019,9 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
     }
     for (const v of message.warnings) {
       writer.uint32(34).string(v!);
+    }
+    if (message.noFit !== false) {
+      writer.uint32(40).bool(message.noFit);
     }
     return writer;
   },
@@ -868,6 +1071,14 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
             message.warnings.push(reader.string());
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.noFit = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -890,6 +1101,11 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
       skills: globalThis.Array.isArray(object?.skills) ? object.skills.map((e: any) => RoutedSkill.fromJSON(e)) : [],
       degraded: globalThis.Array.isArray(object?.degraded) ? object.degraded.map((e: any) => globalThis.String(e)) : [],
       warnings: globalThis.Array.isArray(object?.warnings) ? object.warnings.map((e: any) => globalThis.String(e)) : [],
+      noFit: isSet(object.noFit)
+        ? globalThis.Boolean(object.noFit)
+        : isSet(object.no_fit)
+        ? globalThis.Boolean(object.no_fit)
+        : false,
     };
   },
 
@@ -907,6 +1123,9 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
     if (message.warnings?.length) {
       obj.warnings = message.warnings;
     }
+    if (message.noFit !== false) {
+      obj.noFit = message.noFit;
+    }
     return obj;
   },
 
@@ -919,6 +1138,7 @@ export const RouteSkillsResponse: MessageFns<RouteSkillsResponse> = {
     message.skills = object.skills?.map((e) => RoutedSkill.fromPartial(e)) || [];
     message.degraded = object.degraded?.map((e) => e) || [];
     message.warnings = object.warnings?.map((e) => e) || [];
+    message.noFit = object.noFit ?? false;
     return message;
   },
 };
@@ -1359,6 +1579,405 @@ export const ResetSkillQualityResponse: MessageFns<ResetSkillQualityResponse> = 
   },
 };
 
+function createBaseRoutingGateReport(): RoutingGateReport {
+  return { examples: [], shadowed: [], warnings: [], degraded: [] };
+}
+
+export const RoutingGateReport: MessageFns<RoutingGateReport> = {
+  encode(message: RoutingGateReport, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.examples) {
+      ExampleQueryRank.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.shadowed) {
+      ShadowedQuery.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.warnings) {
+      writer.uint32(26).string(v!);
+    }
+    for (const v of message.degraded) {
+      writer.uint32(34).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RoutingGateReport {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRoutingGateReport();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.examples.push(ExampleQueryRank.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.shadowed.push(ShadowedQuery.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.warnings.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.degraded.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RoutingGateReport {
+    return {
+      examples: globalThis.Array.isArray(object?.examples)
+        ? object.examples.map((e: any) => ExampleQueryRank.fromJSON(e))
+        : [],
+      shadowed: globalThis.Array.isArray(object?.shadowed)
+        ? object.shadowed.map((e: any) => ShadowedQuery.fromJSON(e))
+        : [],
+      warnings: globalThis.Array.isArray(object?.warnings) ? object.warnings.map((e: any) => globalThis.String(e)) : [],
+      degraded: globalThis.Array.isArray(object?.degraded) ? object.degraded.map((e: any) => globalThis.String(e)) : [],
+    };
+  },
+
+  toJSON(message: RoutingGateReport): unknown {
+    const obj: any = {};
+    if (message.examples?.length) {
+      obj.examples = message.examples.map((e) => ExampleQueryRank.toJSON(e));
+    }
+    if (message.shadowed?.length) {
+      obj.shadowed = message.shadowed.map((e) => ShadowedQuery.toJSON(e));
+    }
+    if (message.warnings?.length) {
+      obj.warnings = message.warnings;
+    }
+    if (message.degraded?.length) {
+      obj.degraded = message.degraded;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RoutingGateReport>): RoutingGateReport {
+    return RoutingGateReport.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RoutingGateReport>): RoutingGateReport {
+    const message = createBaseRoutingGateReport();
+    message.examples = object.examples?.map((e) => ExampleQueryRank.fromPartial(e)) || [];
+    message.shadowed = object.shadowed?.map((e) => ShadowedQuery.fromPartial(e)) || [];
+    message.warnings = object.warnings?.map((e) => e) || [];
+    message.degraded = object.degraded?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseExampleQueryRank(): ExampleQueryRank {
+  return { query: "", rank: 0, relevance: 0, hasRelevance: false, outrankedBy: [], found: false };
+}
+
+export const ExampleQueryRank: MessageFns<ExampleQueryRank> = {
+  encode(message: ExampleQueryRank, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.query !== "") {
+      writer.uint32(10).string(message.query);
+    }
+    if (message.rank !== 0) {
+      writer.uint32(16).uint32(message.rank);
+    }
+    if (message.relevance !== 0) {
+      writer.uint32(25).double(message.relevance);
+    }
+    if (message.hasRelevance !== false) {
+      writer.uint32(32).bool(message.hasRelevance);
+    }
+    for (const v of message.outrankedBy) {
+      writer.uint32(42).string(v!);
+    }
+    if (message.found !== false) {
+      writer.uint32(48).bool(message.found);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExampleQueryRank {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExampleQueryRank();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.query = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.rank = reader.uint32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.relevance = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.hasRelevance = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.outrankedBy.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.found = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExampleQueryRank {
+    return {
+      query: isSet(object.query) ? globalThis.String(object.query) : "",
+      rank: isSet(object.rank) ? globalThis.Number(object.rank) : 0,
+      relevance: isSet(object.relevance) ? globalThis.Number(object.relevance) : 0,
+      hasRelevance: isSet(object.hasRelevance)
+        ? globalThis.Boolean(object.hasRelevance)
+        : isSet(object.has_relevance)
+        ? globalThis.Boolean(object.has_relevance)
+        : false,
+      outrankedBy: globalThis.Array.isArray(object?.outrankedBy)
+        ? object.outrankedBy.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.outranked_by)
+        ? object.outranked_by.map((e: any) => globalThis.String(e))
+        : [],
+      found: isSet(object.found) ? globalThis.Boolean(object.found) : false,
+    };
+  },
+
+  toJSON(message: ExampleQueryRank): unknown {
+    const obj: any = {};
+    if (message.query !== "") {
+      obj.query = message.query;
+    }
+    if (message.rank !== 0) {
+      obj.rank = Math.round(message.rank);
+    }
+    if (message.relevance !== 0) {
+      obj.relevance = floatToJson(message.relevance);
+    }
+    if (message.hasRelevance !== false) {
+      obj.hasRelevance = message.hasRelevance;
+    }
+    if (message.outrankedBy?.length) {
+      obj.outrankedBy = message.outrankedBy;
+    }
+    if (message.found !== false) {
+      obj.found = message.found;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ExampleQueryRank>): ExampleQueryRank {
+    return ExampleQueryRank.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ExampleQueryRank>): ExampleQueryRank {
+    const message = createBaseExampleQueryRank();
+    message.query = object.query ?? "";
+    message.rank = object.rank ?? 0;
+    message.relevance = object.relevance ?? 0;
+    message.hasRelevance = object.hasRelevance ?? false;
+    message.outrankedBy = object.outrankedBy?.map((e) => e) || [];
+    message.found = object.found ?? false;
+    return message;
+  },
+};
+
+function createBaseShadowedQuery(): ShadowedQuery {
+  return { skill: "", query: "", rank: 0, skillRank: 0 };
+}
+
+export const ShadowedQuery: MessageFns<ShadowedQuery> = {
+  encode(message: ShadowedQuery, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.skill !== "") {
+      writer.uint32(10).string(message.skill);
+    }
+    if (message.query !== "") {
+      writer.uint32(18).string(message.query);
+    }
+    if (message.rank !== 0) {
+      writer.uint32(24).uint32(message.rank);
+    }
+    if (message.skillRank !== 0) {
+      writer.uint32(32).uint32(message.skillRank);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ShadowedQuery {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseShadowedQuery();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.skill = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.query = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.rank = reader.uint32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.skillRank = reader.uint32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ShadowedQuery {
+    return {
+      skill: isSet(object.skill) ? globalThis.String(object.skill) : "",
+      query: isSet(object.query) ? globalThis.String(object.query) : "",
+      rank: isSet(object.rank) ? globalThis.Number(object.rank) : 0,
+      skillRank: isSet(object.skillRank)
+        ? globalThis.Number(object.skillRank)
+        : isSet(object.skill_rank)
+        ? globalThis.Number(object.skill_rank)
+        : 0,
+    };
+  },
+
+  toJSON(message: ShadowedQuery): unknown {
+    const obj: any = {};
+    if (message.skill !== "") {
+      obj.skill = message.skill;
+    }
+    if (message.query !== "") {
+      obj.query = message.query;
+    }
+    if (message.rank !== 0) {
+      obj.rank = Math.round(message.rank);
+    }
+    if (message.skillRank !== 0) {
+      obj.skillRank = Math.round(message.skillRank);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ShadowedQuery>): ShadowedQuery {
+    return ShadowedQuery.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ShadowedQuery>): ShadowedQuery {
+    const message = createBaseShadowedQuery();
+    message.skill = object.skill ?? "";
+    message.query = object.query ?? "";
+    message.rank = object.rank ?? 0;
+    message.skillRank = object.skillRank ?? 0;
+    return message;
+  },
+};
+
 function floatToJson(value: number | null | undefined): number | string | null | undefined {
   return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
@@ -1381,6 +2000,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

@@ -42,11 +42,22 @@ export interface DeleteSecretResponse {
 }
 
 export interface ListSecretsRequest {
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListSecretsResponse {
   /** The caller's own secrets, ordered by name. */
   secrets: SecretInfo[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface RotateSecretsKeyRequest {
@@ -460,11 +471,17 @@ export const DeleteSecretResponse: MessageFns<DeleteSecretResponse> = {
 };
 
 function createBaseListSecretsRequest(): ListSecretsRequest {
-  return {};
+  return { pageSize: undefined, pageToken: undefined };
 }
 
 export const ListSecretsRequest: MessageFns<ListSecretsRequest> = {
-  encode(_: ListSecretsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListSecretsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== undefined) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -481,6 +498,22 @@ export const ListSecretsRequest: MessageFns<ListSecretsRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -493,32 +526,54 @@ export const ListSecretsRequest: MessageFns<ListSecretsRequest> = {
     }
   },
 
-  fromJSON(_: any): ListSecretsRequest {
-    return {};
+  fromJSON(object: any): ListSecretsRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
-  toJSON(_: ListSecretsRequest): unknown {
+  toJSON(message: ListSecretsRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create(base?: DeepPartial<ListSecretsRequest>): ListSecretsRequest {
     return ListSecretsRequest.fromPartial(base ?? {});
   },
-  fromPartial(_: DeepPartial<ListSecretsRequest>): ListSecretsRequest {
+  fromPartial(object: DeepPartial<ListSecretsRequest>): ListSecretsRequest {
     const message = createBaseListSecretsRequest();
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListSecretsResponse(): ListSecretsResponse {
-  return { secrets: [] };
+  return { secrets: [], nextPageToken: "" };
 }
 
 export const ListSecretsResponse: MessageFns<ListSecretsResponse> = {
   encode(message: ListSecretsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.secrets) {
       SecretInfo.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -544,6 +599,14 @@ export const ListSecretsResponse: MessageFns<ListSecretsResponse> = {
             message.secrets.push(SecretInfo.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -559,6 +622,11 @@ export const ListSecretsResponse: MessageFns<ListSecretsResponse> = {
   fromJSON(object: any): ListSecretsResponse {
     return {
       secrets: globalThis.Array.isArray(object?.secrets) ? object.secrets.map((e: any) => SecretInfo.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -566,6 +634,9 @@ export const ListSecretsResponse: MessageFns<ListSecretsResponse> = {
     const obj: any = {};
     if (message.secrets?.length) {
       obj.secrets = message.secrets.map((e) => SecretInfo.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -576,6 +647,7 @@ export const ListSecretsResponse: MessageFns<ListSecretsResponse> = {
   fromPartial(object: DeepPartial<ListSecretsResponse>): ListSecretsResponse {
     const message = createBaseListSecretsResponse();
     message.secrets = object.secrets?.map((e) => SecretInfo.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

@@ -61,10 +61,22 @@ export interface RevokeSkillResponse {
 
 export interface ListGrantsRequest {
   name: string;
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListGrantsResponse {
+  /** Ordered by grantee (agents, then users). */
   grants: SkillGrant[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface SetSkillEnabledRequest {
@@ -648,13 +660,19 @@ export const RevokeSkillResponse: MessageFns<RevokeSkillResponse> = {
 };
 
 function createBaseListGrantsRequest(): ListGrantsRequest {
-  return { name: "" };
+  return { name: "", pageSize: undefined, pageToken: undefined };
 }
 
 export const ListGrantsRequest: MessageFns<ListGrantsRequest> = {
   encode(message: ListGrantsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.pageSize !== undefined) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -680,6 +698,22 @@ export const ListGrantsRequest: MessageFns<ListGrantsRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -693,13 +727,31 @@ export const ListGrantsRequest: MessageFns<ListGrantsRequest> = {
   },
 
   fromJSON(object: any): ListGrantsRequest {
-    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
   toJSON(message: ListGrantsRequest): unknown {
     const obj: any = {};
     if (message.name !== "") {
       obj.name = message.name;
+    }
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -710,18 +762,23 @@ export const ListGrantsRequest: MessageFns<ListGrantsRequest> = {
   fromPartial(object: DeepPartial<ListGrantsRequest>): ListGrantsRequest {
     const message = createBaseListGrantsRequest();
     message.name = object.name ?? "";
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListGrantsResponse(): ListGrantsResponse {
-  return { grants: [] };
+  return { grants: [], nextPageToken: "" };
 }
 
 export const ListGrantsResponse: MessageFns<ListGrantsResponse> = {
   encode(message: ListGrantsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.grants) {
       SkillGrant.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -747,6 +804,14 @@ export const ListGrantsResponse: MessageFns<ListGrantsResponse> = {
             message.grants.push(SkillGrant.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -762,6 +827,11 @@ export const ListGrantsResponse: MessageFns<ListGrantsResponse> = {
   fromJSON(object: any): ListGrantsResponse {
     return {
       grants: globalThis.Array.isArray(object?.grants) ? object.grants.map((e: any) => SkillGrant.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -769,6 +839,9 @@ export const ListGrantsResponse: MessageFns<ListGrantsResponse> = {
     const obj: any = {};
     if (message.grants?.length) {
       obj.grants = message.grants.map((e) => SkillGrant.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -779,6 +852,7 @@ export const ListGrantsResponse: MessageFns<ListGrantsResponse> = {
   fromPartial(object: DeepPartial<ListGrantsResponse>): ListGrantsResponse {
     const message = createBaseListGrantsResponse();
     message.grants = object.grants?.map((e) => SkillGrant.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

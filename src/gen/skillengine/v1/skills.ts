@@ -6,6 +6,7 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
+import { Struct } from "../../google/protobuf/struct.js";
 import { Timestamp } from "../../google/protobuf/timestamp.js";
 import { InputFile } from "./execution.js";
 
@@ -191,6 +192,11 @@ export interface Skill {
    * form (lower case, "*.domain", "[v6]"); empty: no network.
    */
   networkAllow: string[];
+  /**
+   * parameters_schema as a structure (docs/api.md#json-as-structures); absent when it nests more
+   * than 24 levels of arrays and objects.
+   */
+  parametersSchemaJson: { [key: string]: any } | undefined;
 }
 
 export interface SkillVersion {
@@ -239,18 +245,42 @@ export interface ListSkillsRequest {
   includeInactive: boolean;
   /** Only skills of this agent (among those the caller may see); empty: all of them. */
   owner: string;
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListSkillsResponse {
+  /** Ordered by name. */
   skills: Skill[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface ListSkillVersionsRequest {
   name: string;
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListSkillVersionsResponse {
+  /** Oldest first. */
   versions: SkillVersion[];
+  /** Pass as page_token for the next page; empty on the last page. */
+  nextPageToken: string;
 }
 
 export interface GetSkillStatsRequest {
@@ -355,6 +385,7 @@ function createBaseSkill(): Skill {
     environmentId: "",
     secrets: [],
     networkAllow: [],
+    parametersSchemaJson: undefined,
   };
 }
 
@@ -446,6 +477,9 @@ export const Skill: MessageFns<Skill> = {
     }
     for (const v of message.networkAllow) {
       writer.uint32(514).string(v!);
+    }
+    if (message.parametersSchemaJson !== undefined) {
+      Struct.encode(Struct.wrap(message.parametersSchemaJson), writer.uint32(522).fork()).join();
     }
     return writer;
   },
@@ -695,6 +729,14 @@ export const Skill: MessageFns<Skill> = {
             message.networkAllow.push(reader.string());
             continue;
           }
+          case 65: {
+            if (tag !== 522) {
+              break;
+            }
+
+            message.parametersSchemaJson = Struct.unwrap(Struct.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -810,6 +852,11 @@ export const Skill: MessageFns<Skill> = {
         : globalThis.Array.isArray(object?.network_allow)
         ? object.network_allow.map((e: any) => globalThis.String(e))
         : [],
+      parametersSchemaJson: isObject(object.parametersSchemaJson)
+        ? object.parametersSchemaJson
+        : isObject(object.parameters_schema_json)
+        ? object.parameters_schema_json
+        : undefined,
     };
   },
 
@@ -902,6 +949,9 @@ export const Skill: MessageFns<Skill> = {
     if (message.networkAllow?.length) {
       obj.networkAllow = message.networkAllow;
     }
+    if (message.parametersSchemaJson !== undefined) {
+      obj.parametersSchemaJson = message.parametersSchemaJson;
+    }
     return obj;
   },
 
@@ -939,6 +989,7 @@ export const Skill: MessageFns<Skill> = {
     message.environmentId = object.environmentId ?? "";
     message.secrets = object.secrets?.map((e) => e) || [];
     message.networkAllow = object.networkAllow?.map((e) => e) || [];
+    message.parametersSchemaJson = object.parametersSchemaJson ?? undefined;
     return message;
   },
 };
@@ -1394,7 +1445,7 @@ export const GetSkillResponse: MessageFns<GetSkillResponse> = {
 };
 
 function createBaseListSkillsRequest(): ListSkillsRequest {
-  return { includeInactive: false, owner: "" };
+  return { includeInactive: false, owner: "", pageSize: undefined, pageToken: undefined };
 }
 
 export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
@@ -1404,6 +1455,12 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
     }
     if (message.owner !== "") {
       writer.uint32(18).string(message.owner);
+    }
+    if (message.pageSize !== undefined) {
+      writer.uint32(24).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(34).string(message.pageToken);
     }
     return writer;
   },
@@ -1437,6 +1494,22 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
             message.owner = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1457,6 +1530,16 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
         ? globalThis.Boolean(object.include_inactive)
         : false,
       owner: isSet(object.owner) ? globalThis.String(object.owner) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
     };
   },
 
@@ -1468,6 +1551,12 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
     if (message.owner !== "") {
       obj.owner = message.owner;
     }
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
@@ -1478,18 +1567,23 @@ export const ListSkillsRequest: MessageFns<ListSkillsRequest> = {
     const message = createBaseListSkillsRequest();
     message.includeInactive = object.includeInactive ?? false;
     message.owner = object.owner ?? "";
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListSkillsResponse(): ListSkillsResponse {
-  return { skills: [] };
+  return { skills: [], nextPageToken: "" };
 }
 
 export const ListSkillsResponse: MessageFns<ListSkillsResponse> = {
   encode(message: ListSkillsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.skills) {
       Skill.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1515,6 +1609,14 @@ export const ListSkillsResponse: MessageFns<ListSkillsResponse> = {
             message.skills.push(Skill.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1528,13 +1630,23 @@ export const ListSkillsResponse: MessageFns<ListSkillsResponse> = {
   },
 
   fromJSON(object: any): ListSkillsResponse {
-    return { skills: globalThis.Array.isArray(object?.skills) ? object.skills.map((e: any) => Skill.fromJSON(e)) : [] };
+    return {
+      skills: globalThis.Array.isArray(object?.skills) ? object.skills.map((e: any) => Skill.fromJSON(e)) : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
+    };
   },
 
   toJSON(message: ListSkillsResponse): unknown {
     const obj: any = {};
     if (message.skills?.length) {
       obj.skills = message.skills.map((e) => Skill.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1545,18 +1657,25 @@ export const ListSkillsResponse: MessageFns<ListSkillsResponse> = {
   fromPartial(object: DeepPartial<ListSkillsResponse>): ListSkillsResponse {
     const message = createBaseListSkillsResponse();
     message.skills = object.skills?.map((e) => Skill.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
 
 function createBaseListSkillVersionsRequest(): ListSkillVersionsRequest {
-  return { name: "" };
+  return { name: "", pageSize: undefined, pageToken: undefined };
 }
 
 export const ListSkillVersionsRequest: MessageFns<ListSkillVersionsRequest> = {
   encode(message: ListSkillVersionsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     if (message.name !== "") {
       writer.uint32(10).string(message.name);
+    }
+    if (message.pageSize !== undefined) {
+      writer.uint32(16).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(26).string(message.pageToken);
     }
     return writer;
   },
@@ -1582,6 +1701,22 @@ export const ListSkillVersionsRequest: MessageFns<ListSkillVersionsRequest> = {
             message.name = reader.string();
             continue;
           }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1595,13 +1730,31 @@ export const ListSkillVersionsRequest: MessageFns<ListSkillVersionsRequest> = {
   },
 
   fromJSON(object: any): ListSkillVersionsRequest {
-    return { name: isSet(object.name) ? globalThis.String(object.name) : "" };
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
   toJSON(message: ListSkillVersionsRequest): unknown {
     const obj: any = {};
     if (message.name !== "") {
       obj.name = message.name;
+    }
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
     }
     return obj;
   },
@@ -1612,18 +1765,23 @@ export const ListSkillVersionsRequest: MessageFns<ListSkillVersionsRequest> = {
   fromPartial(object: DeepPartial<ListSkillVersionsRequest>): ListSkillVersionsRequest {
     const message = createBaseListSkillVersionsRequest();
     message.name = object.name ?? "";
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListSkillVersionsResponse(): ListSkillVersionsResponse {
-  return { versions: [] };
+  return { versions: [], nextPageToken: "" };
 }
 
 export const ListSkillVersionsResponse: MessageFns<ListSkillVersionsResponse> = {
   encode(message: ListSkillVersionsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.versions) {
       SkillVersion.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(18).string(message.nextPageToken);
     }
     return writer;
   },
@@ -1649,6 +1807,14 @@ export const ListSkillVersionsResponse: MessageFns<ListSkillVersionsResponse> = 
             message.versions.push(SkillVersion.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1666,6 +1832,11 @@ export const ListSkillVersionsResponse: MessageFns<ListSkillVersionsResponse> = 
       versions: globalThis.Array.isArray(object?.versions)
         ? object.versions.map((e: any) => SkillVersion.fromJSON(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -1673,6 +1844,9 @@ export const ListSkillVersionsResponse: MessageFns<ListSkillVersionsResponse> = 
     const obj: any = {};
     if (message.versions?.length) {
       obj.versions = message.versions.map((e) => SkillVersion.toJSON(e));
+    }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
     }
     return obj;
   },
@@ -1683,6 +1857,7 @@ export const ListSkillVersionsResponse: MessageFns<ListSkillVersionsResponse> = 
   fromPartial(object: DeepPartial<ListSkillVersionsResponse>): ListSkillVersionsResponse {
     const message = createBaseListSkillVersionsResponse();
     message.versions = object.versions?.map((e) => SkillVersion.fromPartial(e)) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };
@@ -2500,6 +2675,10 @@ function longToNumber(int64: { toString(): string }): number {
     throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
   }
   return num;
+}
+
+function isObject(value: any): boolean {
+  return typeof value === "object" && value !== null;
 }
 
 function isSet(value: any): boolean {

@@ -22,6 +22,15 @@ export interface SourceProblem {
 }
 
 export interface ListSkillSourcesRequest {
+  /**
+   * Items per page (docs/api.md#pagination): unset or 0 the default, larger than the maximum clamped;
+   * negative is INVALID_ARGUMENT.
+   */
+  pageSize?:
+    | number
+    | undefined;
+  /** The next_page_token of the previous page, with the same filters; unset or empty: the first page. */
+  pageToken?: string | undefined;
 }
 
 export interface ListSkillSourcesResponse {
@@ -30,6 +39,11 @@ export interface ListSkillSourcesResponse {
   problems: SourceProblem[];
   /** SKILL_ENGINE_SKILL_DIRS, in order. */
   directories: string[];
+  /**
+   * Pages over `sources` (ordered by directory and folder); problems and directories come whole on every page.
+   * Pass as page_token for the next page; empty on the last page.
+   */
+  nextPageToken: string;
 }
 
 export interface RescanSkillDirsRequest {
@@ -207,11 +221,17 @@ export const SourceProblem: MessageFns<SourceProblem> = {
 };
 
 function createBaseListSkillSourcesRequest(): ListSkillSourcesRequest {
-  return {};
+  return { pageSize: undefined, pageToken: undefined };
 }
 
 export const ListSkillSourcesRequest: MessageFns<ListSkillSourcesRequest> = {
-  encode(_: ListSkillSourcesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+  encode(message: ListSkillSourcesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pageSize !== undefined) {
+      writer.uint32(8).int32(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      writer.uint32(18).string(message.pageToken);
+    }
     return writer;
   },
 
@@ -228,6 +248,22 @@ export const ListSkillSourcesRequest: MessageFns<ListSkillSourcesRequest> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.pageSize = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -240,26 +276,45 @@ export const ListSkillSourcesRequest: MessageFns<ListSkillSourcesRequest> = {
     }
   },
 
-  fromJSON(_: any): ListSkillSourcesRequest {
-    return {};
+  fromJSON(object: any): ListSkillSourcesRequest {
+    return {
+      pageSize: isSet(object.pageSize)
+        ? globalThis.Number(object.pageSize)
+        : isSet(object.page_size)
+        ? globalThis.Number(object.page_size)
+        : undefined,
+      pageToken: isSet(object.pageToken)
+        ? globalThis.String(object.pageToken)
+        : isSet(object.page_token)
+        ? globalThis.String(object.page_token)
+        : undefined,
+    };
   },
 
-  toJSON(_: ListSkillSourcesRequest): unknown {
+  toJSON(message: ListSkillSourcesRequest): unknown {
     const obj: any = {};
+    if (message.pageSize !== undefined) {
+      obj.pageSize = Math.round(message.pageSize);
+    }
+    if (message.pageToken !== undefined) {
+      obj.pageToken = message.pageToken;
+    }
     return obj;
   },
 
   create(base?: DeepPartial<ListSkillSourcesRequest>): ListSkillSourcesRequest {
     return ListSkillSourcesRequest.fromPartial(base ?? {});
   },
-  fromPartial(_: DeepPartial<ListSkillSourcesRequest>): ListSkillSourcesRequest {
+  fromPartial(object: DeepPartial<ListSkillSourcesRequest>): ListSkillSourcesRequest {
     const message = createBaseListSkillSourcesRequest();
+    message.pageSize = object.pageSize ?? undefined;
+    message.pageToken = object.pageToken ?? undefined;
     return message;
   },
 };
 
 function createBaseListSkillSourcesResponse(): ListSkillSourcesResponse {
-  return { sources: [], problems: [], directories: [] };
+  return { sources: [], problems: [], directories: [], nextPageToken: "" };
 }
 
 export const ListSkillSourcesResponse: MessageFns<ListSkillSourcesResponse> = {
@@ -272,6 +327,9 @@ export const ListSkillSourcesResponse: MessageFns<ListSkillSourcesResponse> = {
     }
     for (const v of message.directories) {
       writer.uint32(26).string(v!);
+    }
+    if (message.nextPageToken !== "") {
+      writer.uint32(34).string(message.nextPageToken);
     }
     return writer;
   },
@@ -313,6 +371,14 @@ export const ListSkillSourcesResponse: MessageFns<ListSkillSourcesResponse> = {
             message.directories.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.nextPageToken = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -336,6 +402,11 @@ export const ListSkillSourcesResponse: MessageFns<ListSkillSourcesResponse> = {
       directories: globalThis.Array.isArray(object?.directories)
         ? object.directories.map((e: any) => globalThis.String(e))
         : [],
+      nextPageToken: isSet(object.nextPageToken)
+        ? globalThis.String(object.nextPageToken)
+        : isSet(object.next_page_token)
+        ? globalThis.String(object.next_page_token)
+        : "",
     };
   },
 
@@ -350,6 +421,9 @@ export const ListSkillSourcesResponse: MessageFns<ListSkillSourcesResponse> = {
     if (message.directories?.length) {
       obj.directories = message.directories;
     }
+    if (message.nextPageToken !== "") {
+      obj.nextPageToken = message.nextPageToken;
+    }
     return obj;
   },
 
@@ -361,6 +435,7 @@ export const ListSkillSourcesResponse: MessageFns<ListSkillSourcesResponse> = {
     message.sources = object.sources?.map((e) => CatalogEntry.fromPartial(e)) || [];
     message.problems = object.problems?.map((e) => SourceProblem.fromPartial(e)) || [];
     message.directories = object.directories?.map((e) => e) || [];
+    message.nextPageToken = object.nextPageToken ?? "";
     return message;
   },
 };

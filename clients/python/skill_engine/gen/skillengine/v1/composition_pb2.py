@@ -16,31 +16,31 @@ from skill_engine.gen.skillengine.v1 import learning_pb2 as skillengine_dot_v1_d
 from skill_engine.gen.skillengine.v1 import skills_pb2 as skillengine_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n skillengine/v1/composition.proto\x12\x0eskillengine.v1\x1a\x1eskillengine/v1/execution.proto\x1a\x1dskillengine/v1/learning.proto\x1a\x1bskillengine/v1/skills.proto\"t\n\x0c\x43omposedStep\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05skill\x18\x02 \x01(\t\x12\x0c\n\x04\x61rgs\x18\x03 \x01(\t\x12\x0c\n\x04when\x18\x04 \x01(\t\x12-\n\non_failure\x18\x05 \x01(\x0e\x32\x19.skillengine.v1.OnFailure\"\xab\x02\n\x1cRegisterComposedSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12+\n\x05steps\x18\x04 \x03(\x0b\x32\x1c.skillengine.v1.ComposedStep\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\x14\n\x0ctest_payload\x18\x06 \x01(\t\x12.\n\nvisibility\x18\x07 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x17\n\x0f\x65xample_queries\x18\x08 \x03(\t\x12\x31\n\x0con_duplicate\x18( \x01(\x0e\x32\x1b.skillengine.v1.OnDuplicate\"\xe6\x01\n\x1dRegisterComposedSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12-\n\x04test\x18\x02 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12)\n\x05steps\x18\x03 \x03(\x0b\x32\x1a.skillengine.v1.StepResult\x12\x0f\n\x07\x65victed\x18\x04 \x03(\t\x12\x34\n\x0esimilar_skills\x18( \x03(\x0b\x32\x1c.skillengine.v1.SimilarSkill\"+\n\x1bGetSkillDependenciesRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"l\n\x1cGetSkillDependenciesResponse\x12\x12\n\ndepends_on\x18\x01 \x03(\t\x12\x12\n\ndependents\x18\x02 \x03(\t\x12\x12\n\nload_order\x18\x03 \x03(\t\x12\x10\n\x08warnings\x18\x04 \x03(\t\"\x13\n\x11GetCatalogRequest\"\x86\x02\n\x0c\x43\x61talogEntry\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12-\n\x06status\x18\x03 \x01(\x0e\x32\x1d.skillengine.v1.CatalogStatus\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x12\n\ndepends_on\x18\x05 \x03(\t\x12\x12\n\nblocked_by\x18\x06 \x03(\t\x12\r\n\x05\x65rror\x18\x07 \x01(\t\x12\x10\n\x08warnings\x18\x08 \x03(\t\x12\x10\n\x08skill_id\x18\x1e \x01(\t\x12\x18\n\x10source_directory\x18\x1f \x01(\t\x12\x15\n\rsource_folder\x18  \x01(\t\x12\x0e\n\x06reason\x18! \x01(\t\"B\n\x12GetCatalogResponse\x12,\n\x06skills\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.CatalogEntry*U\n\tOnFailure\x12\x1a\n\x16ON_FAILURE_UNSPECIFIED\x10\x00\x12\x13\n\x0fON_FAILURE_STOP\x10\x01\x12\x17\n\x13ON_FAILURE_CONTINUE\x10\x02*\xd9\x01\n\rCatalogStatus\x12\x1e\n\x1a\x43\x41TALOG_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14\x43\x41TALOG_STATUS_READY\x10\x01\x12\x1a\n\x16\x43\x41TALOG_STATUS_BLOCKED\x10\x02\x12\x19\n\x15\x43\x41TALOG_STATUS_FAILED\x10\x03\x12\x1b\n\x17\x43\x41TALOG_STATUS_INACTIVE\x10\x04\x12\x1d\n\x19\x43\x41TALOG_STATUS_DISCOVERED\x10\x1e\x12\x1b\n\x17\x43\x41TALOG_STATUS_SHADOWED\x10\x1f\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n skillengine/v1/composition.proto\x12\x0eskillengine.v1\x1a\x1eskillengine/v1/execution.proto\x1a\x1dskillengine/v1/learning.proto\x1a\x1bskillengine/v1/skills.proto\"t\n\x0c\x43omposedStep\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05skill\x18\x02 \x01(\t\x12\x0c\n\x04\x61rgs\x18\x03 \x01(\t\x12\x0c\n\x04when\x18\x04 \x01(\t\x12-\n\non_failure\x18\x05 \x01(\x0e\x32\x19.skillengine.v1.OnFailure\"\xab\x02\n\x1cRegisterComposedSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12+\n\x05steps\x18\x04 \x03(\x0b\x32\x1c.skillengine.v1.ComposedStep\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\x14\n\x0ctest_payload\x18\x06 \x01(\t\x12.\n\nvisibility\x18\x07 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x17\n\x0f\x65xample_queries\x18\x08 \x03(\t\x12\x31\n\x0con_duplicate\x18( \x01(\x0e\x32\x1b.skillengine.v1.OnDuplicate\"\xf9\x01\n\x1dRegisterComposedSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12-\n\x04test\x18\x02 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12)\n\x05steps\x18\x03 \x03(\x0b\x32\x1a.skillengine.v1.StepResult\x12\x0f\n\x07\x65victed\x18\x04 \x03(\t\x12\x34\n\x0esimilar_skills\x18( \x03(\x0b\x32\x1c.skillengine.v1.SimilarSkill\x12\x11\n\tunchanged\x18\x05 \x01(\x08\"+\n\x1bGetSkillDependenciesRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"l\n\x1cGetSkillDependenciesResponse\x12\x12\n\ndepends_on\x18\x01 \x03(\t\x12\x12\n\ndependents\x18\x02 \x03(\t\x12\x12\n\nload_order\x18\x03 \x03(\t\x12\x10\n\x08warnings\x18\x04 \x03(\t\"a\n\x11GetCatalogRequest\x12\x16\n\tpage_size\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"\x86\x02\n\x0c\x43\x61talogEntry\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12-\n\x06status\x18\x03 \x01(\x0e\x32\x1d.skillengine.v1.CatalogStatus\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x12\n\ndepends_on\x18\x05 \x03(\t\x12\x12\n\nblocked_by\x18\x06 \x03(\t\x12\r\n\x05\x65rror\x18\x07 \x01(\t\x12\x10\n\x08warnings\x18\x08 \x03(\t\x12\x10\n\x08skill_id\x18\x1e \x01(\t\x12\x18\n\x10source_directory\x18\x1f \x01(\t\x12\x15\n\rsource_folder\x18  \x01(\t\x12\x0e\n\x06reason\x18! \x01(\t\"[\n\x12GetCatalogResponse\x12,\n\x06skills\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.CatalogEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*U\n\tOnFailure\x12\x1a\n\x16ON_FAILURE_UNSPECIFIED\x10\x00\x12\x13\n\x0fON_FAILURE_STOP\x10\x01\x12\x17\n\x13ON_FAILURE_CONTINUE\x10\x02*\xd9\x01\n\rCatalogStatus\x12\x1e\n\x1a\x43\x41TALOG_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14\x43\x41TALOG_STATUS_READY\x10\x01\x12\x1a\n\x16\x43\x41TALOG_STATUS_BLOCKED\x10\x02\x12\x19\n\x15\x43\x41TALOG_STATUS_FAILED\x10\x03\x12\x1b\n\x17\x43\x41TALOG_STATUS_INACTIVE\x10\x04\x12\x1d\n\x19\x43\x41TALOG_STATUS_DISCOVERED\x10\x1e\x12\x1b\n\x17\x43\x41TALOG_STATUS_SHADOWED\x10\x1f\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.composition_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _ONFAILURE._serialized_start=1306
-  _ONFAILURE._serialized_end=1391
-  _CATALOGSTATUS._serialized_start=1394
-  _CATALOGSTATUS._serialized_end=1611
+  _ONFAILURE._serialized_start=1428
+  _ONFAILURE._serialized_end=1513
+  _CATALOGSTATUS._serialized_start=1516
+  _CATALOGSTATUS._serialized_end=1733
   _COMPOSEDSTEP._serialized_start=144
   _COMPOSEDSTEP._serialized_end=260
   _REGISTERCOMPOSEDSKILLREQUEST._serialized_start=263
   _REGISTERCOMPOSEDSKILLREQUEST._serialized_end=562
   _REGISTERCOMPOSEDSKILLRESPONSE._serialized_start=565
-  _REGISTERCOMPOSEDSKILLRESPONSE._serialized_end=795
-  _GETSKILLDEPENDENCIESREQUEST._serialized_start=797
-  _GETSKILLDEPENDENCIESREQUEST._serialized_end=840
-  _GETSKILLDEPENDENCIESRESPONSE._serialized_start=842
-  _GETSKILLDEPENDENCIESRESPONSE._serialized_end=950
-  _GETCATALOGREQUEST._serialized_start=952
-  _GETCATALOGREQUEST._serialized_end=971
-  _CATALOGENTRY._serialized_start=974
-  _CATALOGENTRY._serialized_end=1236
-  _GETCATALOGRESPONSE._serialized_start=1238
-  _GETCATALOGRESPONSE._serialized_end=1304
+  _REGISTERCOMPOSEDSKILLRESPONSE._serialized_end=814
+  _GETSKILLDEPENDENCIESREQUEST._serialized_start=816
+  _GETSKILLDEPENDENCIESREQUEST._serialized_end=859
+  _GETSKILLDEPENDENCIESRESPONSE._serialized_start=861
+  _GETSKILLDEPENDENCIESRESPONSE._serialized_end=969
+  _GETCATALOGREQUEST._serialized_start=971
+  _GETCATALOGREQUEST._serialized_end=1068
+  _CATALOGENTRY._serialized_start=1071
+  _CATALOGENTRY._serialized_end=1333
+  _GETCATALOGRESPONSE._serialized_start=1335
+  _GETCATALOGRESPONSE._serialized_end=1426
 # @@protoc_insertion_point(module_scope)

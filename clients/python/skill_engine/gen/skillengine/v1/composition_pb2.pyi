@@ -62,14 +62,20 @@ class ComposedStep(_message.Message):
     def __init__(self, id: _Optional[str] = ..., skill: _Optional[str] = ..., args: _Optional[str] = ..., when: _Optional[str] = ..., on_failure: _Optional[_Union[OnFailure, str]] = ...) -> None: ...
 
 class GetCatalogRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class GetCatalogResponse(_message.Message):
-    __slots__ = ["skills"]
+    __slots__ = ["next_page_token", "skills"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SKILLS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     skills: _containers.RepeatedCompositeFieldContainer[CatalogEntry]
-    def __init__(self, skills: _Optional[_Iterable[_Union[CatalogEntry, _Mapping]]] = ...) -> None: ...
+    def __init__(self, skills: _Optional[_Iterable[_Union[CatalogEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class GetSkillDependenciesRequest(_message.Message):
     __slots__ = ["name"]
@@ -112,18 +118,20 @@ class RegisterComposedSkillRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_schema: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[ComposedStep, _Mapping]]] = ..., output: _Optional[str] = ..., test_payload: _Optional[str] = ..., visibility: _Optional[_Union[_skills_pb2.Visibility, str]] = ..., example_queries: _Optional[_Iterable[str]] = ..., on_duplicate: _Optional[_Union[_learning_pb2.OnDuplicate, str]] = ...) -> None: ...
 
 class RegisterComposedSkillResponse(_message.Message):
-    __slots__ = ["evicted", "similar_skills", "skill", "steps", "test"]
+    __slots__ = ["evicted", "similar_skills", "skill", "steps", "test", "unchanged"]
     EVICTED_FIELD_NUMBER: _ClassVar[int]
     SIMILAR_SKILLS_FIELD_NUMBER: _ClassVar[int]
     SKILL_FIELD_NUMBER: _ClassVar[int]
     STEPS_FIELD_NUMBER: _ClassVar[int]
     TEST_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     evicted: _containers.RepeatedScalarFieldContainer[str]
     similar_skills: _containers.RepeatedCompositeFieldContainer[_learning_pb2.SimilarSkill]
     skill: _skills_pb2.Skill
     steps: _containers.RepeatedCompositeFieldContainer[_execution_pb2.StepResult]
     test: _execution_pb2.ExecutionResult
-    def __init__(self, skill: _Optional[_Union[_skills_pb2.Skill, _Mapping]] = ..., test: _Optional[_Union[_execution_pb2.ExecutionResult, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[_execution_pb2.StepResult, _Mapping]]] = ..., evicted: _Optional[_Iterable[str]] = ..., similar_skills: _Optional[_Iterable[_Union[_learning_pb2.SimilarSkill, _Mapping]]] = ...) -> None: ...
+    unchanged: bool
+    def __init__(self, skill: _Optional[_Union[_skills_pb2.Skill, _Mapping]] = ..., test: _Optional[_Union[_execution_pb2.ExecutionResult, _Mapping]] = ..., steps: _Optional[_Iterable[_Union[_execution_pb2.StepResult, _Mapping]]] = ..., evicted: _Optional[_Iterable[str]] = ..., similar_skills: _Optional[_Iterable[_Union[_learning_pb2.SimilarSkill, _Mapping]]] = ..., unchanged: bool = ...) -> None: ...
 
 class OnFailure(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

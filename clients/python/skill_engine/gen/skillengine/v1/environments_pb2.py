@@ -14,37 +14,37 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!skillengine/v1/environments.proto\x12\x0eskillengine.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x19\n\x17ListEnvironmentsRequest\"W\n\nLockedFile\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06sha256\x18\x04 \x01(\t\x12\x0c\n\x04\x66ile\x18\x05 \x01(\t\"\xb8\x02\n\x0b\x45nvironment\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0crequirements\x18\x02 \x03(\t\x12\x17\n\x0fsystem_packages\x18\x03 \x03(\t\x12(\n\x04lock\x18\x04 \x03(\x0b\x32\x1a.skillengine.v1.LockedFile\x12\x12\n\nsize_bytes\x18\x05 \x01(\x04\x12\x0e\n\x06skills\x18\x06 \x01(\r\x12,\n\x08\x62uilt_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\x06status\x18\x08 \x01(\x0e\x32!.skillengine.v1.EnvironmentStatus\x12\r\n\x05\x65rror\x18\t \x01(\t\x12\x30\n\x0clast_used_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"M\n\x18ListEnvironmentsResponse\x12\x31\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1b.skillengine.v1.Environment\"2\n\x1aRebuildEnvironmentsRequest\x12\x14\n\x0cmissing_only\x18\x01 \x01(\x08\"i\n\x12\x45nvironmentRebuild\x12\n\n\x02id\x18\x01 \x01(\t\x12\x38\n\x06result\x18\x02 \x01(\x0e\x32(.skillengine.v1.EnvironmentRebuildResult\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"l\n\x1bRebuildEnvironmentsResponse\x12\x38\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\".skillengine.v1.EnvironmentRebuild\x12\x13\n\x0b\x64uration_ms\x18\x02 \x01(\r\"\x16\n\x14\x43heckRuntimesRequest\"R\n\rPackageSource\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x10\n\x08location\x18\x02 \x01(\t\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"3\n\x0e\x44\x65\x62ianPackages\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\xd5\x01\n\x15\x43heckRuntimesResponse\x12\x16\n\x0esandbox_python\x18\x01 \x01(\t\x12\x18\n\x10installer_python\x18\x02 \x01(\t\x12\x0b\n\x03pip\x18\x03 \x01(\t\x12\x16\n\x0epython_matches\x18\x04 \x01(\x08\x12\x35\n\x0epackage_source\x18\x05 \x01(\x0b\x32\x1d.skillengine.v1.PackageSource\x12.\n\x06\x64\x65\x62ian\x18\x06 \x01(\x0b\x32\x1e.skillengine.v1.DebianPackages*\x94\x01\n\x11\x45nvironmentStatus\x12\"\n\x1e\x45NVIRONMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x45NVIRONMENT_STATUS_READY\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATUS_MISSING\x10\x02\x12\x1d\n\x19\x45NVIRONMENT_STATUS_FAILED\x10\x03*\xbd\x01\n\x18\x45nvironmentRebuildResult\x12*\n&ENVIRONMENT_REBUILD_RESULT_UNSPECIFIED\x10\x00\x12&\n\"ENVIRONMENT_REBUILD_RESULT_REBUILT\x10\x01\x12&\n\"ENVIRONMENT_REBUILD_RESULT_SKIPPED\x10\x02\x12%\n!ENVIRONMENT_REBUILD_RESULT_FAILED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!skillengine/v1/environments.proto\x12\x0eskillengine.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"g\n\x17ListEnvironmentsRequest\x12\x16\n\tpage_size\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"W\n\nLockedFile\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06sha256\x18\x04 \x01(\t\x12\x0c\n\x04\x66ile\x18\x05 \x01(\t\"\xb8\x02\n\x0b\x45nvironment\x12\n\n\x02id\x18\x01 \x01(\t\x12\x14\n\x0crequirements\x18\x02 \x03(\t\x12\x17\n\x0fsystem_packages\x18\x03 \x03(\t\x12(\n\x04lock\x18\x04 \x03(\x0b\x32\x1a.skillengine.v1.LockedFile\x12\x12\n\nsize_bytes\x18\x05 \x01(\x04\x12\x0e\n\x06skills\x18\x06 \x01(\r\x12,\n\x08\x62uilt_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\x06status\x18\x08 \x01(\x0e\x32!.skillengine.v1.EnvironmentStatus\x12\r\n\x05\x65rror\x18\t \x01(\t\x12\x30\n\x0clast_used_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"f\n\x18ListEnvironmentsResponse\x12\x31\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\x1b.skillengine.v1.Environment\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"2\n\x1aRebuildEnvironmentsRequest\x12\x14\n\x0cmissing_only\x18\x01 \x01(\x08\"i\n\x12\x45nvironmentRebuild\x12\n\n\x02id\x18\x01 \x01(\t\x12\x38\n\x06result\x18\x02 \x01(\x0e\x32(.skillengine.v1.EnvironmentRebuildResult\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"l\n\x1bRebuildEnvironmentsResponse\x12\x38\n\x0c\x65nvironments\x18\x01 \x03(\x0b\x32\".skillengine.v1.EnvironmentRebuild\x12\x13\n\x0b\x64uration_ms\x18\x02 \x01(\r\"\x16\n\x14\x43heckRuntimesRequest\"R\n\rPackageSource\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x10\n\x08location\x18\x02 \x01(\t\x12\x11\n\treachable\x18\x03 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\"3\n\x0e\x44\x65\x62ianPackages\x12\x11\n\tavailable\x18\x01 \x01(\x08\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\xd5\x01\n\x15\x43heckRuntimesResponse\x12\x16\n\x0esandbox_python\x18\x01 \x01(\t\x12\x18\n\x10installer_python\x18\x02 \x01(\t\x12\x0b\n\x03pip\x18\x03 \x01(\t\x12\x16\n\x0epython_matches\x18\x04 \x01(\x08\x12\x35\n\x0epackage_source\x18\x05 \x01(\x0b\x32\x1d.skillengine.v1.PackageSource\x12.\n\x06\x64\x65\x62ian\x18\x06 \x01(\x0b\x32\x1e.skillengine.v1.DebianPackages*\x94\x01\n\x11\x45nvironmentStatus\x12\"\n\x1e\x45NVIRONMENT_STATUS_UNSPECIFIED\x10\x00\x12\x1c\n\x18\x45NVIRONMENT_STATUS_READY\x10\x01\x12\x1e\n\x1a\x45NVIRONMENT_STATUS_MISSING\x10\x02\x12\x1d\n\x19\x45NVIRONMENT_STATUS_FAILED\x10\x03*\xbd\x01\n\x18\x45nvironmentRebuildResult\x12*\n&ENVIRONMENT_REBUILD_RESULT_UNSPECIFIED\x10\x00\x12&\n\"ENVIRONMENT_REBUILD_RESULT_REBUILT\x10\x01\x12&\n\"ENVIRONMENT_REBUILD_RESULT_SKIPPED\x10\x02\x12%\n!ENVIRONMENT_REBUILD_RESULT_FAILED\x10\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.environments_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _ENVIRONMENTSTATUS._serialized_start=1243
-  _ENVIRONMENTSTATUS._serialized_end=1391
-  _ENVIRONMENTREBUILDRESULT._serialized_start=1394
-  _ENVIRONMENTREBUILDRESULT._serialized_end=1583
+  _ENVIRONMENTSTATUS._serialized_start=1346
+  _ENVIRONMENTSTATUS._serialized_end=1494
+  _ENVIRONMENTREBUILDRESULT._serialized_start=1497
+  _ENVIRONMENTREBUILDRESULT._serialized_end=1686
   _LISTENVIRONMENTSREQUEST._serialized_start=86
-  _LISTENVIRONMENTSREQUEST._serialized_end=111
-  _LOCKEDFILE._serialized_start=113
-  _LOCKEDFILE._serialized_end=200
-  _ENVIRONMENT._serialized_start=203
-  _ENVIRONMENT._serialized_end=515
-  _LISTENVIRONMENTSRESPONSE._serialized_start=517
-  _LISTENVIRONMENTSRESPONSE._serialized_end=594
-  _REBUILDENVIRONMENTSREQUEST._serialized_start=596
-  _REBUILDENVIRONMENTSREQUEST._serialized_end=646
-  _ENVIRONMENTREBUILD._serialized_start=648
-  _ENVIRONMENTREBUILD._serialized_end=753
-  _REBUILDENVIRONMENTSRESPONSE._serialized_start=755
-  _REBUILDENVIRONMENTSRESPONSE._serialized_end=863
-  _CHECKRUNTIMESREQUEST._serialized_start=865
-  _CHECKRUNTIMESREQUEST._serialized_end=887
-  _PACKAGESOURCE._serialized_start=889
-  _PACKAGESOURCE._serialized_end=971
-  _DEBIANPACKAGES._serialized_start=973
-  _DEBIANPACKAGES._serialized_end=1024
-  _CHECKRUNTIMESRESPONSE._serialized_start=1027
-  _CHECKRUNTIMESRESPONSE._serialized_end=1240
+  _LISTENVIRONMENTSREQUEST._serialized_end=189
+  _LOCKEDFILE._serialized_start=191
+  _LOCKEDFILE._serialized_end=278
+  _ENVIRONMENT._serialized_start=281
+  _ENVIRONMENT._serialized_end=593
+  _LISTENVIRONMENTSRESPONSE._serialized_start=595
+  _LISTENVIRONMENTSRESPONSE._serialized_end=697
+  _REBUILDENVIRONMENTSREQUEST._serialized_start=699
+  _REBUILDENVIRONMENTSREQUEST._serialized_end=749
+  _ENVIRONMENTREBUILD._serialized_start=751
+  _ENVIRONMENTREBUILD._serialized_end=856
+  _REBUILDENVIRONMENTSRESPONSE._serialized_start=858
+  _REBUILDENVIRONMENTSRESPONSE._serialized_end=966
+  _CHECKRUNTIMESREQUEST._serialized_start=968
+  _CHECKRUNTIMESREQUEST._serialized_end=990
+  _PACKAGESOURCE._serialized_start=992
+  _PACKAGESOURCE._serialized_end=1074
+  _DEBIANPACKAGES._serialized_start=1076
+  _DEBIANPACKAGES._serialized_end=1127
+  _CHECKRUNTIMESRESPONSE._serialized_start=1130
+  _CHECKRUNTIMESRESPONSE._serialized_end=1343
 # @@protoc_insertion_point(module_scope)

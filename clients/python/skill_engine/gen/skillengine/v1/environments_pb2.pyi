@@ -78,14 +78,20 @@ class EnvironmentRebuild(_message.Message):
     def __init__(self, id: _Optional[str] = ..., result: _Optional[_Union[EnvironmentRebuildResult, str]] = ..., error: _Optional[str] = ...) -> None: ...
 
 class ListEnvironmentsRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListEnvironmentsResponse(_message.Message):
-    __slots__ = ["environments"]
+    __slots__ = ["environments", "next_page_token"]
     ENVIRONMENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     environments: _containers.RepeatedCompositeFieldContainer[Environment]
-    def __init__(self, environments: _Optional[_Iterable[_Union[Environment, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, environments: _Optional[_Iterable[_Union[Environment, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class LockedFile(_message.Message):
     __slots__ = ["file", "kind", "name", "sha256", "version"]

@@ -11,25 +11,26 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eskillengine/v1/execution.proto\x12\x0eskillengine.v1\"\xdc\x01\n\x0f\x45xecutionResult\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\t\x12\x0e\n\x06stderr\x18\x03 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x04 \x01(\r\x12\x11\n\ttimed_out\x18\x05 \x01(\x08\x12\x12\n\noom_killed\x18\x06 \x01(\x08\x12\x18\n\x10stdout_truncated\x18\x07 \x01(\x08\x12\x18\n\x10stderr_truncated\x18\x08 \x01(\x08\x12\x15\n\rerror_summary\x18\t \x01(\t\x12\x0f\n\x07success\x18\n \x01(\x08\"\xa1\x01\n\x12InvokeSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\t\x12\x10\n\x08route_id\x18\x03 \x01(\t\x12\x1c\n\x0fidempotency_key\x18\x46 \x01(\tH\x00\x88\x01\x01\x12(\n\x05\x66iles\x18\x04 \x03(\x0b\x32\x19.skillengine.v1.InputFileB\x12\n\x10_idempotency_key\"*\n\tInputFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\"v\n\nOutputFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\x12\x0e\n\x06sha256\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\x0c\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12\x12\n\nmedia_type\x18\x06 \x01(\t\"\xd6\x01\n\x13InvokeSkillResponse\x12/\n\x06result\x18\x01 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x0f\n\x07version\x18\x02 \x01(\r\x12)\n\x05steps\x18\x03 \x03(\x0b\x32\x1a.skillengine.v1.StepResult\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12\x15\n\rinvocation_id\x18( \x01(\t\x12)\n\x05\x66iles\x18\x05 \x03(\x0b\x32\x1a.skillengine.v1.OutputFile\"\xb4\x01\n\nStepResult\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05skill\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\r\x12\x0f\n\x07skipped\x18\x04 \x01(\x08\x12/\n\x06result\x18\x05 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\r\n\x05\x65rror\x18\x06 \x01(\t\x12)\n\x05\x66iles\x18\x07 \x03(\x0b\x32\x1a.skillengine.v1.OutputFileb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eskillengine/v1/execution.proto\x12\x0eskillengine.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x89\x02\n\x0f\x45xecutionResult\x12\x11\n\texit_code\x18\x01 \x01(\x05\x12\x0e\n\x06stdout\x18\x02 \x01(\t\x12\x0e\n\x06stderr\x18\x03 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x04 \x01(\r\x12\x11\n\ttimed_out\x18\x05 \x01(\x08\x12\x12\n\noom_killed\x18\x06 \x01(\x08\x12\x18\n\x10stdout_truncated\x18\x07 \x01(\x08\x12\x18\n\x10stderr_truncated\x18\x08 \x01(\x08\x12\x15\n\rerror_summary\x18\t \x01(\t\x12\x0f\n\x07success\x18\n \x01(\x08\x12+\n\x0bresult_json\x18\x0b \x01(\x0b\x32\x16.google.protobuf.Value\"\xd0\x01\n\x12InvokeSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07payload\x18\x02 \x01(\t\x12-\n\x0cpayload_json\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x10\n\x08route_id\x18\x03 \x01(\t\x12\x1c\n\x0fidempotency_key\x18\x46 \x01(\tH\x00\x88\x01\x01\x12(\n\x05\x66iles\x18\x04 \x03(\x0b\x32\x19.skillengine.v1.InputFileB\x12\n\x10_idempotency_key\"*\n\tInputFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x02 \x01(\x0c\"v\n\nOutputFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\x12\n\nsize_bytes\x18\x02 \x01(\x04\x12\x0e\n\x06sha256\x18\x03 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x04 \x01(\x0c\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12\x12\n\nmedia_type\x18\x06 \x01(\t\"\xd6\x01\n\x13InvokeSkillResponse\x12/\n\x06result\x18\x01 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x0f\n\x07version\x18\x02 \x01(\r\x12)\n\x05steps\x18\x03 \x03(\x0b\x32\x1a.skillengine.v1.StepResult\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12\x15\n\rinvocation_id\x18( \x01(\t\x12)\n\x05\x66iles\x18\x05 \x03(\x0b\x32\x1a.skillengine.v1.OutputFile\"\xb4\x01\n\nStepResult\x12\n\n\x02id\x18\x01 \x01(\t\x12\r\n\x05skill\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\r\x12\x0f\n\x07skipped\x18\x04 \x01(\x08\x12/\n\x06result\x18\x05 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\r\n\x05\x65rror\x18\x06 \x01(\t\x12)\n\x05\x66iles\x18\x07 \x03(\x0b\x32\x1a.skillengine.v1.OutputFileb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.execution_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _EXECUTIONRESULT._serialized_start=51
-  _EXECUTIONRESULT._serialized_end=271
-  _INVOKESKILLREQUEST._serialized_start=274
-  _INVOKESKILLREQUEST._serialized_end=435
-  _INPUTFILE._serialized_start=437
-  _INPUTFILE._serialized_end=479
-  _OUTPUTFILE._serialized_start=481
-  _OUTPUTFILE._serialized_end=599
-  _INVOKESKILLRESPONSE._serialized_start=602
-  _INVOKESKILLRESPONSE._serialized_end=816
-  _STEPRESULT._serialized_start=819
-  _STEPRESULT._serialized_end=999
+  _EXECUTIONRESULT._serialized_start=81
+  _EXECUTIONRESULT._serialized_end=346
+  _INVOKESKILLREQUEST._serialized_start=349
+  _INVOKESKILLREQUEST._serialized_end=557
+  _INPUTFILE._serialized_start=559
+  _INPUTFILE._serialized_end=601
+  _OUTPUTFILE._serialized_start=603
+  _OUTPUTFILE._serialized_end=721
+  _INVOKESKILLRESPONSE._serialized_start=724
+  _INVOKESKILLRESPONSE._serialized_end=938
+  _STEPRESULT._serialized_start=941
+  _STEPRESULT._serialized_end=1121
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -6,11 +7,12 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class ExecutionResult(_message.Message):
-    __slots__ = ["duration_ms", "error_summary", "exit_code", "oom_killed", "stderr", "stderr_truncated", "stdout", "stdout_truncated", "success", "timed_out"]
+    __slots__ = ["duration_ms", "error_summary", "exit_code", "oom_killed", "result_json", "stderr", "stderr_truncated", "stdout", "stdout_truncated", "success", "timed_out"]
     DURATION_MS_FIELD_NUMBER: _ClassVar[int]
     ERROR_SUMMARY_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     OOM_KILLED_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
     STDERR_FIELD_NUMBER: _ClassVar[int]
     STDERR_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     STDOUT_FIELD_NUMBER: _ClassVar[int]
@@ -21,13 +23,14 @@ class ExecutionResult(_message.Message):
     error_summary: str
     exit_code: int
     oom_killed: bool
+    result_json: _struct_pb2.Value
     stderr: str
     stderr_truncated: bool
     stdout: str
     stdout_truncated: bool
     success: bool
     timed_out: bool
-    def __init__(self, exit_code: _Optional[int] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., duration_ms: _Optional[int] = ..., timed_out: bool = ..., oom_killed: bool = ..., stdout_truncated: bool = ..., stderr_truncated: bool = ..., error_summary: _Optional[str] = ..., success: bool = ...) -> None: ...
+    def __init__(self, exit_code: _Optional[int] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., duration_ms: _Optional[int] = ..., timed_out: bool = ..., oom_killed: bool = ..., stdout_truncated: bool = ..., stderr_truncated: bool = ..., error_summary: _Optional[str] = ..., success: bool = ..., result_json: _Optional[_Union[_struct_pb2.Value, _Mapping]] = ...) -> None: ...
 
 class InputFile(_message.Message):
     __slots__ = ["content", "path"]
@@ -38,18 +41,20 @@ class InputFile(_message.Message):
     def __init__(self, path: _Optional[str] = ..., content: _Optional[bytes] = ...) -> None: ...
 
 class InvokeSkillRequest(_message.Message):
-    __slots__ = ["files", "idempotency_key", "name", "payload", "route_id"]
+    __slots__ = ["files", "idempotency_key", "name", "payload", "payload_json", "route_id"]
     FILES_FIELD_NUMBER: _ClassVar[int]
     IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_JSON_FIELD_NUMBER: _ClassVar[int]
     ROUTE_ID_FIELD_NUMBER: _ClassVar[int]
     files: _containers.RepeatedCompositeFieldContainer[InputFile]
     idempotency_key: str
     name: str
     payload: str
+    payload_json: _struct_pb2.Struct
     route_id: str
-    def __init__(self, name: _Optional[str] = ..., payload: _Optional[str] = ..., route_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., files: _Optional[_Iterable[_Union[InputFile, _Mapping]]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., payload: _Optional[str] = ..., payload_json: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., route_id: _Optional[str] = ..., idempotency_key: _Optional[str] = ..., files: _Optional[_Iterable[_Union[InputFile, _Mapping]]] = ...) -> None: ...
 
 class InvokeSkillResponse(_message.Message):
     __slots__ = ["files", "invocation_id", "result", "steps", "version", "warnings"]

@@ -14,17 +14,17 @@ _sym_db = _symbol_database.Default()
 from skill_engine.gen.skillengine.v1 import skills_pb2 as skillengine_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dskillengine/v1/learning.proto\x12\x0eskillengine.v1\x1a\x1bskillengine/v1/skills.proto\"m\n\x0cSimilarSkill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1e\n\x16\x64\x65scription_similarity\x18\x02 \x01(\x01\x12\x17\n\x0f\x63ode_similarity\x18\x03 \x01(\x01\x12\x16\n\x0enear_duplicate\x18\x04 \x01(\x08\"+\n\x08ToolCall\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x11\n\targuments\x18\x02 \x01(\t\"Y\n\x14RecordSessionRequest\x12\x13\n\x0bsession_key\x18\x01 \x01(\t\x12,\n\ntool_calls\x18\x02 \x03(\x0b\x32\x18.skillengine.v1.ToolCall\"+\n\x0cSequenceStep\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x01(\t\"\xa8\x02\n\tCandidate\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0c\n\x04hash\x18\x03 \x01(\t\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12\x33\n\rtool_sequence\x18\x06 \x03(\x0b\x32\x1c.skillengine.v1.SequenceStep\x12\x14\n\x0csession_keys\x18\x07 \x03(\t\x12\x13\n\x0boccurrences\x18\x08 \x01(\r\x12/\n\x06status\x18\t \x01(\x0e\x32\x1f.skillengine.v1.CandidateStatus\x12\x12\n\ncreated_at\x18\n \x01(\t\x12\x13\n\x0bpromoted_at\x18\x0b \x01(\t\x12\x12\n\nskill_name\x18\x0c \x01(\t\"\xa8\x01\n\x15RecordSessionResponse\x12-\n\ncandidates\x18\x01 \x03(\x0b\x32\x19.skillengine.v1.Candidate\x12\x17\n\x0fpromoted_skills\x18\x02 \x03(\t\x12\x12\n\ntool_calls\x18\x03 \x01(\r\x12\x18\n\x10\x61lready_recorded\x18\x04 \x01(\x08\x12\x19\n\x11implicit_failures\x18\x05 \x01(\r\"H\n\x15ListCandidatesRequest\x12/\n\x06status\x18\x01 \x01(\x0e\x32\x1f.skillengine.v1.CandidateStatus\"G\n\x16ListCandidatesResponse\x12-\n\ncandidates\x18\x01 \x03(\x0b\x32\x19.skillengine.v1.Candidate\"%\n\x17\x44ismissCandidateRequest\x12\n\n\x02id\x18\x01 \x01(\x04\"H\n\x18\x44ismissCandidateResponse\x12,\n\tcandidate\x18\x01 \x01(\x0b\x32\x19.skillengine.v1.Candidate\"H\n\x17PromoteCandidateRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\"\x92\x01\n\x0e\x45volutionEvent\x12\x12\n\nskill_name\x18\x01 \x01(\t\x12\x14\n\x0c\x66rom_version\x18\x02 \x01(\r\x12\x12\n\nto_version\x18\x03 \x01(\r\x12\x14\n\x0c\x63\x61ndidate_id\x18\x04 \x01(\x04\x12\x0f\n\x07overlap\x18\x05 \x01(\x01\x12\n\n\x02\x61t\x18\x06 \x01(\t\x12\x0f\n\x07summary\x18\x07 \x01(\t\"\xa1\x01\n\x18PromoteCandidateResponse\x12,\n\tcandidate\x18\x01 \x01(\x0b\x32\x19.skillengine.v1.Candidate\x12$\n\x05skill\x18\x02 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x31\n\tevolution\x18\x03 \x01(\x0b\x32\x1e.skillengine.v1.EvolutionEvent\")\n\x19ListSkillEvolutionRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"L\n\x1aListSkillEvolutionResponse\x12.\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1e.skillengine.v1.EvolutionEvent\"_\n\x19RecordSkillOutcomeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rinvocation_id\x18\x02 \x01(\t\x12\x0f\n\x07success\x18\x03 \x01(\x08\x12\x0c\n\x04note\x18\x04 \x01(\t\"q\n\x1aRecordSkillOutcomeResponse\x12\x19\n\x11\x65xit_code_success\x18\x01 \x01(\x08\x12\x12\n\noverridden\x18\x02 \x01(\x08\x12$\n\x05skill\x18\x03 \x01(\x0b\x32\x15.skillengine.v1.Skill*[\n\x0bOnDuplicate\x12\x1c\n\x18ON_DUPLICATE_UNSPECIFIED\x10\x00\x12\x15\n\x11ON_DUPLICATE_WARN\x10\x01\x12\x17\n\x13ON_DUPLICATE_REJECT\x10\x02*\x92\x01\n\x0f\x43\x61ndidateStatus\x12 \n\x1c\x43\x41NDIDATE_STATUS_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x43\x41NDIDATE_STATUS_CANDIDATE\x10\x01\x12\x1d\n\x19\x43\x41NDIDATE_STATUS_PROMOTED\x10\x02\x12\x1e\n\x1a\x43\x41NDIDATE_STATUS_DISMISSED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1dskillengine/v1/learning.proto\x12\x0eskillengine.v1\x1a\x1bskillengine/v1/skills.proto\"m\n\x0cSimilarSkill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1e\n\x16\x64\x65scription_similarity\x18\x02 \x01(\x01\x12\x17\n\x0f\x63ode_similarity\x18\x03 \x01(\x01\x12\x16\n\x0enear_duplicate\x18\x04 \x01(\x08\"+\n\x08ToolCall\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x11\n\targuments\x18\x02 \x01(\t\"Y\n\x14RecordSessionRequest\x12\x13\n\x0bsession_key\x18\x01 \x01(\t\x12,\n\ntool_calls\x18\x02 \x03(\x0b\x32\x18.skillengine.v1.ToolCall\"+\n\x0cSequenceStep\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x01(\t\"\xa8\x02\n\tCandidate\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0c\n\x04hash\x18\x03 \x01(\t\x12\x0c\n\x04name\x18\x04 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x05 \x01(\t\x12\x33\n\rtool_sequence\x18\x06 \x03(\x0b\x32\x1c.skillengine.v1.SequenceStep\x12\x14\n\x0csession_keys\x18\x07 \x03(\t\x12\x13\n\x0boccurrences\x18\x08 \x01(\r\x12/\n\x06status\x18\t \x01(\x0e\x32\x1f.skillengine.v1.CandidateStatus\x12\x12\n\ncreated_at\x18\n \x01(\t\x12\x13\n\x0bpromoted_at\x18\x0b \x01(\t\x12\x12\n\nskill_name\x18\x0c \x01(\t\"\xa8\x01\n\x15RecordSessionResponse\x12-\n\ncandidates\x18\x01 \x03(\x0b\x32\x19.skillengine.v1.Candidate\x12\x17\n\x0fpromoted_skills\x18\x02 \x03(\t\x12\x12\n\ntool_calls\x18\x03 \x01(\r\x12\x18\n\x10\x61lready_recorded\x18\x04 \x01(\x08\x12\x19\n\x11implicit_failures\x18\x05 \x01(\r\"\x96\x01\n\x15ListCandidatesRequest\x12/\n\x06status\x18\x01 \x01(\x0e\x32\x1f.skillengine.v1.CandidateStatus\x12\x16\n\tpage_size\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"`\n\x16ListCandidatesResponse\x12-\n\ncandidates\x18\x01 \x03(\x0b\x32\x19.skillengine.v1.Candidate\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"%\n\x17\x44ismissCandidateRequest\x12\n\n\x02id\x18\x01 \x01(\x04\"H\n\x18\x44ismissCandidateResponse\x12,\n\tcandidate\x18\x01 \x01(\x0b\x32\x19.skillengine.v1.Candidate\"H\n\x17PromoteCandidateRequest\x12\n\n\x02id\x18\x01 \x01(\x04\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\"\x92\x01\n\x0e\x45volutionEvent\x12\x12\n\nskill_name\x18\x01 \x01(\t\x12\x14\n\x0c\x66rom_version\x18\x02 \x01(\r\x12\x12\n\nto_version\x18\x03 \x01(\r\x12\x14\n\x0c\x63\x61ndidate_id\x18\x04 \x01(\x04\x12\x0f\n\x07overlap\x18\x05 \x01(\x01\x12\n\n\x02\x61t\x18\x06 \x01(\t\x12\x0f\n\x07summary\x18\x07 \x01(\t\"\xa1\x01\n\x18PromoteCandidateResponse\x12,\n\tcandidate\x18\x01 \x01(\x0b\x32\x19.skillengine.v1.Candidate\x12$\n\x05skill\x18\x02 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x31\n\tevolution\x18\x03 \x01(\x0b\x32\x1e.skillengine.v1.EvolutionEvent\"w\n\x19ListSkillEvolutionRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\tpage_size\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"e\n\x1aListSkillEvolutionResponse\x12.\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x1e.skillengine.v1.EvolutionEvent\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"_\n\x19RecordSkillOutcomeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rinvocation_id\x18\x02 \x01(\t\x12\x0f\n\x07success\x18\x03 \x01(\x08\x12\x0c\n\x04note\x18\x04 \x01(\t\"q\n\x1aRecordSkillOutcomeResponse\x12\x19\n\x11\x65xit_code_success\x18\x01 \x01(\x08\x12\x12\n\noverridden\x18\x02 \x01(\x08\x12$\n\x05skill\x18\x03 \x01(\x0b\x32\x15.skillengine.v1.Skill*[\n\x0bOnDuplicate\x12\x1c\n\x18ON_DUPLICATE_UNSPECIFIED\x10\x00\x12\x15\n\x11ON_DUPLICATE_WARN\x10\x01\x12\x17\n\x13ON_DUPLICATE_REJECT\x10\x02*\x92\x01\n\x0f\x43\x61ndidateStatus\x12 \n\x1c\x43\x41NDIDATE_STATUS_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x43\x41NDIDATE_STATUS_CANDIDATE\x10\x01\x12\x1d\n\x19\x43\x41NDIDATE_STATUS_PROMOTED\x10\x02\x12\x1e\n\x1a\x43\x41NDIDATE_STATUS_DISMISSED\x10\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.learning_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _ONDUPLICATE._serialized_start=1820
-  _ONDUPLICATE._serialized_end=1911
-  _CANDIDATESTATUS._serialized_start=1914
-  _CANDIDATESTATUS._serialized_end=2060
+  _ONDUPLICATE._serialized_start=2027
+  _ONDUPLICATE._serialized_end=2118
+  _CANDIDATESTATUS._serialized_start=2121
+  _CANDIDATESTATUS._serialized_end=2267
   _SIMILARSKILL._serialized_start=78
   _SIMILARSKILL._serialized_end=187
   _TOOLCALL._serialized_start=189
@@ -37,26 +37,26 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _CANDIDATE._serialized_end=667
   _RECORDSESSIONRESPONSE._serialized_start=670
   _RECORDSESSIONRESPONSE._serialized_end=838
-  _LISTCANDIDATESREQUEST._serialized_start=840
-  _LISTCANDIDATESREQUEST._serialized_end=912
-  _LISTCANDIDATESRESPONSE._serialized_start=914
-  _LISTCANDIDATESRESPONSE._serialized_end=985
-  _DISMISSCANDIDATEREQUEST._serialized_start=987
-  _DISMISSCANDIDATEREQUEST._serialized_end=1024
-  _DISMISSCANDIDATERESPONSE._serialized_start=1026
-  _DISMISSCANDIDATERESPONSE._serialized_end=1098
-  _PROMOTECANDIDATEREQUEST._serialized_start=1100
-  _PROMOTECANDIDATEREQUEST._serialized_end=1172
-  _EVOLUTIONEVENT._serialized_start=1175
-  _EVOLUTIONEVENT._serialized_end=1321
-  _PROMOTECANDIDATERESPONSE._serialized_start=1324
-  _PROMOTECANDIDATERESPONSE._serialized_end=1485
-  _LISTSKILLEVOLUTIONREQUEST._serialized_start=1487
-  _LISTSKILLEVOLUTIONREQUEST._serialized_end=1528
-  _LISTSKILLEVOLUTIONRESPONSE._serialized_start=1530
-  _LISTSKILLEVOLUTIONRESPONSE._serialized_end=1606
-  _RECORDSKILLOUTCOMEREQUEST._serialized_start=1608
-  _RECORDSKILLOUTCOMEREQUEST._serialized_end=1703
-  _RECORDSKILLOUTCOMERESPONSE._serialized_start=1705
-  _RECORDSKILLOUTCOMERESPONSE._serialized_end=1818
+  _LISTCANDIDATESREQUEST._serialized_start=841
+  _LISTCANDIDATESREQUEST._serialized_end=991
+  _LISTCANDIDATESRESPONSE._serialized_start=993
+  _LISTCANDIDATESRESPONSE._serialized_end=1089
+  _DISMISSCANDIDATEREQUEST._serialized_start=1091
+  _DISMISSCANDIDATEREQUEST._serialized_end=1128
+  _DISMISSCANDIDATERESPONSE._serialized_start=1130
+  _DISMISSCANDIDATERESPONSE._serialized_end=1202
+  _PROMOTECANDIDATEREQUEST._serialized_start=1204
+  _PROMOTECANDIDATEREQUEST._serialized_end=1276
+  _EVOLUTIONEVENT._serialized_start=1279
+  _EVOLUTIONEVENT._serialized_end=1425
+  _PROMOTECANDIDATERESPONSE._serialized_start=1428
+  _PROMOTECANDIDATERESPONSE._serialized_end=1589
+  _LISTSKILLEVOLUTIONREQUEST._serialized_start=1591
+  _LISTSKILLEVOLUTIONREQUEST._serialized_end=1710
+  _LISTSKILLEVOLUTIONRESPONSE._serialized_start=1712
+  _LISTSKILLEVOLUTIONRESPONSE._serialized_end=1813
+  _RECORDSKILLOUTCOMEREQUEST._serialized_start=1815
+  _RECORDSKILLOUTCOMEREQUEST._serialized_end=1910
+  _RECORDSKILLOUTCOMERESPONSE._serialized_start=1912
+  _RECORDSKILLOUTCOMERESPONSE._serialized_end=2025
 # @@protoc_insertion_point(module_scope)

@@ -73,28 +73,40 @@ class EvolutionEvent(_message.Message):
     def __init__(self, skill_name: _Optional[str] = ..., from_version: _Optional[int] = ..., to_version: _Optional[int] = ..., candidate_id: _Optional[int] = ..., overlap: _Optional[float] = ..., at: _Optional[str] = ..., summary: _Optional[str] = ...) -> None: ...
 
 class ListCandidatesRequest(_message.Message):
-    __slots__ = ["status"]
+    __slots__ = ["page_size", "page_token", "status"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
     status: CandidateStatus
-    def __init__(self, status: _Optional[_Union[CandidateStatus, str]] = ...) -> None: ...
+    def __init__(self, status: _Optional[_Union[CandidateStatus, str]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListCandidatesResponse(_message.Message):
-    __slots__ = ["candidates"]
+    __slots__ = ["candidates", "next_page_token"]
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     candidates: _containers.RepeatedCompositeFieldContainer[Candidate]
-    def __init__(self, candidates: _Optional[_Iterable[_Union[Candidate, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, candidates: _Optional[_Iterable[_Union[Candidate, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListSkillEvolutionRequest(_message.Message):
-    __slots__ = ["name"]
+    __slots__ = ["name", "page_size", "page_token"]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, name: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListSkillEvolutionResponse(_message.Message):
-    __slots__ = ["events"]
+    __slots__ = ["events", "next_page_token"]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[EvolutionEvent]
-    def __init__(self, events: _Optional[_Iterable[_Union[EvolutionEvent, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, events: _Optional[_Iterable[_Union[EvolutionEvent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class PromoteCandidateRequest(_message.Message):
     __slots__ = ["description", "id", "name"]

@@ -161,24 +161,30 @@ class Lesson(_message.Message):
     def __init__(self, id: _Optional[str] = ..., owner: _Optional[str] = ..., trigger: _Optional[str] = ..., anti_pattern: _Optional[str] = ..., correct_pattern: _Optional[str] = ..., domains: _Optional[_Iterable[str]] = ..., confidence: _Optional[float] = ..., source: _Optional[str] = ..., source_challenge_hash: _Optional[str] = ..., challenge_text_hash: _Optional[str] = ..., state: _Optional[_Union[LessonState, str]] = ..., visibility: _Optional[_Union[_skills_pb2.Visibility, str]] = ..., verified: bool = ..., pinned: bool = ..., retrievals: _Optional[int] = ..., helpful_retrievals: _Optional[int] = ..., times_added: _Optional[int] = ..., frequency: _Optional[int] = ..., hit_rate: _Optional[float] = ..., utility: _Optional[float] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_retrieved_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_helpful_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., archived_reason: _Optional[str] = ..., guarded: bool = ...) -> None: ...
 
 class ListLessonsRequest(_message.Message):
-    __slots__ = ["domain", "include_inactive", "limit", "owner", "scope"]
+    __slots__ = ["domain", "include_inactive", "limit", "owner", "page_size", "page_token", "scope"]
     DOMAIN_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_INACTIVE_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     domain: str
     include_inactive: bool
     limit: int
     owner: str
+    page_size: int
+    page_token: str
     scope: LessonScope
-    def __init__(self, scope: _Optional[_Union[LessonScope, str]] = ..., domain: _Optional[str] = ..., limit: _Optional[int] = ..., include_inactive: bool = ..., owner: _Optional[str] = ...) -> None: ...
+    def __init__(self, scope: _Optional[_Union[LessonScope, str]] = ..., domain: _Optional[str] = ..., limit: _Optional[int] = ..., include_inactive: bool = ..., owner: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListLessonsResponse(_message.Message):
-    __slots__ = ["lessons"]
+    __slots__ = ["lessons", "next_page_token"]
     LESSONS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     lessons: _containers.RepeatedCompositeFieldContainer[Lesson]
-    def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, lessons: _Optional[_Iterable[_Union[Lesson, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class PruneLessonsRequest(_message.Message):
     __slots__ = ["dry_run", "has_max_drop_fraction", "max_drop_fraction", "min_retrievals"]

@@ -11,28 +11,30 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from skill_engine.gen.skillengine.v1 import execution_pb2 as skillengine_dot_v1_dot_execution__pb2
 from skill_engine.gen.skillengine.v1 import learning_pb2 as skillengine_dot_v1_dot_learning__pb2
+from skill_engine.gen.skillengine.v1 import routing_pb2 as skillengine_dot_v1_dot_routing__pb2
 from skill_engine.gen.skillengine.v1 import skills_pb2 as skillengine_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!skillengine/v1/registration.proto\x12\x0eskillengine.v1\x1a\x1eskillengine/v1/execution.proto\x1a\x1dskillengine/v1/learning.proto\x1a\x1bskillengine/v1/skills.proto\"\x9e\x03\n\x14RegisterSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12\x0c\n\x04\x63ode\x18\x04 \x01(\t\x12\x14\n\x0ctest_payload\x18\x05 \x01(\t\x12\x17\n\x0f\x65xample_queries\x18\x06 \x03(\t\x12.\n\nvisibility\x18\x07 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x12\n\ndepends_on\x18\x08 \x03(\t\x12\x0e\n\x06system\x18\x32 \x01(\x08\x12\x31\n\x0con_duplicate\x18( \x01(\x0e\x32\x1b.skillengine.v1.OnDuplicate\x12\x14\n\x0crequirements\x18\t \x03(\t\x12\x17\n\x0fsystem_packages\x18\n \x03(\t\x12-\n\ntest_files\x18\x0b \x03(\x0b\x32\x19.skillengine.v1.InputFile\x12\x0f\n\x07secrets\x18\x0c \x03(\t\x12\x15\n\rnetwork_allow\x18\r \x03(\t\"\xb8\x03\n\x15RegisterSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12-\n\x04test\x18\x02 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x16\n\x0enormalizations\x18\x03 \x03(\t\x12.\n\x08warnings\x18\x04 \x03(\x0b\x32\x1c.skillengine.v1.GuardFinding\x12<\n\x13\x64\x65pendents_retested\x18\x05 \x03(\x0b\x32\x1f.skillengine.v1.DependentRetest\x12 \n\x18hidden_dependents_passed\x18\x06 \x01(\r\x12 \n\x18hidden_dependents_failed\x18\x07 \x01(\r\x12\x34\n\x0esimilar_skills\x18( \x03(\x0b\x32\x1c.skillengine.v1.SimilarSkill\x12.\n\ntest_files\x18) \x03(\x0b\x32\x1a.skillengine.v1.OutputFile\x12\x1a\n\x12test_file_warnings\x18* \x03(\t\">\n\x0f\x44\x65pendentRetest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"b\n\x0cGuardFinding\x12\x0f\n\x07rule_id\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61tegory\x18\x02 \x01(\t\x12\x10\n\x08severity\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x0c\n\x04line\x18\x05 \x01(\r\"V\n\x11PatchSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x66ind\x18\x02 \x01(\t\x12\x0f\n\x07replace\x18\x03 \x01(\t\x12\x14\n\x0ctest_payload\x18\x04 \x01(\t\"\xb1\x01\n\x12PatchSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12-\n\x04test\x18\x02 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x16\n\x0enormalizations\x18\x03 \x03(\t\x12.\n\x08warnings\x18\x04 \x03(\x0b\x32\x1c.skillengine.v1.GuardFindingb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!skillengine/v1/registration.proto\x12\x0eskillengine.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1eskillengine/v1/execution.proto\x1a\x1dskillengine/v1/learning.proto\x1a\x1cskillengine/v1/routing.proto\x1a\x1bskillengine/v1/skills.proto\"\x8b\x04\n\x14RegisterSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12\x0c\n\x04\x63ode\x18\x04 \x01(\t\x12\x14\n\x0ctest_payload\x18\x05 \x01(\t\x12\x17\n\x0f\x65xample_queries\x18\x06 \x03(\t\x12.\n\nvisibility\x18\x07 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x12\n\ndepends_on\x18\x08 \x03(\t\x12\x0e\n\x06system\x18\x32 \x01(\x08\x12\x31\n\x0con_duplicate\x18( \x01(\x0e\x32\x1b.skillengine.v1.OnDuplicate\x12\x14\n\x0crequirements\x18\t \x03(\t\x12\x17\n\x0fsystem_packages\x18\n \x03(\t\x12-\n\ntest_files\x18\x0b \x03(\x0b\x32\x19.skillengine.v1.InputFile\x12\x0f\n\x07secrets\x18\x0c \x03(\t\x12\x15\n\rnetwork_allow\x18\r \x03(\t\x12\x37\n\x16parameters_schema_json\x18\x0e \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x32\n\x11test_payload_json\x18\x0f \x01(\x0b\x32\x17.google.protobuf.Struct\"\x84\x04\n\x15RegisterSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12-\n\x04test\x18\x02 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x16\n\x0enormalizations\x18\x03 \x03(\t\x12.\n\x08warnings\x18\x04 \x03(\x0b\x32\x1c.skillengine.v1.GuardFinding\x12<\n\x13\x64\x65pendents_retested\x18\x05 \x03(\x0b\x32\x1f.skillengine.v1.DependentRetest\x12 \n\x18hidden_dependents_passed\x18\x06 \x01(\r\x12 \n\x18hidden_dependents_failed\x18\x07 \x01(\r\x12\x34\n\x0esimilar_skills\x18( \x03(\x0b\x32\x1c.skillengine.v1.SimilarSkill\x12.\n\ntest_files\x18) \x03(\x0b\x32\x1a.skillengine.v1.OutputFile\x12\x1a\n\x12test_file_warnings\x18* \x03(\t\x12\x37\n\x0crouting_gate\x18+ \x01(\x0b\x32!.skillengine.v1.RoutingGateReport\x12\x11\n\tunchanged\x18, \x01(\x08\">\n\x0f\x44\x65pendentRetest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06passed\x18\x02 \x01(\x08\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"b\n\x0cGuardFinding\x12\x0f\n\x07rule_id\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61tegory\x18\x02 \x01(\t\x12\x10\n\x08severity\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x0c\n\x04line\x18\x05 \x01(\r\"V\n\x11PatchSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04\x66ind\x18\x02 \x01(\t\x12\x0f\n\x07replace\x18\x03 \x01(\t\x12\x14\n\x0ctest_payload\x18\x04 \x01(\t\"\xb1\x01\n\x12PatchSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12-\n\x04test\x18\x02 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x16\n\x0enormalizations\x18\x03 \x03(\t\x12.\n\x08warnings\x18\x04 \x03(\x0b\x32\x1c.skillengine.v1.GuardFindingb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.registration_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _REGISTERSKILLREQUEST._serialized_start=146
-  _REGISTERSKILLREQUEST._serialized_end=560
-  _REGISTERSKILLRESPONSE._serialized_start=563
-  _REGISTERSKILLRESPONSE._serialized_end=1003
-  _DEPENDENTRETEST._serialized_start=1005
-  _DEPENDENTRETEST._serialized_end=1067
-  _GUARDFINDING._serialized_start=1069
-  _GUARDFINDING._serialized_end=1167
-  _PATCHSKILLREQUEST._serialized_start=1169
-  _PATCHSKILLREQUEST._serialized_end=1255
-  _PATCHSKILLRESPONSE._serialized_start=1258
-  _PATCHSKILLRESPONSE._serialized_end=1435
+  _REGISTERSKILLREQUEST._serialized_start=206
+  _REGISTERSKILLREQUEST._serialized_end=729
+  _REGISTERSKILLRESPONSE._serialized_start=732
+  _REGISTERSKILLRESPONSE._serialized_end=1248
+  _DEPENDENTRETEST._serialized_start=1250
+  _DEPENDENTRETEST._serialized_end=1312
+  _GUARDFINDING._serialized_start=1314
+  _GUARDFINDING._serialized_end=1412
+  _PATCHSKILLREQUEST._serialized_start=1414
+  _PATCHSKILLREQUEST._serialized_end=1500
+  _PATCHSKILLRESPONSE._serialized_start=1503
+  _PATCHSKILLRESPONSE._serialized_end=1680
 # @@protoc_insertion_point(module_scope)

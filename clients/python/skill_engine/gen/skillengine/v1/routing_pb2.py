@@ -11,32 +11,41 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from skill_engine.gen.skillengine.v1 import skills_pb2 as skillengine_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/routing.proto\x12\x0eskillengine.v1\x1a\x1bskillengine/v1/skills.proto\"\xb5\x01\n\x12RouteSkillsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12*\n\x06\x66ormat\x18\x03 \x01(\x0e\x32\x1a.skillengine.v1.ToolFormat\x12\'\n\x04mode\x18\x04 \x01(\x0e\x32\x19.skillengine.v1.RouteMode\x12\x1a\n\rmin_relevance\x18\x05 \x01(\x01H\x00\x88\x01\x01\x42\x10\n\x0e_min_relevance\"\xd1\x03\n\x0bRoutedSkill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12\r\n\x05score\x18\x04 \x01(\x01\x12+\n\x06status\x18\x05 \x01(\x0e\x32\x1b.skillengine.v1.SkillStatus\x12\x14\n\x0csuccess_rate\x18\x06 \x01(\x01\x12\x18\n\x10has_success_rate\x18\x07 \x01(\x08\x12\x10\n\x08warnings\x18\x08 \x03(\t\x12\x17\n\x0ftool_definition\x18\t \x01(\t\x12\x14\n\x0ckeyword_rank\x18\n \x01(\r\x12\x13\n\x0bvector_rank\x18\x0b \x01(\r\x12\x11\n\trelevance\x18\x0c \x01(\x01\x12\x15\n\rhas_relevance\x18\r \x01(\x08\x12\x15\n\rkeyword_score\x18\x0e \x01(\x01\x12\x14\n\x0cvector_score\x18\x0f \x01(\x01\x12\x0c\n\x04kind\x18\x1e \x01(\t\x12\x10\n\x08skill_id\x18\x1f \x01(\t\x12\x12\n\nselections\x18  \x01(\x04\x12\x0f\n\x07\x61pplied\x18! \x01(\x04\x12\x13\n\x0b\x63ompletions\x18\" \x01(\x04\x12\x11\n\tfallbacks\x18# \x01(\x04\"x\n\x13RouteSkillsResponse\x12\x10\n\x08route_id\x18\x01 \x01(\t\x12+\n\x06skills\x18\x02 \x03(\x0b\x32\x1b.skillengine.v1.RoutedSkill\x12\x10\n\x08\x64\x65graded\x18\x03 \x03(\t\x12\x10\n\x08warnings\x18\x04 \x03(\t\"q\n\x1aRecordRouteFeedbackRequest\x12\x10\n\x08route_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07success\x18\x03 \x01(\x08\x12\x15\n\x08\x66\x61llback\x18\x1e \x01(\x08H\x00\x88\x01\x01\x42\x0b\n\t_fallback\"/\n\x1bRecordRouteFeedbackResponse\x12\x10\n\x08\x63redited\x18\x01 \x01(\x08\"(\n\x18ResetSkillQualityRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xc5\x01\n\x19ResetSkillQualityResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x19\n\x11routed_selections\x18\x02 \x01(\x04\x12\x1a\n\x12routed_completions\x18\x03 \x01(\x04\x12\x12\n\nselections\x18\x04 \x01(\x04\x12\x0f\n\x07\x61pplied\x18\x05 \x01(\x04\x12\x13\n\x0b\x63ompletions\x18\x06 \x01(\x04\x12\x11\n\tfallbacks\x18\x07 \x01(\x04*\\\n\nToolFormat\x12\x1b\n\x17TOOL_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n\x12TOOL_FORMAT_OPENAI\x10\x01\x12\x19\n\x15TOOL_FORMAT_ANTHROPIC\x10\x02*\x82\x01\n\tRouteMode\x12\x1a\n\x16ROUTE_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10ROUTE_MODE_FUSED\x10\x01\x12\x17\n\x13ROUTE_MODE_KEYWORDS\x10\x02\x12\x16\n\x12ROUTE_MODE_VECTORS\x10\x03\x12\x12\n\x0eROUTE_MODE_RRF\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/routing.proto\x12\x0eskillengine.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1bskillengine/v1/skills.proto\"\xf6\x01\n\x12RouteSkillsRequest\x12\r\n\x05query\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\r\x12*\n\x06\x66ormat\x18\x03 \x01(\x0e\x32\x1a.skillengine.v1.ToolFormat\x12\'\n\x04mode\x18\x04 \x01(\x0e\x32\x19.skillengine.v1.RouteMode\x12\x1a\n\rmin_relevance\x18\x05 \x01(\x01H\x00\x88\x01\x01\x12\x31\n\thardening\x18\x06 \x01(\x0e\x32\x19.skillengine.v1.HardeningH\x01\x88\x01\x01\x42\x10\n\x0e_min_relevanceB\x0c\n\n_hardening\"\xd7\x04\n\x0bRoutedSkill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12\r\n\x05score\x18\x04 \x01(\x01\x12+\n\x06status\x18\x05 \x01(\x0e\x32\x1b.skillengine.v1.SkillStatus\x12\x14\n\x0csuccess_rate\x18\x06 \x01(\x01\x12\x18\n\x10has_success_rate\x18\x07 \x01(\x08\x12\x10\n\x08warnings\x18\x08 \x03(\t\x12\x17\n\x0ftool_definition\x18\t \x01(\t\x12\x14\n\x0ckeyword_rank\x18\n \x01(\r\x12\x13\n\x0bvector_rank\x18\x0b \x01(\r\x12\x11\n\trelevance\x18\x0c \x01(\x01\x12\x15\n\rhas_relevance\x18\r \x01(\x08\x12\x15\n\rkeyword_score\x18\x0e \x01(\x01\x12\x14\n\x0cvector_score\x18\x0f \x01(\x01\x12\x0c\n\x04kind\x18\x1e \x01(\t\x12\x10\n\x08skill_id\x18\x1f \x01(\t\x12\x12\n\nselections\x18  \x01(\x04\x12\x0f\n\x07\x61pplied\x18! \x01(\x04\x12\x13\n\x0b\x63ompletions\x18\" \x01(\x04\x12\x11\n\tfallbacks\x18# \x01(\x04\x12\x14\n\x0cinstructions\x18$ \x01(\t\x12\x35\n\x14tool_definition_json\x18% \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x37\n\x16parameters_schema_json\x18& \x01(\x0b\x32\x17.google.protobuf.Struct\"\x88\x01\n\x13RouteSkillsResponse\x12\x10\n\x08route_id\x18\x01 \x01(\t\x12+\n\x06skills\x18\x02 \x03(\x0b\x32\x1b.skillengine.v1.RoutedSkill\x12\x10\n\x08\x64\x65graded\x18\x03 \x03(\t\x12\x10\n\x08warnings\x18\x04 \x03(\t\x12\x0e\n\x06no_fit\x18\x05 \x01(\x08\"q\n\x1aRecordRouteFeedbackRequest\x12\x10\n\x08route_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07success\x18\x03 \x01(\x08\x12\x15\n\x08\x66\x61llback\x18\x1e \x01(\x08H\x00\x88\x01\x01\x42\x0b\n\t_fallback\"/\n\x1bRecordRouteFeedbackResponse\x12\x10\n\x08\x63redited\x18\x01 \x01(\x08\"(\n\x18ResetSkillQualityRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xc5\x01\n\x19ResetSkillQualityResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x19\n\x11routed_selections\x18\x02 \x01(\x04\x12\x1a\n\x12routed_completions\x18\x03 \x01(\x04\x12\x12\n\nselections\x18\x04 \x01(\x04\x12\x0f\n\x07\x61pplied\x18\x05 \x01(\x04\x12\x13\n\x0b\x63ompletions\x18\x06 \x01(\x04\x12\x11\n\tfallbacks\x18\x07 \x01(\x04\"\x9c\x01\n\x11RoutingGateReport\x12\x32\n\x08\x65xamples\x18\x01 \x03(\x0b\x32 .skillengine.v1.ExampleQueryRank\x12/\n\x08shadowed\x18\x02 \x03(\x0b\x32\x1d.skillengine.v1.ShadowedQuery\x12\x10\n\x08warnings\x18\x03 \x03(\t\x12\x10\n\x08\x64\x65graded\x18\x04 \x03(\t\"~\n\x10\x45xampleQueryRank\x12\r\n\x05query\x18\x01 \x01(\t\x12\x0c\n\x04rank\x18\x02 \x01(\r\x12\x11\n\trelevance\x18\x03 \x01(\x01\x12\x15\n\rhas_relevance\x18\x04 \x01(\x08\x12\x14\n\x0coutranked_by\x18\x05 \x03(\t\x12\r\n\x05\x66ound\x18\x06 \x01(\x08\"O\n\rShadowedQuery\x12\r\n\x05skill\x18\x01 \x01(\t\x12\r\n\x05query\x18\x02 \x01(\t\x12\x0c\n\x04rank\x18\x03 \x01(\r\x12\x12\n\nskill_rank\x18\x04 \x01(\r*\\\n\nToolFormat\x12\x1b\n\x17TOOL_FORMAT_UNSPECIFIED\x10\x00\x12\x16\n\x12TOOL_FORMAT_OPENAI\x10\x01\x12\x19\n\x15TOOL_FORMAT_ANTHROPIC\x10\x02*\x82\x01\n\tRouteMode\x12\x1a\n\x16ROUTE_MODE_UNSPECIFIED\x10\x00\x12\x14\n\x10ROUTE_MODE_FUSED\x10\x01\x12\x17\n\x13ROUTE_MODE_KEYWORDS\x10\x02\x12\x16\n\x12ROUTE_MODE_VECTORS\x10\x03\x12\x12\n\x0eROUTE_MODE_RRF\x10\x04*c\n\tHardening\x12\x19\n\x15HARDENING_UNSPECIFIED\x10\x00\x12\x13\n\x0fHARDENING_SHORT\x10\x01\x12\x12\n\x0eHARDENING_FULL\x10\x02\x12\x12\n\x0eHARDENING_NONE\x10\x03\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.routing_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _TOOLFORMAT._serialized_start=1257
-  _TOOLFORMAT._serialized_end=1349
-  _ROUTEMODE._serialized_start=1352
-  _ROUTEMODE._serialized_end=1482
-  _ROUTESKILLSREQUEST._serialized_start=78
-  _ROUTESKILLSREQUEST._serialized_end=259
-  _ROUTEDSKILL._serialized_start=262
-  _ROUTEDSKILL._serialized_end=727
-  _ROUTESKILLSRESPONSE._serialized_start=729
-  _ROUTESKILLSRESPONSE._serialized_end=849
-  _RECORDROUTEFEEDBACKREQUEST._serialized_start=851
-  _RECORDROUTEFEEDBACKREQUEST._serialized_end=964
-  _RECORDROUTEFEEDBACKRESPONSE._serialized_start=966
-  _RECORDROUTEFEEDBACKRESPONSE._serialized_end=1013
-  _RESETSKILLQUALITYREQUEST._serialized_start=1015
-  _RESETSKILLQUALITYREQUEST._serialized_end=1055
-  _RESETSKILLQUALITYRESPONSE._serialized_start=1058
-  _RESETSKILLQUALITYRESPONSE._serialized_end=1255
+  _TOOLFORMAT._serialized_start=1871
+  _TOOLFORMAT._serialized_end=1963
+  _ROUTEMODE._serialized_start=1966
+  _ROUTEMODE._serialized_end=2096
+  _HARDENING._serialized_start=2098
+  _HARDENING._serialized_end=2197
+  _ROUTESKILLSREQUEST._serialized_start=108
+  _ROUTESKILLSREQUEST._serialized_end=354
+  _ROUTEDSKILL._serialized_start=357
+  _ROUTEDSKILL._serialized_end=956
+  _ROUTESKILLSRESPONSE._serialized_start=959
+  _ROUTESKILLSRESPONSE._serialized_end=1095
+  _RECORDROUTEFEEDBACKREQUEST._serialized_start=1097
+  _RECORDROUTEFEEDBACKREQUEST._serialized_end=1210
+  _RECORDROUTEFEEDBACKRESPONSE._serialized_start=1212
+  _RECORDROUTEFEEDBACKRESPONSE._serialized_end=1259
+  _RESETSKILLQUALITYREQUEST._serialized_start=1261
+  _RESETSKILLQUALITYREQUEST._serialized_end=1301
+  _RESETSKILLQUALITYRESPONSE._serialized_start=1304
+  _RESETSKILLQUALITYRESPONSE._serialized_end=1501
+  _ROUTINGGATEREPORT._serialized_start=1504
+  _ROUTINGGATEREPORT._serialized_end=1660
+  _EXAMPLEQUERYRANK._serialized_start=1662
+  _EXAMPLEQUERYRANK._serialized_end=1788
+  _SHADOWEDQUERY._serialized_start=1790
+  _SHADOWEDQUERY._serialized_end=1869
 # @@protoc_insertion_point(module_scope)

@@ -14,7 +14,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/secrets.proto\x12\x0eskillengine.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\x01\n\nSecretInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07used_by\x18\x04 \x03(\t\"/\n\x10SetSecretRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"?\n\x11SetSecretResponse\x12*\n\x06secret\x18\x01 \x01(\x0b\x32\x1a.skillengine.v1.SecretInfo\"#\n\x13\x44\x65leteSecretRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x16\n\x14\x44\x65leteSecretResponse\"\x14\n\x12ListSecretsRequest\"B\n\x13ListSecretsResponse\x12+\n\x07secrets\x18\x01 \x03(\x0b\x32\x1a.skillengine.v1.SecretInfo\"\x19\n\x17RotateSecretsKeyRequest\"+\n\x18RotateSecretsKeyResponse\x12\x0f\n\x07rotated\x18\x01 \x01(\rb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/secrets.proto\x12\x0eskillengine.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8b\x01\n\nSecretInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12.\n\ncreated_at\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07used_by\x18\x04 \x03(\t\"/\n\x10SetSecretRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"?\n\x11SetSecretResponse\x12*\n\x06secret\x18\x01 \x01(\x0b\x32\x1a.skillengine.v1.SecretInfo\"#\n\x13\x44\x65leteSecretRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x16\n\x14\x44\x65leteSecretResponse\"b\n\x12ListSecretsRequest\x12\x16\n\tpage_size\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"[\n\x13ListSecretsResponse\x12+\n\x07secrets\x18\x01 \x03(\x0b\x32\x1a.skillengine.v1.SecretInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x19\n\x17RotateSecretsKeyRequest\"+\n\x18RotateSecretsKeyResponse\x12\x0f\n\x07rotated\x18\x01 \x01(\rb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.secrets_pb2', globals())
@@ -32,11 +32,11 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _DELETESECRETRESPONSE._serialized_start=374
   _DELETESECRETRESPONSE._serialized_end=396
   _LISTSECRETSREQUEST._serialized_start=398
-  _LISTSECRETSREQUEST._serialized_end=418
-  _LISTSECRETSRESPONSE._serialized_start=420
-  _LISTSECRETSRESPONSE._serialized_end=486
-  _ROTATESECRETSKEYREQUEST._serialized_start=488
-  _ROTATESECRETSKEYREQUEST._serialized_end=513
-  _ROTATESECRETSKEYRESPONSE._serialized_start=515
-  _ROTATESECRETSKEYRESPONSE._serialized_end=558
+  _LISTSECRETSREQUEST._serialized_end=496
+  _LISTSECRETSRESPONSE._serialized_start=498
+  _LISTSECRETSRESPONSE._serialized_end=589
+  _ROTATESECRETSKEYREQUEST._serialized_start=591
+  _ROTATESECRETSKEYREQUEST._serialized_end=616
+  _ROTATESECRETSKEYRESPONSE._serialized_start=618
+  _ROTATESECRETSKEYRESPONSE._serialized_end=661
 # @@protoc_insertion_point(module_scope)

@@ -17,14 +17,20 @@ class DeleteSecretResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class ListSecretsRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListSecretsResponse(_message.Message):
-    __slots__ = ["secrets"]
+    __slots__ = ["next_page_token", "secrets"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SECRETS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     secrets: _containers.RepeatedCompositeFieldContainer[SecretInfo]
-    def __init__(self, secrets: _Optional[_Iterable[_Union[SecretInfo, _Mapping]]] = ...) -> None: ...
+    def __init__(self, secrets: _Optional[_Iterable[_Union[SecretInfo, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class RotateSecretsKeyRequest(_message.Message):
     __slots__ = []

@@ -15,7 +15,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from skill_engine.gen.skillengine.v1 import skills_pb2 as skillengine_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/sharing.proto\x12\x0eskillengine.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bskillengine/v1/skills.proto\"\x9c\x01\n\nSkillGrant\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rgrantee_agent\x18\x02 \x01(\t\x12\x14\n\x0cgrantee_user\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x12\n\ngranted_by\x18\x05 \x01(\t\x12.\n\ngranted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"_\n\x11GrantSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rgrantee_agent\x18\x02 \x01(\t\x12\x14\n\x0cgrantee_user\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\"e\n\x12GrantSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12)\n\x05grant\x18\x02 \x01(\x0b\x32\x1a.skillengine.v1.SkillGrant\"O\n\x12RevokeSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rgrantee_agent\x18\x02 \x01(\t\x12\x14\n\x0cgrantee_user\x18\x03 \x01(\t\"L\n\x13RevokeSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x0f\n\x07revoked\x18\x02 \x01(\x08\"!\n\x11ListGrantsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"@\n\x12ListGrantsResponse\x12*\n\x06grants\x18\x01 \x03(\x0b\x32\x1a.skillengine.v1.SkillGrant\"7\n\x16SetSkillEnabledRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x02 \x01(\x08\"?\n\x17SetSkillEnabledResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skillb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/sharing.proto\x12\x0eskillengine.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1bskillengine/v1/skills.proto\"\x9c\x01\n\nSkillGrant\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rgrantee_agent\x18\x02 \x01(\t\x12\x14\n\x0cgrantee_user\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x12\n\ngranted_by\x18\x05 \x01(\t\x12.\n\ngranted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"_\n\x11GrantSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rgrantee_agent\x18\x02 \x01(\t\x12\x14\n\x0cgrantee_user\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\"e\n\x12GrantSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12)\n\x05grant\x18\x02 \x01(\x0b\x32\x1a.skillengine.v1.SkillGrant\"O\n\x12RevokeSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x15\n\rgrantee_agent\x18\x02 \x01(\t\x12\x14\n\x0cgrantee_user\x18\x03 \x01(\t\"L\n\x13RevokeSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x0f\n\x07revoked\x18\x02 \x01(\x08\"o\n\x11ListGrantsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\tpage_size\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"Y\n\x12ListGrantsResponse\x12*\n\x06grants\x18\x01 \x03(\x0b\x32\x1a.skillengine.v1.SkillGrant\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"7\n\x16SetSkillEnabledRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x65nabled\x18\x02 \x01(\x08\"?\n\x17SetSkillEnabledResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skillb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.sharing_pb2', globals())
@@ -33,11 +33,11 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REVOKESKILLRESPONSE._serialized_start=550
   _REVOKESKILLRESPONSE._serialized_end=626
   _LISTGRANTSREQUEST._serialized_start=628
-  _LISTGRANTSREQUEST._serialized_end=661
-  _LISTGRANTSRESPONSE._serialized_start=663
-  _LISTGRANTSRESPONSE._serialized_end=727
-  _SETSKILLENABLEDREQUEST._serialized_start=729
-  _SETSKILLENABLEDREQUEST._serialized_end=784
-  _SETSKILLENABLEDRESPONSE._serialized_start=786
-  _SETSKILLENABLEDRESPONSE._serialized_end=849
+  _LISTGRANTSREQUEST._serialized_end=739
+  _LISTGRANTSRESPONSE._serialized_start=741
+  _LISTGRANTSRESPONSE._serialized_end=830
+  _SETSKILLENABLEDREQUEST._serialized_start=832
+  _SETSKILLENABLEDREQUEST._serialized_end=887
+  _SETSKILLENABLEDRESPONSE._serialized_start=889
+  _SETSKILLENABLEDRESPONSE._serialized_end=952
 # @@protoc_insertion_point(module_scope)

@@ -28,16 +28,22 @@ class GrantSkillResponse(_message.Message):
     def __init__(self, skill: _Optional[_Union[_skills_pb2.Skill, _Mapping]] = ..., grant: _Optional[_Union[SkillGrant, _Mapping]] = ...) -> None: ...
 
 class ListGrantsRequest(_message.Message):
-    __slots__ = ["name"]
+    __slots__ = ["name", "page_size", "page_token"]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, name: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListGrantsResponse(_message.Message):
-    __slots__ = ["grants"]
+    __slots__ = ["grants", "next_page_token"]
     GRANTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     grants: _containers.RepeatedCompositeFieldContainer[SkillGrant]
-    def __init__(self, grants: _Optional[_Iterable[_Union[SkillGrant, _Mapping]]] = ...) -> None: ...
+    next_page_token: str
+    def __init__(self, grants: _Optional[_Iterable[_Union[SkillGrant, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class RevokeSkillRequest(_message.Message):
     __slots__ = ["grantee_agent", "grantee_user", "name"]

@@ -11,43 +11,44 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from skill_engine.gen.skillengine.v1 import execution_pb2 as skillengine_dot_v1_dot_execution__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bskillengine/v1/skills.proto\x12\x0eskillengine.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eskillengine/v1/execution.proto\"\x8c\x06\n\x05Skill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12+\n\x06status\x18\x04 \x01(\x0e\x32\x1b.skillengine.v1.SkillStatus\x12\x0f\n\x07version\x18\x05 \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x06 \x01(\t\x12\x13\n\x0busage_count\x18\x07 \x01(\x04\x12\x15\n\rfailure_count\x18\x08 \x01(\x04\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x0flast_invoked_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rstatus_reason\x18\x0c \x01(\t\x12\x0f\n\x07warning\x18\r \x01(\t\x12\x11\n\tprotected\x18\x0e \x01(\x08\x12\x14\n\x0c\x61uto_created\x18\x0f \x01(\x08\x12\x16\n\x0elatest_version\x18\x10 \x01(\r\x12\x35\n\x11status_changed_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05owner\x18\x12 \x01(\t\x12.\n\nvisibility\x18\x13 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x0e\n\x06system\x18\x32 \x01(\x08\x12\x10\n\x08\x64isabled\x18\x33 \x01(\x08\x12\x13\n\x0b\x64isabled_by\x18\x34 \x01(\t\x12\x16\n\x0epinned_version\x18\x35 \x01(\r\x12\x13\n\x0bgrant_count\x18\x36 \x01(\r\x12\x14\n\x0crequirements\x18< \x03(\t\x12\x17\n\x0fsystem_packages\x18= \x03(\t\x12\x16\n\x0e\x65nvironment_id\x18> \x01(\t\x12\x0f\n\x07secrets\x18? \x03(\t\x12\x15\n\rnetwork_allow\x18@ \x03(\t\"\xcb\x01\n\x0cSkillVersion\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x19\n\x11parameters_schema\x18\x04 \x01(\t\x12\x14\n\x0ctest_payload\x18\x05 \x01(\t\x12\x0e\n\x06origin\x18\x06 \x01(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x61\x63tive\x18\x08 \x01(\x08\"\x1f\n\x0fGetSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xbb\x01\n\x10GetSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08\x63omposed\x18\x03 \x01(\x08\x12\x12\n\ndepends_on\x18\x04 \x03(\t\x12\x0c\n\x04kind\x18\x1e \x01(\t\x12\x10\n\x08skill_id\x18\x1f \x01(\t\x12-\n\ntest_files\x18  \x03(\x0b\x32\x19.skillengine.v1.InputFile\"<\n\x11ListSkillsRequest\x12\x18\n\x10include_inactive\x18\x01 \x01(\x08\x12\r\n\x05owner\x18\x02 \x01(\t\";\n\x12ListSkillsResponse\x12%\n\x06skills\x18\x01 \x03(\x0b\x32\x15.skillengine.v1.Skill\"(\n\x18ListSkillVersionsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"K\n\x19ListSkillVersionsResponse\x12.\n\x08versions\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.SkillVersion\"$\n\x14GetSkillStatsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xa4\x04\n\x15GetSkillStatsResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x61ge_days\x18\x02 \x01(\x01\x12\x14\n\x0csuccess_rate\x18\x03 \x01(\x01\x12\x18\n\x10has_success_rate\x18\x04 \x01(\x08\x12\x1e\n\x16invocation_velocity_7d\x18\x05 \x01(\x01\x12\x0f\n\x07version\x18\x06 \x01(\r\x12\x14\n\x0c\x61uto_created\x18\x07 \x01(\x08\x12\x17\n\x0fp50_duration_ms\x18\x08 \x01(\r\x12\x17\n\x0fp95_duration_ms\x18\t \x01(\r\x12\x16\n\x0ewindow_samples\x18\n \x01(\r\x12\x18\n\x10window_successes\x18\x0b \x01(\r\x12\x19\n\x11total_invocations\x18\x0c \x01(\x04\x12\x17\n\x0ftotal_successes\x18\r \x01(\x04\x12$\n\x05skill\x18\x0e \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x12\n\nselections\x18\x1e \x01(\x04\x12\x0f\n\x07\x61pplied\x18\x1f \x01(\x04\x12\x13\n\x0b\x63ompletions\x18  \x01(\x04\x12\x11\n\tfallbacks\x18! \x01(\x04\x12\x35\n\x11success_by_source\x18( \x03(\x0b\x32\x1a.skillengine.v1.SourceRate\x12\x32\n\x0clast_outcome\x18) \x01(\x0b\x32\x1c.skillengine.v1.SkillOutcome\"i\n\x0cSkillOutcome\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08reporter\x18\x04 \x01(\t\"f\n\nSourceRate\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\x0f\n\x07samples\x18\x02 \x01(\r\x12\x11\n\tsuccesses\x18\x03 \x01(\r\x12\x14\n\x0csuccess_rate\x18\x04 \x01(\x01\x12\x0e\n\x06weight\x18\x05 \x01(\x01*p\n\nVisibility\x12\x1a\n\x16VISIBILITY_UNSPECIFIED\x10\x00\x12\x16\n\x12VISIBILITY_PRIVATE\x10\x01\x12\x15\n\x11VISIBILITY_PUBLIC\x10\x02\x12\x17\n\x13VISIBILITY_INTERNAL\x10\x03*\xb0\x01\n\x0bSkillStatus\x12\x1c\n\x18SKILL_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13SKILL_STATUS_ACTIVE\x10\x01\x12\x19\n\x15SKILL_STATUS_DEGRADED\x10\x02\x12\x1b\n\x17SKILL_STATUS_DEPRECATED\x10\x03\x12\x18\n\x14SKILL_STATUS_RETIRED\x10\x04\x12\x18\n\x14SKILL_STATUS_DELETED\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bskillengine/v1/skills.proto\x12\x0eskillengine.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eskillengine/v1/execution.proto\"\xc5\x06\n\x05Skill\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x19\n\x11parameters_schema\x18\x03 \x01(\t\x12+\n\x06status\x18\x04 \x01(\x0e\x32\x1b.skillengine.v1.SkillStatus\x12\x0f\n\x07version\x18\x05 \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x06 \x01(\t\x12\x13\n\x0busage_count\x18\x07 \x01(\x04\x12\x15\n\rfailure_count\x18\x08 \x01(\x04\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x0flast_invoked_at\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rstatus_reason\x18\x0c \x01(\t\x12\x0f\n\x07warning\x18\r \x01(\t\x12\x11\n\tprotected\x18\x0e \x01(\x08\x12\x14\n\x0c\x61uto_created\x18\x0f \x01(\x08\x12\x16\n\x0elatest_version\x18\x10 \x01(\r\x12\x35\n\x11status_changed_at\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05owner\x18\x12 \x01(\t\x12.\n\nvisibility\x18\x13 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x0e\n\x06system\x18\x32 \x01(\x08\x12\x10\n\x08\x64isabled\x18\x33 \x01(\x08\x12\x13\n\x0b\x64isabled_by\x18\x34 \x01(\t\x12\x16\n\x0epinned_version\x18\x35 \x01(\r\x12\x13\n\x0bgrant_count\x18\x36 \x01(\r\x12\x14\n\x0crequirements\x18< \x03(\t\x12\x17\n\x0fsystem_packages\x18= \x03(\t\x12\x16\n\x0e\x65nvironment_id\x18> \x01(\t\x12\x0f\n\x07secrets\x18? \x03(\t\x12\x15\n\rnetwork_allow\x18@ \x03(\t\x12\x37\n\x16parameters_schema_json\x18\x41 \x01(\x0b\x32\x17.google.protobuf.Struct\"\xcb\x01\n\x0cSkillVersion\x12\x0f\n\x07version\x18\x01 \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x19\n\x11parameters_schema\x18\x04 \x01(\t\x12\x14\n\x0ctest_payload\x18\x05 \x01(\t\x12\x0e\n\x06origin\x18\x06 \x01(\t\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x61\x63tive\x18\x08 \x01(\x08\"\x1f\n\x0fGetSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xbb\x01\n\x10GetSkillResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08\x63omposed\x18\x03 \x01(\x08\x12\x12\n\ndepends_on\x18\x04 \x03(\t\x12\x0c\n\x04kind\x18\x1e \x01(\t\x12\x10\n\x08skill_id\x18\x1f \x01(\t\x12-\n\ntest_files\x18  \x03(\x0b\x32\x19.skillengine.v1.InputFile\"\x8a\x01\n\x11ListSkillsRequest\x12\x18\n\x10include_inactive\x18\x01 \x01(\x08\x12\r\n\x05owner\x18\x02 \x01(\t\x12\x16\n\tpage_size\x18\x03 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x04 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"T\n\x12ListSkillsResponse\x12%\n\x06skills\x18\x01 \x03(\x0b\x32\x15.skillengine.v1.Skill\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"v\n\x18ListSkillVersionsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\tpage_size\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x03 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"d\n\x19ListSkillVersionsResponse\x12.\n\x08versions\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.SkillVersion\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"$\n\x14GetSkillStatsRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\xa4\x04\n\x15GetSkillStatsResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x61ge_days\x18\x02 \x01(\x01\x12\x14\n\x0csuccess_rate\x18\x03 \x01(\x01\x12\x18\n\x10has_success_rate\x18\x04 \x01(\x08\x12\x1e\n\x16invocation_velocity_7d\x18\x05 \x01(\x01\x12\x0f\n\x07version\x18\x06 \x01(\r\x12\x14\n\x0c\x61uto_created\x18\x07 \x01(\x08\x12\x17\n\x0fp50_duration_ms\x18\x08 \x01(\r\x12\x17\n\x0fp95_duration_ms\x18\t \x01(\r\x12\x16\n\x0ewindow_samples\x18\n \x01(\r\x12\x18\n\x10window_successes\x18\x0b \x01(\r\x12\x19\n\x11total_invocations\x18\x0c \x01(\x04\x12\x17\n\x0ftotal_successes\x18\r \x01(\x04\x12$\n\x05skill\x18\x0e \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x12\n\nselections\x18\x1e \x01(\x04\x12\x0f\n\x07\x61pplied\x18\x1f \x01(\x04\x12\x13\n\x0b\x63ompletions\x18  \x01(\x04\x12\x11\n\tfallbacks\x18! \x01(\x04\x12\x35\n\x11success_by_source\x18( \x03(\x0b\x32\x1a.skillengine.v1.SourceRate\x12\x32\n\x0clast_outcome\x18) \x01(\x0b\x32\x1c.skillengine.v1.SkillOutcome\"i\n\x0cSkillOutcome\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12&\n\x02\x61t\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08reporter\x18\x04 \x01(\t\"f\n\nSourceRate\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\x0f\n\x07samples\x18\x02 \x01(\r\x12\x11\n\tsuccesses\x18\x03 \x01(\r\x12\x14\n\x0csuccess_rate\x18\x04 \x01(\x01\x12\x0e\n\x06weight\x18\x05 \x01(\x01*p\n\nVisibility\x12\x1a\n\x16VISIBILITY_UNSPECIFIED\x10\x00\x12\x16\n\x12VISIBILITY_PRIVATE\x10\x01\x12\x15\n\x11VISIBILITY_PUBLIC\x10\x02\x12\x17\n\x13VISIBILITY_INTERNAL\x10\x03*\xb0\x01\n\x0bSkillStatus\x12\x1c\n\x18SKILL_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13SKILL_STATUS_ACTIVE\x10\x01\x12\x19\n\x15SKILL_STATUS_DEGRADED\x10\x02\x12\x1b\n\x17SKILL_STATUS_DEPRECATED\x10\x03\x12\x18\n\x14SKILL_STATUS_RETIRED\x10\x04\x12\x18\n\x14SKILL_STATUS_DELETED\x10\x05\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.skills_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _VISIBILITY._serialized_start=2366
-  _VISIBILITY._serialized_end=2478
-  _SKILLSTATUS._serialized_start=2481
-  _SKILLSTATUS._serialized_end=2657
-  _SKILL._serialized_start=113
-  _SKILL._serialized_end=893
-  _SKILLVERSION._serialized_start=896
-  _SKILLVERSION._serialized_end=1099
-  _GETSKILLREQUEST._serialized_start=1101
-  _GETSKILLREQUEST._serialized_end=1132
-  _GETSKILLRESPONSE._serialized_start=1135
-  _GETSKILLRESPONSE._serialized_end=1322
-  _LISTSKILLSREQUEST._serialized_start=1324
-  _LISTSKILLSREQUEST._serialized_end=1384
-  _LISTSKILLSRESPONSE._serialized_start=1386
-  _LISTSKILLSRESPONSE._serialized_end=1445
-  _LISTSKILLVERSIONSREQUEST._serialized_start=1447
-  _LISTSKILLVERSIONSREQUEST._serialized_end=1487
-  _LISTSKILLVERSIONSRESPONSE._serialized_start=1489
-  _LISTSKILLVERSIONSRESPONSE._serialized_end=1564
-  _GETSKILLSTATSREQUEST._serialized_start=1566
-  _GETSKILLSTATSREQUEST._serialized_end=1602
-  _GETSKILLSTATSRESPONSE._serialized_start=1605
-  _GETSKILLSTATSRESPONSE._serialized_end=2153
-  _SKILLOUTCOME._serialized_start=2155
-  _SKILLOUTCOME._serialized_end=2260
-  _SOURCERATE._serialized_start=2262
-  _SOURCERATE._serialized_end=2364
+  _VISIBILITY._serialized_start=2660
+  _VISIBILITY._serialized_end=2772
+  _SKILLSTATUS._serialized_start=2775
+  _SKILLSTATUS._serialized_end=2951
+  _SKILL._serialized_start=143
+  _SKILL._serialized_end=980
+  _SKILLVERSION._serialized_start=983
+  _SKILLVERSION._serialized_end=1186
+  _GETSKILLREQUEST._serialized_start=1188
+  _GETSKILLREQUEST._serialized_end=1219
+  _GETSKILLRESPONSE._serialized_start=1222
+  _GETSKILLRESPONSE._serialized_end=1409
+  _LISTSKILLSREQUEST._serialized_start=1412
+  _LISTSKILLSREQUEST._serialized_end=1550
+  _LISTSKILLSRESPONSE._serialized_start=1552
+  _LISTSKILLSRESPONSE._serialized_end=1636
+  _LISTSKILLVERSIONSREQUEST._serialized_start=1638
+  _LISTSKILLVERSIONSREQUEST._serialized_end=1756
+  _LISTSKILLVERSIONSRESPONSE._serialized_start=1758
+  _LISTSKILLVERSIONSRESPONSE._serialized_end=1858
+  _GETSKILLSTATSREQUEST._serialized_start=1860
+  _GETSKILLSTATSREQUEST._serialized_end=1896
+  _GETSKILLSTATSRESPONSE._serialized_start=1899
+  _GETSKILLSTATSRESPONSE._serialized_end=2447
+  _SKILLOUTCOME._serialized_start=2449
+  _SKILLOUTCOME._serialized_end=2554
+  _SOURCERATE._serialized_start=2556
+  _SOURCERATE._serialized_end=2658
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from skill_engine.gen.skillengine.v1 import execution_pb2 as _execution_pb2
 from google.protobuf.internal import containers as _containers
@@ -93,33 +94,45 @@ class GetSkillStatsResponse(_message.Message):
     def __init__(self, name: _Optional[str] = ..., age_days: _Optional[float] = ..., success_rate: _Optional[float] = ..., has_success_rate: bool = ..., invocation_velocity_7d: _Optional[float] = ..., version: _Optional[int] = ..., auto_created: bool = ..., p50_duration_ms: _Optional[int] = ..., p95_duration_ms: _Optional[int] = ..., window_samples: _Optional[int] = ..., window_successes: _Optional[int] = ..., total_invocations: _Optional[int] = ..., total_successes: _Optional[int] = ..., skill: _Optional[_Union[Skill, _Mapping]] = ..., selections: _Optional[int] = ..., applied: _Optional[int] = ..., completions: _Optional[int] = ..., fallbacks: _Optional[int] = ..., success_by_source: _Optional[_Iterable[_Union[SourceRate, _Mapping]]] = ..., last_outcome: _Optional[_Union[SkillOutcome, _Mapping]] = ...) -> None: ...
 
 class ListSkillVersionsRequest(_message.Message):
-    __slots__ = ["name"]
+    __slots__ = ["name", "page_size", "page_token"]
     NAME_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, name: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListSkillVersionsResponse(_message.Message):
-    __slots__ = ["versions"]
+    __slots__ = ["next_page_token", "versions"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     versions: _containers.RepeatedCompositeFieldContainer[SkillVersion]
-    def __init__(self, versions: _Optional[_Iterable[_Union[SkillVersion, _Mapping]]] = ...) -> None: ...
+    def __init__(self, versions: _Optional[_Iterable[_Union[SkillVersion, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class ListSkillsRequest(_message.Message):
-    __slots__ = ["include_inactive", "owner"]
+    __slots__ = ["include_inactive", "owner", "page_size", "page_token"]
     INCLUDE_INACTIVE_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     include_inactive: bool
     owner: str
-    def __init__(self, include_inactive: bool = ..., owner: _Optional[str] = ...) -> None: ...
+    page_size: int
+    page_token: str
+    def __init__(self, include_inactive: bool = ..., owner: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListSkillsResponse(_message.Message):
-    __slots__ = ["skills"]
+    __slots__ = ["next_page_token", "skills"]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SKILLS_FIELD_NUMBER: _ClassVar[int]
+    next_page_token: str
     skills: _containers.RepeatedCompositeFieldContainer[Skill]
-    def __init__(self, skills: _Optional[_Iterable[_Union[Skill, _Mapping]]] = ...) -> None: ...
+    def __init__(self, skills: _Optional[_Iterable[_Union[Skill, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class Skill(_message.Message):
-    __slots__ = ["auto_created", "content_hash", "created_at", "description", "disabled", "disabled_by", "environment_id", "failure_count", "grant_count", "last_invoked_at", "latest_version", "name", "network_allow", "owner", "parameters_schema", "pinned_version", "protected", "requirements", "secrets", "status", "status_changed_at", "status_reason", "system", "system_packages", "updated_at", "usage_count", "version", "visibility", "warning"]
+    __slots__ = ["auto_created", "content_hash", "created_at", "description", "disabled", "disabled_by", "environment_id", "failure_count", "grant_count", "last_invoked_at", "latest_version", "name", "network_allow", "owner", "parameters_schema", "parameters_schema_json", "pinned_version", "protected", "requirements", "secrets", "status", "status_changed_at", "status_reason", "system", "system_packages", "updated_at", "usage_count", "version", "visibility", "warning"]
     AUTO_CREATED_FIELD_NUMBER: _ClassVar[int]
     CONTENT_HASH_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
@@ -135,6 +148,7 @@ class Skill(_message.Message):
     NETWORK_ALLOW_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_SCHEMA_JSON_FIELD_NUMBER: _ClassVar[int]
     PINNED_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTECTED_FIELD_NUMBER: _ClassVar[int]
     REQUIREMENTS_FIELD_NUMBER: _ClassVar[int]
@@ -164,6 +178,7 @@ class Skill(_message.Message):
     network_allow: _containers.RepeatedScalarFieldContainer[str]
     owner: str
     parameters_schema: str
+    parameters_schema_json: _struct_pb2.Struct
     pinned_version: int
     protected: bool
     requirements: _containers.RepeatedScalarFieldContainer[str]
@@ -178,7 +193,7 @@ class Skill(_message.Message):
     version: int
     visibility: Visibility
     warning: str
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_schema: _Optional[str] = ..., status: _Optional[_Union[SkillStatus, str]] = ..., version: _Optional[int] = ..., content_hash: _Optional[str] = ..., usage_count: _Optional[int] = ..., failure_count: _Optional[int] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_invoked_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., status_reason: _Optional[str] = ..., warning: _Optional[str] = ..., protected: bool = ..., auto_created: bool = ..., latest_version: _Optional[int] = ..., status_changed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., owner: _Optional[str] = ..., visibility: _Optional[_Union[Visibility, str]] = ..., system: bool = ..., disabled: bool = ..., disabled_by: _Optional[str] = ..., pinned_version: _Optional[int] = ..., grant_count: _Optional[int] = ..., requirements: _Optional[_Iterable[str]] = ..., system_packages: _Optional[_Iterable[str]] = ..., environment_id: _Optional[str] = ..., secrets: _Optional[_Iterable[str]] = ..., network_allow: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., parameters_schema: _Optional[str] = ..., status: _Optional[_Union[SkillStatus, str]] = ..., version: _Optional[int] = ..., content_hash: _Optional[str] = ..., usage_count: _Optional[int] = ..., failure_count: _Optional[int] = ..., created_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., last_invoked_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., status_reason: _Optional[str] = ..., warning: _Optional[str] = ..., protected: bool = ..., auto_created: bool = ..., latest_version: _Optional[int] = ..., status_changed_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., owner: _Optional[str] = ..., visibility: _Optional[_Union[Visibility, str]] = ..., system: bool = ..., disabled: bool = ..., disabled_by: _Optional[str] = ..., pinned_version: _Optional[int] = ..., grant_count: _Optional[int] = ..., requirements: _Optional[_Iterable[str]] = ..., system_packages: _Optional[_Iterable[str]] = ..., environment_id: _Optional[str] = ..., secrets: _Optional[_Iterable[str]] = ..., network_allow: _Optional[_Iterable[str]] = ..., parameters_schema_json: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class SkillOutcome(_message.Message):
     __slots__ = ["at", "reporter", "source", "success"]

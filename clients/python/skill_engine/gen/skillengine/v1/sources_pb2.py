@@ -17,7 +17,7 @@ from skill_engine.gen.skillengine.v1 import learning_pb2 as skillengine_dot_v1_d
 from skill_engine.gen.skillengine.v1 import skills_pb2 as skillengine_dot_v1_dot_skills__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/sources.proto\x12\x0eskillengine.v1\x1a skillengine/v1/composition.proto\x1a\x1eskillengine/v1/execution.proto\x1a\x1dskillengine/v1/learning.proto\x1a\x1bskillengine/v1/skills.proto\"2\n\rSourceProblem\x12\x11\n\tdirectory\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x19\n\x17ListSkillSourcesRequest\"\x8f\x01\n\x18ListSkillSourcesResponse\x12-\n\x07sources\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.CatalogEntry\x12/\n\x08problems\x18\x02 \x03(\x0b\x32\x1d.skillengine.v1.SourceProblem\x12\x13\n\x0b\x64irectories\x18\x03 \x03(\t\"\x18\n\x16RescanSkillDirsRequest\"\xb3\x01\n\x17RescanSkillDirsResponse\x12-\n\x07sources\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.CatalogEntry\x12/\n\x08problems\x18\x02 \x03(\x0b\x32\x1d.skillengine.v1.SourceProblem\x12\x12\n\nregistered\x18\x03 \x03(\t\x12\x0f\n\x07retired\x18\x04 \x03(\t\x12\x13\n\x0b\x64uration_ms\x18\x05 \x01(\r\"8\n\x16GetSkillContentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08skill_id\x18\x02 \x01(\t\"*\n\x0b\x42undledFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05\x62ytes\x18\x02 \x01(\x04\"\xb9\x01\n\x17GetSkillContentResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08skill_id\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x0c\n\x04\x62ody\x18\x04 \x01(\t\x12\x10\n\x08\x62\x61se_dir\x18\x05 \x01(\t\x12*\n\x05\x66iles\x18\x06 \x03(\x0b\x32\x1b.skillengine.v1.BundledFile\x12\x0f\n\x07version\x18\x07 \x01(\r\x12\x13\n\x0b\x64\x65scription\x18\x08 \x01(\t\"C\n\x13GetSkillFileRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08skill_id\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\"R\n\x14GetSkillFileResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\x0c\x12\r\n\x05\x62ytes\x18\x04 \x01(\x04\"\x8e\x01\n\x18ImportSkillBundleRequest\x12\x0f\n\x07\x61rchive\x18\x01 \x01(\x0c\x12.\n\nvisibility\x18\x02 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x31\n\x0con_duplicate\x18( \x01(\x0e\x32\x1b.skillengine.v1.OnDuplicate\"\xb8\x01\n\x19ImportSkillBundleResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x10\n\x08skill_id\x18\x02 \x01(\t\x12-\n\x04test\x18\x03 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x34\n\x0esimilar_skills\x18( \x03(\x0b\x32\x1c.skillengine.v1.SimilarSkill\"\"\n\x12\x45xportSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"K\n\x13\x45xportSkillResponse\x12\x0f\n\x07\x61rchive\x18\x01 \x01(\x0c\x12\x11\n\tfile_name\x18\x02 \x01(\t\x12\x10\n\x08skill_id\x18\x03 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cskillengine/v1/sources.proto\x12\x0eskillengine.v1\x1a skillengine/v1/composition.proto\x1a\x1eskillengine/v1/execution.proto\x1a\x1dskillengine/v1/learning.proto\x1a\x1bskillengine/v1/skills.proto\"2\n\rSourceProblem\x12\x11\n\tdirectory\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"g\n\x17ListSkillSourcesRequest\x12\x16\n\tpage_size\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\x17\n\npage_token\x18\x02 \x01(\tH\x01\x88\x01\x01\x42\x0c\n\n_page_sizeB\r\n\x0b_page_token\"\xa8\x01\n\x18ListSkillSourcesResponse\x12-\n\x07sources\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.CatalogEntry\x12/\n\x08problems\x18\x02 \x03(\x0b\x32\x1d.skillengine.v1.SourceProblem\x12\x13\n\x0b\x64irectories\x18\x03 \x03(\t\x12\x17\n\x0fnext_page_token\x18\x04 \x01(\t\"\x18\n\x16RescanSkillDirsRequest\"\xb3\x01\n\x17RescanSkillDirsResponse\x12-\n\x07sources\x18\x01 \x03(\x0b\x32\x1c.skillengine.v1.CatalogEntry\x12/\n\x08problems\x18\x02 \x03(\x0b\x32\x1d.skillengine.v1.SourceProblem\x12\x12\n\nregistered\x18\x03 \x03(\t\x12\x0f\n\x07retired\x18\x04 \x03(\t\x12\x13\n\x0b\x64uration_ms\x18\x05 \x01(\r\"8\n\x16GetSkillContentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08skill_id\x18\x02 \x01(\t\"*\n\x0b\x42undledFile\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05\x62ytes\x18\x02 \x01(\x04\"\xb9\x01\n\x17GetSkillContentResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08skill_id\x18\x02 \x01(\t\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x0c\n\x04\x62ody\x18\x04 \x01(\t\x12\x10\n\x08\x62\x61se_dir\x18\x05 \x01(\t\x12*\n\x05\x66iles\x18\x06 \x03(\x0b\x32\x1b.skillengine.v1.BundledFile\x12\x0f\n\x07version\x18\x07 \x01(\r\x12\x13\n\x0b\x64\x65scription\x18\x08 \x01(\t\"C\n\x13GetSkillFileRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08skill_id\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\"R\n\x14GetSkillFileResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0c\n\x04path\x18\x02 \x01(\t\x12\x0f\n\x07\x63ontent\x18\x03 \x01(\x0c\x12\r\n\x05\x62ytes\x18\x04 \x01(\x04\"\x8e\x01\n\x18ImportSkillBundleRequest\x12\x0f\n\x07\x61rchive\x18\x01 \x01(\x0c\x12.\n\nvisibility\x18\x02 \x01(\x0e\x32\x1a.skillengine.v1.Visibility\x12\x31\n\x0con_duplicate\x18( \x01(\x0e\x32\x1b.skillengine.v1.OnDuplicate\"\xb8\x01\n\x19ImportSkillBundleResponse\x12$\n\x05skill\x18\x01 \x01(\x0b\x32\x15.skillengine.v1.Skill\x12\x10\n\x08skill_id\x18\x02 \x01(\t\x12-\n\x04test\x18\x03 \x01(\x0b\x32\x1f.skillengine.v1.ExecutionResult\x12\x34\n\x0esimilar_skills\x18( \x03(\x0b\x32\x1c.skillengine.v1.SimilarSkill\"\"\n\x12\x45xportSkillRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"K\n\x13\x45xportSkillResponse\x12\x0f\n\x07\x61rchive\x18\x01 \x01(\x0c\x12\x11\n\tfile_name\x18\x02 \x01(\t\x12\x10\n\x08skill_id\x18\x03 \x01(\tb\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'skill_engine.gen.skillengine.v1.sources_pb2', globals())
@@ -27,29 +27,29 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SOURCEPROBLEM._serialized_start=174
   _SOURCEPROBLEM._serialized_end=224
   _LISTSKILLSOURCESREQUEST._serialized_start=226
-  _LISTSKILLSOURCESREQUEST._serialized_end=251
-  _LISTSKILLSOURCESRESPONSE._serialized_start=254
-  _LISTSKILLSOURCESRESPONSE._serialized_end=397
-  _RESCANSKILLDIRSREQUEST._serialized_start=399
-  _RESCANSKILLDIRSREQUEST._serialized_end=423
-  _RESCANSKILLDIRSRESPONSE._serialized_start=426
-  _RESCANSKILLDIRSRESPONSE._serialized_end=605
-  _GETSKILLCONTENTREQUEST._serialized_start=607
-  _GETSKILLCONTENTREQUEST._serialized_end=663
-  _BUNDLEDFILE._serialized_start=665
-  _BUNDLEDFILE._serialized_end=707
-  _GETSKILLCONTENTRESPONSE._serialized_start=710
-  _GETSKILLCONTENTRESPONSE._serialized_end=895
-  _GETSKILLFILEREQUEST._serialized_start=897
-  _GETSKILLFILEREQUEST._serialized_end=964
-  _GETSKILLFILERESPONSE._serialized_start=966
-  _GETSKILLFILERESPONSE._serialized_end=1048
-  _IMPORTSKILLBUNDLEREQUEST._serialized_start=1051
-  _IMPORTSKILLBUNDLEREQUEST._serialized_end=1193
-  _IMPORTSKILLBUNDLERESPONSE._serialized_start=1196
-  _IMPORTSKILLBUNDLERESPONSE._serialized_end=1380
-  _EXPORTSKILLREQUEST._serialized_start=1382
-  _EXPORTSKILLREQUEST._serialized_end=1416
-  _EXPORTSKILLRESPONSE._serialized_start=1418
-  _EXPORTSKILLRESPONSE._serialized_end=1493
+  _LISTSKILLSOURCESREQUEST._serialized_end=329
+  _LISTSKILLSOURCESRESPONSE._serialized_start=332
+  _LISTSKILLSOURCESRESPONSE._serialized_end=500
+  _RESCANSKILLDIRSREQUEST._serialized_start=502
+  _RESCANSKILLDIRSREQUEST._serialized_end=526
+  _RESCANSKILLDIRSRESPONSE._serialized_start=529
+  _RESCANSKILLDIRSRESPONSE._serialized_end=708
+  _GETSKILLCONTENTREQUEST._serialized_start=710
+  _GETSKILLCONTENTREQUEST._serialized_end=766
+  _BUNDLEDFILE._serialized_start=768
+  _BUNDLEDFILE._serialized_end=810
+  _GETSKILLCONTENTRESPONSE._serialized_start=813
+  _GETSKILLCONTENTRESPONSE._serialized_end=998
+  _GETSKILLFILEREQUEST._serialized_start=1000
+  _GETSKILLFILEREQUEST._serialized_end=1067
+  _GETSKILLFILERESPONSE._serialized_start=1069
+  _GETSKILLFILERESPONSE._serialized_end=1151
+  _IMPORTSKILLBUNDLEREQUEST._serialized_start=1154
+  _IMPORTSKILLBUNDLEREQUEST._serialized_end=1296
+  _IMPORTSKILLBUNDLERESPONSE._serialized_start=1299
+  _IMPORTSKILLBUNDLERESPONSE._serialized_end=1483
+  _EXPORTSKILLREQUEST._serialized_start=1485
+  _EXPORTSKILLREQUEST._serialized_end=1519
+  _EXPORTSKILLRESPONSE._serialized_start=1521
+  _EXPORTSKILLRESPONSE._serialized_end=1596
 # @@protoc_insertion_point(module_scope)

@@ -106,18 +106,24 @@ class ImportSkillBundleResponse(_message.Message):
     def __init__(self, skill: _Optional[_Union[_skills_pb2.Skill, _Mapping]] = ..., skill_id: _Optional[str] = ..., test: _Optional[_Union[_execution_pb2.ExecutionResult, _Mapping]] = ..., similar_skills: _Optional[_Iterable[_Union[_learning_pb2.SimilarSkill, _Mapping]]] = ...) -> None: ...
 
 class ListSkillSourcesRequest(_message.Message):
-    __slots__ = []
-    def __init__(self) -> None: ...
+    __slots__ = ["page_size", "page_token"]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class ListSkillSourcesResponse(_message.Message):
-    __slots__ = ["directories", "problems", "sources"]
+    __slots__ = ["directories", "next_page_token", "problems", "sources"]
     DIRECTORIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROBLEMS_FIELD_NUMBER: _ClassVar[int]
     SOURCES_FIELD_NUMBER: _ClassVar[int]
     directories: _containers.RepeatedScalarFieldContainer[str]
+    next_page_token: str
     problems: _containers.RepeatedCompositeFieldContainer[SourceProblem]
     sources: _containers.RepeatedCompositeFieldContainer[_composition_pb2.CatalogEntry]
-    def __init__(self, sources: _Optional[_Iterable[_Union[_composition_pb2.CatalogEntry, _Mapping]]] = ..., problems: _Optional[_Iterable[_Union[SourceProblem, _Mapping]]] = ..., directories: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, sources: _Optional[_Iterable[_Union[_composition_pb2.CatalogEntry, _Mapping]]] = ..., problems: _Optional[_Iterable[_Union[SourceProblem, _Mapping]]] = ..., directories: _Optional[_Iterable[str]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class RescanSkillDirsRequest(_message.Message):
     __slots__ = []
