@@ -139,7 +139,40 @@ describe("MCP over Streamable HTTP: find, run, register, report, resources", () 
       CALL_OPTIONS,
     );
     expect(passed.isError).toBeFalsy();
-    expect(passed.structuredContent).toMatchObject({ skill: { name: "doubler", version: 1, status: "active" }, test: { success: true } });
+    expect(passed.structuredContent).toMatchObject({
+      skill: { name: "doubler", version: 1, status: "active" },
+      test: { success: true },
+      unchanged: false,
+    });
+
+    // The same registration again (an agent registering its skills at every start): no test run, no new version.
+    const again = await client.callTool(
+      {
+        name: "register_skill",
+        arguments: {
+          name: "doubler",
+          description: "Doubles an integer n and returns the doubled value.",
+          parameters_schema: DOUBLER_SCHEMA,
+          code: DOUBLER_CODE,
+          test_payload: { n: 2 },
+          example_queries: ["double the number 21"],
+        },
+      },
+      undefined,
+      CALL_OPTIONS,
+    );
+    expect(again.isError).toBeFalsy();
+    expect(again.structuredContent).toMatchObject({ skill: { name: "doubler", version: 1 }, test: null, unchanged: true });
+  });
+
+  it("a request nothing in the library fits is an empty list with no_fit", async () => {
+    const found = await client.callTool(
+      { name: "find_skills", arguments: { query: "book me a flight to Paris" } },
+      undefined,
+      CALL_OPTIONS,
+    );
+    expect(found.isError).toBeFalsy();
+    expect(found.structuredContent).toMatchObject({ skills: [], no_fit: true });
   });
 
   it("finds the skill, runs it with the route, and records the outcome of the run", async () => {

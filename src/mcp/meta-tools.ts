@@ -150,7 +150,8 @@ export const META_TOOLS: readonly MetaTool[] = [
       title: "Find skills",
       description:
         "Finds the skills of the library that fit a request, best first, with how likely each fits (relevance 0..1), its input schema " +
-        "and a route_id. Run one with run_skill (pass the route_id), and report with route_feedback or record_outcome.",
+        "and a route_id. Run one with run_skill (pass the route_id), and report with route_feedback or record_outcome. An empty list " +
+        "with no_fit means nothing in the library fits: do the task another way, or register a skill for it.",
       input: schemas.findSkillsArguments,
       output: schemas.findSkillsResult,
       annotations: lookup,
@@ -172,8 +173,10 @@ export const META_TOOLS: readonly MetaTool[] = [
             kind: s.kind,
             skill_id: s.skillId,
             input_schema: schemaObject(s.parametersSchema),
+            instructions: s.instructions,
             warnings: s.warnings,
           })),
+          no_fit: response.noFit,
           degraded: response.degraded,
           warnings: response.warnings,
         });
@@ -272,7 +275,9 @@ export const META_TOOLS: readonly MetaTool[] = [
         const r = await context.engine.call(context.engine.skills.registerSkill, request, context.scope);
         return structured({
           skill: skillSummary(r.skill),
-          test: testRun(r.test),
+          test: r.unchanged ? null : testRun(r.test),
+          unchanged: r.unchanged,
+          routing_warnings: r.routingGate?.warnings ?? [],
           normalizations: r.normalizations,
           warnings: r.warnings.map((w) => `${w.ruleId} (line ${w.line}): ${w.message}`),
           similar_skills: r.similarSkills.map((s) => ({

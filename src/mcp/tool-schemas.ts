@@ -152,9 +152,13 @@ export const findSkillsResult = z.object({
       kind: z.string(),
       skill_id: z.string(),
       input_schema: z.record(z.string(), z.unknown()),
+      /** Set for an instructions-only skill: read it (get_skill / its skill:// resource), never run it. */
+      instructions: z.string(),
       warnings: z.array(z.string()),
     }),
   ),
+  /** True when no skill cleared the relevance floor: nothing in the library fits the request. */
+  no_fit: z.boolean(),
   degraded: z.array(z.string()),
   warnings: z.array(z.string()),
 });
@@ -175,7 +179,12 @@ export const listSkillsResult = z.object({ skills: z.array(skillSummary) });
 
 export const registerSkillResult = z.object({
   skill: skillSummary,
-  test: testRun,
+  /** Absent when `unchanged`: nothing was tested. */
+  test: testRun.nullable(),
+  /** The active version already had this code and these declarations: no test run, no new version. */
+  unchanged: z.boolean(),
+  /** One line each: an example query the skill is not found by, another skill's query it would take. */
+  routing_warnings: z.array(z.string()),
   normalizations: z.array(z.string()),
   warnings: z.array(z.string()),
   similar_skills: z.array(z.object({ name: z.string(), description_similarity: z.number(), near_duplicate: z.boolean() })),

@@ -199,6 +199,8 @@ def main(address: str, token: str) -> None:
         check("'openai'" in str(error) and "'anthropic'" in str(error), "the formats are named", error)
     routed = engine.invoke("py_add", {"a": 4, "b": 4}, route_id=openai.route_id)
     check(routed.json == {"sum": 8}, "an invocation following the route", routed)
+    nothing = engine.route("book me a flight to Paris")
+    check(nothing.no_fit and len(nothing) == 0 and nothing.tools() == [], "a query nothing fits: no_fit, no tools", nothing)
     print("ok: route_as_tools")
 
     outcome = engine.record_outcome(result.invocation_id, False, note="the user wanted a product")

@@ -215,6 +215,9 @@ class RoutedSkill:
     """None until the skill has been invoked."""
     kind: str
     """``"plain"``, ``"composed"``, ``"directory"`` or ``"instructions"`` (nothing to run: read its content)."""
+    instructions: str
+    """For an instructions-only skill (``tool`` is then empty): what the instructions are for and how to read
+    their body (``GetSkillContent``). Put it in the model's context; never offer it as a tool."""
     warnings: Tuple[str, ...]
     raw: routing_pb2.RoutedSkill = field(repr=False, compare=False)
 
@@ -232,6 +235,7 @@ class RoutedSkill:
             status=enum_label(message.DESCRIPTOR.fields_by_name["status"].enum_type, message.status),
             success_rate=message.success_rate if message.has_success_rate else None,
             kind=message.kind,
+            instructions=message.instructions,
             warnings=tuple(message.warnings),
             raw=message,
         )
@@ -247,6 +251,9 @@ class Route:
     degraded: Tuple[str, ...]
     """Sources that could not answer and what was used instead."""
     warnings: Tuple[str, ...]
+    no_fit: bool
+    """True when nothing in the library fits the query (``skills`` is empty on purpose): do the task
+    another way rather than force a skill onto it."""
     raw: routing_pb2.RouteSkillsResponse = field(repr=False, compare=False)
 
     @classmethod
@@ -256,12 +263,18 @@ class Route:
             skills=tuple(RoutedSkill.from_message(s) for s in response.skills),
             degraded=tuple(response.degraded),
             warnings=tuple(response.warnings),
+            no_fit=response.no_fit,
             raw=response,
         )
 
     def tools(self) -> "ToolList":
-        """The routed skills' tool definitions, in the format the route was asked for."""
-        return ToolList((skill.tool for skill in self.skills), route_id=self.route_id)
+        """The routed skills' tool definitions, in the format the route was asked for. Instructions-only
+        skills are not tools: they are left out here (see :meth:`instructions`)."""
+        return ToolList((skill.tool for skill in self.skills if skill.tool), route_id=self.route_id)
+
+    def instructions(self) -> Tuple[str, ...]:
+        """The routed instructions-only skills' texts, for the model's context (not its ``tools``)."""
+        return tuple(skill.instructions for skill in self.skills if skill.instructions)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.skills)
