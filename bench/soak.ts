@@ -183,10 +183,12 @@ async function agent(id: number, client: TestClient, recorder: Recorder, until: 
       );
       if (patched) factors.set(name, next);
     } else {
+      // A new version each time (the other factor): registering the active code again changes nothing.
+      const next = (factors.get(name) ?? 1) === 1 ? 2 : 1;
       const registered = await recorder.time("RegisterSkill", () =>
-        client.register({ name, code: skillCode(id, 1), testPayload: '{"x": 1}', description: `Scales x for agent ${id}.` }),
+        client.register({ name, code: skillCode(id, next), testPayload: '{"x": 1}', description: `Scales x for agent ${id}.` }),
       );
-      if (registered) factors.set(name, 1);
+      if (registered) factors.set(name, next);
     }
   }
   return { failedRuns };
