@@ -232,6 +232,7 @@ describe("whose reports count, in the registry (real SQLite file)", () => {
               DROP INDEX invocations_by_caller; ALTER TABLE invocations DROP COLUMN output_files;
               ALTER TABLE invocations DROP COLUMN output_file_count; ALTER TABLE invocations DROP COLUMN output_file_bytes;
               ALTER TABLE skill_versions DROP COLUMN secrets; ALTER TABLE skill_versions DROP COLUMN network_allow;
+              DROP INDEX invocations_failed; ALTER TABLE invocations DROP COLUMN stderr_tail;
               INSERT INTO skills (name, description, parameters_schema, test_payload, status, version, content_hash, created_at, updated_at,
                                   status_changed_at, owner, visibility)
                 VALUES ('convert', 'd', '{}', '{}', 'active', 1, 'h', 1, 1, 1, 'bob', 'public');
