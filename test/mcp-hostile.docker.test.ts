@@ -134,7 +134,7 @@ describe("MCP over Streamable HTTP: hostile input", () => {
       const error = answer.messages.find((m) => m.id === id)?.error;
       expect(error?.code, call.name).toBe(-32602);
       expect(error?.message).toMatch(
-        new RegExp(`^Invalid arguments for tool ${call.name}: nest arrays and objects more than 256 levels deep`),
+        new RegExp(`Invalid arguments for tool ${call.name}: nest arrays and objects more than 256 levels deep`),
       );
     }
   });

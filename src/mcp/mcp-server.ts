@@ -14,6 +14,7 @@ import {
   type ServerRequest,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
+import { jsonDepth } from "../json/index.js";
 import { type CallScope, type EngineClient, isServiceError, wholeCatalog } from "./engine-client.js";
 import { InvocationMemory, invokeSkill, META_TOOLS, type MetaTool, runResult, type ToolContext } from "./meta-tools.js";
 import { registerPrompts } from "./prompts.js";
@@ -55,6 +56,13 @@ const INSTRUCTIONS =
   "A library of executable skills. Before a task: get_lessons. Then find_skills with the user's request, run_skill the best one " +
   "(with the route_id), and report with record_outcome (the invocation_id) or route_feedback. The use_skill_library prompt has the " +
   "whole loop; create_skill the rules for adding a skill.";
+
+/**
+ * How deeply a tool call's arguments may nest (docs/mcp.md#errors): far past what the API takes (128 levels in a
+ * payload or schema), only so that the door's own walks of them (schema checks, JSON.stringify) cannot overflow
+ * the stack on a few hundred kilobytes of brackets.
+ */
+const MAX_ARGUMENT_DEPTH = 256;
 
 const META_BY_NAME = new Map(META_TOOLS.map((t) => [t.name, t]));
 const META_DEFINITIONS: Tool[] = META_TOOLS.map((t: MetaTool) => ({
@@ -99,6 +107,12 @@ export function createMcpServer(options: McpServerOptions): SkillEngineMcpServer
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
     const args = request.params.arguments ?? {};
+    if (jsonDepth(args, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Invalid arguments for tool ${name}: nest arrays and objects more than ${MAX_ARGUMENT_DEPTH} levels deep; the limit is ${MAX_ARGUMENT_DEPTH}`,
+      );
+    }
     const meta = mode === "skills" ? undefined : META_BY_NAME.get(name);
     if (meta) {
       const parsed = meta.input.safeParse(args);
