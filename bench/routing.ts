@@ -1,26 +1,25 @@
 /**
- * npm run bench:routing [-- datasetDir]: routing quality and cost (docs/routing.md#measuring-it).
+ * npm run bench:routing [-- datasetDir ...]: routing quality and cost (docs/routing.md#measuring-it).
  *
- * Quality, through the real service: starts it, registers every tool of a tool-retrieval dataset
- * (`tools.jsonl`, `queries.jsonl`; default `../shared/bench`) as a skill through RegisterSkill (the
- * real TDD gate in a container), routes every query with RouteSkills and scores recall@1,
- * recall@5, nDCG@5 and MRR, overall and per subset (a query's `subset` field, else its id
- * without a trailing number; a dataset without either gets one "ALL" row), beside plain BM25
- * computed in the same run. Services started, one after another:
+ * Quality, through the real service, on each development set (default: `../shared/bench` and
+ * `bench/data/taskbench`; any directory with `tools.jsonl` and `queries.jsonl`): starts it, registers
+ * every tool as a skill through RegisterSkill (the real TDD gate in a container), routes every query
+ * with RouteSkills and scores recall@1, recall@5, nDCG@5 and MRR, overall and per subset (a query's
+ * `subset` field, else its id without a trailing number; a dataset without either gets one "ALL"
+ * row), beside plain BM25 computed in the same run. Per set, two services one after another:
  *
- *   1. the default (MiniLM, normalised score fusion, clause splitting): keywords, vectors, fused,
- *      RRF; fusion weights by 5-fold cross-validation on the per-source scores; the out-of-catalog
- *      curve (a fifth of the tools deleted, their queries routed, relevance thresholds swept); fused
- *      after feedback (credit a TRAIN half, score the unseen TEST half); latency at 200 skills;
- *   2. the default without clause splitting (the multi-intent figure's baseline);
- *   3. the old default (USE-lite), the same modes and cross-validation;
- *   4. the default with example queries at registration (the TRAIN half's queries as examples).
+ *   1. the default (MiniLM, normalised score fusion, clause splitting): keywords, vectors, fused;
+ *      fusion weights by 5-fold cross-validation on the per-source scores; out of catalog by 5
+ *      folds (each fifth of the tools deleted in turn, their queries routed: the share answered
+ *      empty at the service's default floor, and the floor curve); fused after feedback (credit a
+ *      TRAIN half, score the unseen TEST half); p50 route latency at the catalog's size and at 200;
+ *   2. the default without clause splitting (the multi-intent figure's baseline).
  *
- * Cost: RouteSkills latency through gRPC, and the routing layer in process (SkillRouter over
- * KeywordIndex and SqliteVecIndex in a temp SQLite file) at 10,000 and 100,000 synthetic skills
- * with a deterministic stand-in embedder; each real model's load, per-query cost and memory apart.
+ * BENCH_ROUTING_FULL=1 adds the slow steps: RRF, the old default (USE-lite), example queries at
+ * registration, the routing layer in process at 10,000 and 100,000 synthetic skills (a
+ * deterministic stand-in embedder) and each real model's load, per-query cost and memory.
  *
- * Prints one table and writes the figures to bench/results/routing-latest.json.
+ * Prints the tables and writes the figures to bench/results/routing-latest.json.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -49,13 +48,21 @@ import {
 import { bm25Baseline } from "../test/support/bm25-baseline.js";
 import { startTestEngine, type TestClient } from "../test/support/test-engine.js";
 import { errorMessage } from "../src/errors/index.js";
+import { loadConfig } from "../src/config/index.js";
 import { migrateRegistry } from "../src/schema/index.js";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
 
 const repoRoot = fileURLToPath(new URL("..", import.meta.url));
-const datasetDir = process.argv[2] ? path.resolve(process.argv[2]) : path.resolve(repoRoot, "..", "shared", "bench");
+const datasetDirs =
+  process.argv.length > 2
+    ? process.argv.slice(2).map((dir) => path.resolve(dir))
+    : [path.resolve(repoRoot, "..", "shared", "bench"), path.resolve(repoRoot, "bench", "data", "taskbench")];
+/** The slow steps (module comment); off by default so the bench stays within about ten minutes. */
+const FULL = process.env.BENCH_ROUTING_FULL === "1";
+/** The floor a request without min_relevance gets: the service's default (docs/routing.md#no-skill-fits). */
+const DEFAULT_FLOOR = loadConfig({}).routing.minRelevance;
 const ROUTE_LIMIT = 10;
 /**
  * Synthetic skills at scale belong to SYNTHETIC_OWNERS agents, one in PUBLIC_EVERY public. Routes
@@ -79,10 +86,10 @@ const SKILL_CODE = "import json, sys\nprint(json.dumps(json.loads(sys.argv[1])))
 const SOURCE_DEPTH = 50;
 const CV_FOLDS = 5;
 const WEIGHT_GRID = Array.from({ length: 21 }, (_, i) => i / 20);
-/** Share of the tools deleted for the out-of-catalog curve, chosen by a hash of the name. */
-const HELD_OUT_SHARE = 0.2;
-const RELEVANCE_THRESHOLDS = [0, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5];
-/** The default min_relevance is the largest threshold that costs in-catalog recall@5 at most this much. */
+/** Out of catalog: the tools fall into this many folds by a hash of the name; each fold is deleted in turn. */
+const HELD_OUT_FOLDS = 5;
+const RELEVANCE_THRESHOLDS = [0, 0.03, 0.05, 0.07, 0.085, 0.1, 0.12, 0.15, 0.2, 0.3];
+/** The floor is chosen as the largest threshold that costs in-catalog recall@5 at most this much on every set. */
 const MAX_RECALL_LOSS = 0.02;
 const LATENCY_SKILLS = 200;
 const MAX_EXAMPLES = 20;
@@ -110,7 +117,7 @@ interface Query {
   subset?: string;
 }
 
-function readJsonl<T>(file: string): T[] {
+function readJsonl<T>(datasetDir: string, file: string): T[] {
   const full = path.join(datasetDir, file);
   if (!existsSync(full)) throw new Error(`${full} not found; pass the dataset directory as the first argument`);
   return readFileSync(full, "utf8")
@@ -338,14 +345,17 @@ const GRPC_MODES: Record<ModeName, RouteMode> = {
   rrf: RouteMode.ROUTE_MODE_RRF,
 };
 
-/** Every route asks for min_relevance 0 (all hits, each with its relevance); thresholds are swept here. */
-function route(client: TestClient, query: string, limit: number, mode: ModeName): Promise<RouteSkillsResponse> {
+/**
+ * Routes ask for min_relevance 0 (all hits, each with its relevance; thresholds are swept here)
+ * unless `floor` is "default": no min_relevance, so the service's default floor applies.
+ */
+function route(client: TestClient, query: string, limit: number, mode: ModeName, floor: 0 | "default" = 0): Promise<RouteSkillsResponse> {
   return client.call<RouteSkillsRequest, RouteSkillsResponse>(client.raw.routeSkills, {
     query,
     limit,
     format: ToolFormat.TOOL_FORMAT_OPENAI,
     mode: GRPC_MODES[mode],
-    minRelevance: 0,
+    ...(floor === "default" ? {} : { minRelevance: 0 }),
   });
 }
 
@@ -401,6 +411,8 @@ interface Routed {
   latencies: number[];
   degraded: Set<string>;
   hits: Map<string, Hit[]>;
+  /** Queries answered with no_fit. */
+  noFit: Set<string>;
 }
 
 /** Routes every query once in `mode`, one at a time (so latencies are not queued behind each other). */
@@ -410,16 +422,19 @@ async function routeAll(
   mode: ModeName,
   toTool: ReadonlyMap<string, string>,
   limit = ROUTE_LIMIT,
+  floor: 0 | "default" = 0,
 ): Promise<Routed> {
   const scored = new Map<string, QueryScore>();
   const hits = new Map<string, Hit[]>();
   const latencies: number[] = [];
   const degraded = new Set<string>();
+  const noFit = new Set<string>();
   for (const query of queries) {
     const started = performance.now();
-    const response = await route(client, query.query, limit, mode);
+    const response = await route(client, query.query, limit, mode, floor);
     latencies.push(performance.now() - started);
     for (const d of response.degraded) degraded.add(d);
+    if (response.noFit) noFit.add(query.id);
     const list = response.skills.map((s) => ({
       tool: toTool.get(s.name) ?? s.name,
       keywordScore: s.keywordScore,
@@ -435,7 +450,7 @@ async function routeAll(
       ),
     );
   }
-  return { scored, latencies, degraded, hits };
+  return { scored, latencies, degraded, hits, noFit };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -499,31 +514,103 @@ interface CurvePoint {
   inCatalogRecallAt5: number;
 }
 
+/** One out-of-catalog fold: its tools deleted, every query that needs only them or none of them routed. */
+interface HeldOutFold {
+  heldOut: number;
+  outOfCatalog: Query[];
+  inCatalog: Query[];
+  /** Routed with min_relevance 0: every candidate with its relevance (the curve). */
+  routed: Routed;
+  /**
+   * The out-of-catalog queries routed with no min_relevance: the service's default floor, through
+   * RouteSkills. In-catalog queries are judged at that floor by the same rule from `routed`, which
+   * halves the routes on a loaded machine.
+   */
+  atDefault: Routed;
+  noFit: Set<string>;
+}
+
+/** The fold of a tool for the out-of-catalog protocol, by a hash of its dataset name. */
+function heldOutFoldOf(name: string): number {
+  return (createHash("sha256").update(`held-out:${name}`).digest()[0] as number) % HELD_OUT_FOLDS;
+}
+
 /**
- * Sweeps min_relevance over the answers of a service that lacks the held-out tools: the share of
- * out-of-catalog queries (every relevant tool held out) answered with an empty list, against the
- * recall@5 of in-catalog queries (no relevant tool held out) once hits below the threshold go.
+ * The floor curve, pooled over the folds: at each min_relevance, the share of out-of-catalog queries
+ * (every relevant tool held out) whose answer is empty, against the recall@5 of in-catalog queries
+ * (no relevant tool held out). The floor judges the answer as the service does
+ * (docs/routing.md#no-skill-fits): empty when no candidate reaches it, else the ranking unchanged.
  */
-function outOfCatalogCurve(outOfCatalog: readonly Query[], inCatalog: readonly Query[], routed: Routed): CurvePoint[] {
+function outOfCatalogCurve(folds: readonly HeldOutFold[]): CurvePoint[] {
+  const best = (fold: HeldOutFold, q: Query): number => Math.max(-1, ...(fold.routed.hits.get(q.id) ?? []).map((h) => h.relevance ?? 1));
   return RELEVANCE_THRESHOLDS.map((threshold) => {
-    const kept = (q: Query): Hit[] => (routed.hits.get(q.id) ?? []).filter((h) => (h.relevance ?? 1) >= threshold);
-    const empty = outOfCatalog.filter((q) => kept(q).length === 0).length;
-    const found = inCatalog.filter((q) =>
-      kept(q)
-        .slice(0, 5)
-        .some((h) => q.relevant.includes(h.tool)),
-    ).length;
+    let empty = 0;
+    let outOfCatalog = 0;
+    let found = 0;
+    let inCatalog = 0;
+    for (const fold of folds) {
+      outOfCatalog += fold.outOfCatalog.length;
+      inCatalog += fold.inCatalog.length;
+      empty += fold.outOfCatalog.filter((q) => best(fold, q) < threshold).length;
+      found += fold.inCatalog.filter(
+        (q) => best(fold, q) >= threshold && (fold.routed.hits.get(q.id) ?? []).slice(0, 5).some((h) => q.relevant.includes(h.tool)),
+      ).length;
+    }
     return {
       threshold,
-      outOfCatalogEmpty: empty / Math.max(1, outOfCatalog.length),
-      inCatalogRecallAt5: found / Math.max(1, inCatalog.length),
+      outOfCatalogEmpty: empty / Math.max(1, outOfCatalog),
+      inCatalogRecallAt5: found / Math.max(1, inCatalog),
     };
   });
 }
 
-function pickMinRelevance(curve: readonly CurvePoint[]): CurvePoint {
-  const base = curve[0] as CurvePoint;
-  return curve.filter((p) => p.inCatalogRecallAt5 >= base.inCatalogRecallAt5 - MAX_RECALL_LOSS).at(-1) ?? base;
+/** What the service's default floor did, pooled over the folds, measured through RouteSkills. */
+interface AtDefault {
+  outOfCatalog: number;
+  inCatalog: number;
+  outOfCatalogEmpty: number;
+  /** Of the empty answers, the share that said no_fit (should be all of them). */
+  noFitSaid: number;
+  inCatalogRecallAt5: number;
+  /** The same queries at min_relevance 0. */
+  inCatalogRecallAt5AtZero: number;
+  inCatalogEmpty: number;
+}
+
+function atDefault(folds: readonly HeldOutFold[]): AtDefault {
+  let outOfCatalog = 0;
+  let inCatalog = 0;
+  let empty = 0;
+  let said = 0;
+  let found = 0;
+  let foundAtZero = 0;
+  let inCatalogEmpty = 0;
+  for (const fold of folds) {
+    outOfCatalog += fold.outOfCatalog.length;
+    inCatalog += fold.inCatalog.length;
+    for (const q of fold.outOfCatalog) {
+      if ((fold.atDefault.hits.get(q.id) ?? []).length > 0) continue;
+      empty += 1;
+      if (fold.noFit.has(q.id)) said += 1;
+    }
+    for (const q of fold.inCatalog) {
+      const hits = fold.routed.hits.get(q.id) ?? [];
+      const fits = Math.max(-1, ...hits.map((h) => h.relevance ?? 1)) >= DEFAULT_FLOOR;
+      const inTop5 = hits.slice(0, 5).some((h) => q.relevant.includes(h.tool));
+      if (!fits) inCatalogEmpty += 1;
+      if (fits && inTop5) found += 1;
+      if (inTop5) foundAtZero += 1;
+    }
+  }
+  return {
+    outOfCatalog,
+    inCatalog,
+    outOfCatalogEmpty: empty / Math.max(1, outOfCatalog),
+    noFitSaid: said / Math.max(1, empty),
+    inCatalogRecallAt5: found / Math.max(1, inCatalog),
+    inCatalogRecallAt5AtZero: foundAtZero / Math.max(1, inCatalog),
+    inCatalogEmpty: inCatalogEmpty / Math.max(1, inCatalog),
+  };
 }
 
 interface MultiIntent {
@@ -785,6 +872,7 @@ async function realEmbedderCost(
 // Output
 
 const f3 = (x: number): string => x.toFixed(3);
+const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 const fms = (x: number): string => x.toFixed(1);
 
 function qualityLines(title: string, table: Record<Group, Scores>): string[] {
@@ -864,58 +952,88 @@ async function serviceRun(
   }
 }
 
-async function main(): Promise<void> {
-  const tools = readJsonl<Tool>("tools.jsonl");
-  const queries = readJsonl<Query>("queries.jsonl");
+/** What one development set's run measured: its printed lines and the figures of the cross-set summary. */
+interface DatasetResult {
+  name: string;
+  lines: string[];
+  summary: {
+    tools: number;
+    queries: number;
+    baseline: Scores;
+    keywords: Scores;
+    vectors: Scores;
+    fused: Scores;
+    crossValidation: CrossValidation | undefined;
+    beforeFeedback: Scores;
+    afterFeedback: Scores;
+    testQueries: number;
+    multiSplit: MultiIntent;
+    multiUnsplit: MultiIntent;
+    atDefault: AtDefault;
+    latencyFused: Latency;
+    latencyAt200: Latency | undefined;
+  };
+  results: Record<string, unknown>;
+  words: string[];
+  sampleQueries: string[];
+}
+
+async function benchDataset(datasetDir: string): Promise<DatasetResult> {
+  const name = path.basename(datasetDir);
+  const tools = readJsonl<Tool>(datasetDir, "tools.jsonl");
+  const queries = readJsonl<Query>(datasetDir, "queries.jsonl");
   const { toSkill, toTool, renamed } = nameMapping(tools);
   const subsets = new Set<string>();
   for (const query of queries) {
     const subset = subsetOf(query);
     if (subset !== undefined) subsets.add(subset);
-    for (const name of query.relevant)
-      if (!toSkill.has(name)) throw new Error(`query ${query.id}: relevant tool ${name} is not in tools.jsonl`);
+    for (const relevant of query.relevant)
+      if (!toSkill.has(relevant)) throw new Error(`query ${query.id}: relevant tool ${relevant} is not in tools.jsonl`);
   }
   // Subsets only when every query has one; otherwise the table has the ALL row alone.
-  if (subsets.size > 1 && queries.every((q) => subsetOf(q) !== undefined)) GROUPS = [...[...subsets].sort(), "ALL"];
+  GROUPS = subsets.size > 1 && queries.every((q) => subsetOf(q) !== undefined) ? [...[...subsets].sort(), "ALL"] : ["ALL"];
   const baseline = bm25BaselineScores(tools, queries);
   progress(
     `dataset ${datasetDir}: ${tools.length} tools (${renamed} renamed to valid skill names), ${queries.length} queries, subsets: ${GROUPS.join(", ")}`,
   );
   const data = { tools, queries, toSkill, toTool };
   const { train, test, mergedQueries } = feedbackSplit(queries);
+  const sample = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / SCALE_QUERIES)) === 0).slice(0, SCALE_QUERIES);
 
   // --- 1. The default ---------------------------------------------------------------------
-  const heldOut = new Set(
-    tools
-      .filter((t) => (createHash("sha256").update(`held-out:${t.name}`).digest()[0] as number) < 256 * HELD_OUT_SHARE)
-      .map((t) => t.name),
-  );
-  const outOfCatalog = queries.filter((q) => q.relevant.every((name) => heldOut.has(name)));
-  const inCatalog = queries.filter((q) => q.relevant.every((name) => !heldOut.has(name)));
-  let curve: CurvePoint[] = [];
+  const folds: HeldOutFold[] = [];
   const feedback = { credits: 0, credited: 0, relevantNotReturned: 0, seconds: 0 };
   let beforeTest = {} as Record<Group, Scores>;
   let afterTest = {} as Record<Group, Scores>;
   let latencyAt200: Latency | undefined;
   const degraded = new Set<string>();
-  const primary = await serviceRun("MiniLM, default", {}, data, ["keywords", "vectors", "fused", "rrf"], async (client, run) => {
+  const modes: ModeName[] = FULL ? ["keywords", "vectors", "fused", "rrf"] : ["keywords", "vectors", "fused"];
+  const primary = await serviceRun(`${name}: MiniLM, default`, {}, data, modes, async (client, run) => {
     beforeTest = aggregate(test, (run.routed.fused as Routed).scored);
-    // Out of catalog: delete the held-out fifth, sweep thresholds, bring them back.
-    for (const name of heldOut) await client.call(client.raw.deleteSkill, { name: toSkill.get(name) as string, force: false });
-    const withoutHeldOut = await routeAll(client, [...outOfCatalog, ...inCatalog], "fused", toTool);
-    curve = outOfCatalogCurve(outOfCatalog, inCatalog, withoutHeldOut);
-    for (const name of heldOut) await client.call(client.raw.restoreSkill, { name: toSkill.get(name) as string });
-    progress(
-      `[${run.label}] out-of-catalog curve: ${heldOut.size} tools held out, ${outOfCatalog.length} out-of-catalog and ${inCatalog.length} in-catalog queries`,
-    );
+    // Out of catalog, 5 folds: delete a fifth of the tools, route the queries that need only them and
+    // those that need none of them (at min_relevance 0 for the curve; the former also at the default
+    // floor), bring them back.
+    for (let fold = 0; fold < HELD_OUT_FOLDS; fold++) {
+      const heldOut = new Set(tools.filter((t) => heldOutFoldOf(t.name) === fold).map((t) => t.name));
+      const outOfCatalog = queries.filter((q) => q.relevant.every((n) => heldOut.has(n)));
+      const inCatalog = queries.filter((q) => q.relevant.every((n) => !heldOut.has(n)));
+      for (const held of heldOut) await client.call(client.raw.deleteSkill, { name: toSkill.get(held) as string, force: false });
+      const routed = await routeAll(client, [...outOfCatalog, ...inCatalog], "fused", toTool);
+      const atDefaultFloor = await routeAll(client, outOfCatalog, "fused", toTool, ROUTE_LIMIT, "default");
+      folds.push({ heldOut: heldOut.size, outOfCatalog, inCatalog, routed, atDefault: atDefaultFloor, noFit: atDefaultFloor.noFit });
+      for (const held of heldOut) await client.call(client.raw.restoreSkill, { name: toSkill.get(held) as string });
+      progress(
+        `[${run.label}] out of catalog, fold ${fold + 1}/${HELD_OUT_FOLDS}: ${heldOut.size} tools held out, ${outOfCatalog.length} out-of-catalog and ${inCatalog.length} in-catalog queries`,
+      );
+    }
 
     // Feedback: credit the TRAIN half, score the TEST half.
     const t0 = performance.now();
     for (const [i, query] of train.entries()) {
       const response = await route(client, query.query, TRAIN_ROUTE_LIMIT, "fused");
       const returned = new Set(response.skills.map((s) => s.name));
-      for (const name of query.relevant) {
-        const skill = toSkill.get(name) as string;
+      for (const relevant of query.relevant) {
+        const skill = toSkill.get(relevant) as string;
         if (!returned.has(skill)) {
           feedback.relevantNotReturned += 1;
           continue;
@@ -934,65 +1052,55 @@ async function main(): Promise<void> {
 
     // Latency at 200 skills: filler skills from the dataset's vocabulary up to 200.
     const filler = fillerTools(tools, LATENCY_SKILLS - tools.length);
-    await registerAll(client, filler, new Map(filler.map((t) => [t.name, t.name])));
-    const sample = queries.filter((_, i) => i % Math.max(1, Math.floor(queries.length / SCALE_QUERIES)) === 0).slice(0, SCALE_QUERIES);
-    latencyAt200 = latency((await routeAll(client, sample, "fused", toTool)).latencies);
+    if (filler.length > 0) {
+      await registerAll(client, filler, new Map(filler.map((t) => [t.name, t.name])));
+      latencyAt200 = latency((await routeAll(client, sample, "fused", toTool)).latencies);
+    }
   });
   for (const routed of Object.values(primary.routed)) for (const d of routed.degraded) degraded.add(d);
-  const chosen = pickMinRelevance(curve);
+  const curve = outOfCatalogCurve(folds);
+  const measuredAtDefault = atDefault(folds);
 
-  // --- 2. Without clause splitting; 3. the old default; 4. example queries ---------------------
-  const unsplit = await serviceRun("MiniLM, no clause splitting", { SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: "off" }, data, ["fused"]);
-  const useLite = await serviceRun("USE-lite, old default", { SKILL_ENGINE_EMBEDDER: "use-lite" }, data, [
-    "keywords",
-    "vectors",
-    "fused",
-    "rrf",
-  ]);
-  const examples = new Map<string, string[]>();
-  for (const query of train) {
-    for (const name of new Set(query.relevant)) {
-      const list = examples.get(name) ?? [];
-      if (list.length < MAX_EXAMPLES) list.push(query.query.slice(0, 500));
-      examples.set(name, list);
+  // --- 2. Without clause splitting; the slow extras -------------------------------------------
+  const unsplit = await serviceRun(`${name}: MiniLM, no clause splitting`, { SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: "off" }, data, ["fused"]);
+  const useLite = FULL
+    ? await serviceRun(`${name}: USE-lite, old default`, { SKILL_ENGINE_EMBEDDER: "use-lite" }, data, [
+        "keywords",
+        "vectors",
+        "fused",
+        "rrf",
+      ])
+    : undefined;
+  let withExamples: ServiceRun | undefined;
+  if (FULL) {
+    const examples = new Map<string, string[]>();
+    for (const query of train) {
+      for (const relevant of new Set(query.relevant)) {
+        const list = examples.get(relevant) ?? [];
+        if (list.length < MAX_EXAMPLES) list.push(query.query.slice(0, 500));
+        examples.set(relevant, list);
+      }
     }
+    withExamples = await serviceRun(`${name}: MiniLM, example queries`, {}, { tools, queries: test, toSkill, toTool, examples }, ["fused"]);
   }
-  const withExamples = await serviceRun("MiniLM, example queries", {}, { tools, queries: test, toSkill, toTool, examples }, ["fused"]);
-
-  // --- In process at scale, and each model's cost -----------------------------------------------
-  const words = wordList(tools);
-  const scaleQueries = queries
-    .filter((_, i) => i % Math.max(1, Math.floor(queries.length / SCALE_QUERIES)) === 0)
-    .slice(0, SCALE_QUERIES)
-    .map((q) => q.query);
-  const scales: ScaleResult[] = [];
-  for (const size of SCALES) {
-    progress(`in process: building ${size} synthetic skills (stand-in embedder, ${STAND_IN_DIMENSIONS} dims)`);
-    scales.push(await benchScale(size, words, scaleQueries));
-  }
-  progress(`measuring each real model's load, per-query cost and memory (${scaleQueries.length} queries)`);
-  const models = [
-    await realEmbedderCost(new MiniLmEmbedder({ runtime: "native" }), scaleQueries, "native"),
-    await realEmbedderCost(new MiniLmEmbedder({ runtime: "wasm" }), scaleQueries, "wasm"),
-    await realEmbedderCost(new UseLiteEmbedder(), scaleQueries),
-  ];
 
   // --- Table ---------------------------------------------------------------------------------
   const multiSplit = multiIntent(queries, primary.routed.fused as Routed);
   const multiUnsplit = multiIntent(queries, unsplit.routed.fused as Routed);
   const lines: string[] = [];
   lines.push(
-    `routing benchmark: ${tools.length} tools, ${queries.length} queries from ${path.relative(repoRoot, datasetDir) || datasetDir}; RouteSkills limit ${ROUTE_LIMIT} over gRPC, min_relevance 0 unless said`,
+    `=== ${name}: ${tools.length} tools, ${queries.length} queries from ${path.relative(repoRoot, datasetDir) || datasetDir}; RouteSkills limit ${ROUTE_LIMIT} over gRPC, min_relevance 0 unless said`,
   );
   lines.push(
     `registration (default service): ${tools.length} skills through RegisterSkill (TDD in a container, concurrency ${REGISTER_CONCURRENCY}) in ${primary.registerSeconds.toFixed(1)} s; p50 ${fms(primary.registerLatency.p50)} ms, p95 ${fms(primary.registerLatency.p95)} ms`,
   );
   lines.push("");
-  for (const mode of ["keywords", "vectors", "fused", "rrf"] as const) {
+  for (const mode of modes) {
     const table = primary.quality[mode];
     if (table) lines.push(...qualityLines(`[MiniLM (default), ${mode}] all queries`, table), "");
   }
-  lines.push(...qualityLines(`[USE-lite (old default), fused] all queries`, useLite.quality.fused as Record<Group, Scores>), "");
+  if (useLite)
+    lines.push(...qualityLines(`[USE-lite (old default), fused] all queries`, useLite.quality.fused as Record<Group, Scores>), "");
   lines.push(...qualityLines("plain BM25 baseline, this run (k1=1.2, b=0.75; name split on _ and - plus description)", baseline), "");
 
   lines.push("summary, ALL queries                                   recall@1  recall@5  nDCG@5    MRR");
@@ -1010,18 +1118,18 @@ async function main(): Promise<void> {
   };
   summary("plain BM25 baseline", baseline.ALL);
   summary("keywords", primary.quality.keywords?.ALL);
-  summary("vectors, MiniLM (new default encoder)", primary.quality.vectors?.ALL);
-  summary("vectors, USE-lite (old default encoder)", useLite.quality.vectors?.ALL);
-  summary("fused, MiniLM (new default: score fusion + clauses)", primary.quality.fused?.ALL);
+  summary("vectors, MiniLM", primary.quality.vectors?.ALL);
+  summary("vectors, USE-lite (old default encoder)", useLite?.quality.vectors?.ALL);
+  summary("fused, MiniLM (default: score fusion + clauses)", primary.quality.fused?.ALL);
   summary("fused, MiniLM, no clause splitting", unsplit.quality.fused?.ALL);
   summary("RRF (k=60), MiniLM", primary.quality.rrf?.ALL);
-  summary("fused, USE-lite (old encoder, new fusion)", useLite.quality.fused?.ALL);
-  summary("RRF, USE-lite (the old default)", useLite.quality.rrf?.ALL);
+  summary("fused, USE-lite (old encoder, new fusion)", useLite?.quality.fused?.ALL);
+  summary("RRF, USE-lite (the old default)", useLite?.quality.rrf?.ALL);
   cvLine(`score fusion, ${CV_FOLDS}-fold CV, MiniLM (held-out folds)`, primary.crossValidation);
-  cvLine(`score fusion, ${CV_FOLDS}-fold CV, USE-lite (held-out folds)`, useLite.crossValidation);
+  cvLine(`score fusion, ${CV_FOLDS}-fold CV, USE-lite (held-out folds)`, useLite?.crossValidation);
   summary(`fused, test split (n=${test.length}), before feedback`, beforeTest.ALL);
   summary("fused, test split, after feedback on the train split", afterTest.ALL);
-  summary("fused, test split, train queries as example queries", withExamples.quality.fused?.ALL);
+  summary("fused, test split, train queries as example queries", withExamples?.quality.fused?.ALL);
   lines.push(
     `  (feedback: ${train.length} train queries routed at limit ${TRAIN_ROUTE_LIMIT}, ${feedback.credited}/${feedback.credits} relevant tools credited, ` +
       `${feedback.relevantNotReturned} not returned, ${feedback.seconds.toFixed(1)} s; split by id hash with ${mergedQueries} queries in near-duplicate groups kept on one side)`,
@@ -1033,13 +1141,16 @@ async function main(): Promise<void> {
     `  fused, no clause splitting             ${f3(multiUnsplit.bothInTop5).padStart(24)} ${f3(multiUnsplit.allInTop5).padStart(23)}`,
   );
   lines.push("");
+  const d = measuredAtDefault;
   lines.push(
-    `out of catalog: ${heldOut.size} of ${tools.length} tools deleted; ${outOfCatalog.length} queries need only those, ${inCatalog.length} need none of them`,
+    `out of catalog, ${HELD_OUT_FOLDS} folds (each fifth of the tools deleted in turn): ${d.outOfCatalog} routes of queries that need only deleted tools, ${d.inCatalog} of queries that need none`,
+    `  at the default floor (${DEFAULT_FLOOR}): out-of-catalog answered empty ${pct(d.outOfCatalogEmpty)} through RouteSkills (no_fit on ${pct(d.noFitSaid)} of them); ` +
+      `in-catalog recall@5 ${f3(d.inCatalogRecallAt5)} (${f3(d.inCatalogRecallAt5AtZero)} at 0), in-catalog answered empty ${pct(d.inCatalogEmpty)}`,
     "  min_relevance   out-of-catalog answered empty   in-catalog recall@5",
   );
   for (const point of curve) {
     lines.push(
-      `  ${point.threshold.toFixed(3).padStart(13)}   ${f3(point.outOfCatalogEmpty).padStart(29)}   ${f3(point.inCatalogRecallAt5).padStart(19)}${point === chosen ? "   <- default (largest losing <= " + MAX_RECALL_LOSS + " recall@5)" : ""}`,
+      `  ${point.threshold.toFixed(3).padStart(13)}   ${pct(point.outOfCatalogEmpty).padStart(29)}   ${f3(point.inCatalogRecallAt5).padStart(19)}${point.threshold === DEFAULT_FLOOR ? "   <- default" : ""}`,
     );
   }
   lines.push("");
@@ -1051,36 +1162,137 @@ async function main(): Promise<void> {
   lat(`gRPC, ${tools.length} skills, keywords (limit ${SOURCE_DEPTH})`, primary.grpcLatency.keywords);
   lat(`gRPC, ${tools.length} skills, vectors (limit ${SOURCE_DEPTH}; new query: model embeds)`, primary.grpcLatency.vectors);
   lat(`gRPC, ${tools.length} skills, fused, MiniLM (query embedding cached)`, primary.grpcLatency.fused);
-  lat(`gRPC, ${tools.length} skills, vectors, USE-lite (new query: model embeds)`, useLite.grpcLatency.vectors);
+  lat(`gRPC, ${tools.length} skills, vectors, USE-lite (new query: model embeds)`, useLite?.grpcLatency.vectors);
   lat(`gRPC, ${LATENCY_SKILLS} skills, fused, MiniLM (query embedding cached)`, latencyAt200);
-  for (const s of scales) {
-    lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as an agent (stand-in emb.)`, s.fused);
-    lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as admin (baseline)`, s.fusedAdmin);
-    lat(`in process, ${s.skills.toLocaleString("en-US")} skills, keywords`, s.keywords);
-    lat(`in process, ${s.skills.toLocaleString("en-US")} skills, vectors (stand-in embedder)`, s.vectors);
+  if (degraded.size > 0) lines.push(`degraded answers seen: ${[...degraded].join("; ")}`);
+
+  const strip = (run: ServiceRun | undefined) => (run ? { ...run, routed: undefined } : undefined);
+  return {
+    name,
+    lines,
+    summary: {
+      tools: tools.length,
+      queries: queries.length,
+      baseline: baseline.ALL as Scores,
+      keywords: primary.quality.keywords?.ALL as Scores,
+      vectors: primary.quality.vectors?.ALL as Scores,
+      fused: primary.quality.fused?.ALL as Scores,
+      crossValidation: primary.crossValidation,
+      beforeFeedback: beforeTest.ALL as Scores,
+      afterFeedback: afterTest.ALL as Scores,
+      testQueries: test.length,
+      multiSplit,
+      multiUnsplit,
+      atDefault: measuredAtDefault,
+      latencyFused: primary.grpcLatency.fused as Latency,
+      latencyAt200,
+    },
+    results: {
+      dataset: { dir: datasetDir, tools: tools.length, queries: queries.length, renamedTools: renamed, groups: GROUPS },
+      baseline,
+      runs: [strip(primary), strip(unsplit), strip(useLite), strip(withExamples)].filter((run) => run !== undefined),
+      feedback: { ...feedback, train: train.length, test: test.length, beforeTest, afterTest },
+      multiIntent: { split: multiSplit, unsplit: multiUnsplit },
+      outOfCatalog: {
+        folds: folds.map((f) => ({ heldOut: f.heldOut, outOfCatalog: f.outOfCatalog.length, inCatalog: f.inCatalog.length })),
+        curve,
+        atDefault: { floor: DEFAULT_FLOOR, ...measuredAtDefault },
+      },
+      latencyMs: { grpcAt200: latencyAt200 },
+      degraded: [...degraded],
+    },
+    words: wordList(tools),
+    sampleQueries: sample.map((q) => q.query),
+  };
+}
+
+/** The figures issue 40 asks for, one column per development set. */
+function crossSetSummary(sets: readonly DatasetResult[]): string[] {
+  const width = 22;
+  const lines = [
+    `summary, both development sets (${HELD_OUT_FOLDS}-fold out of catalog; default floor ${DEFAULT_FLOOR})`,
+    `  ${"".padEnd(50)} ${sets.map((s) => `${s.name} (${s.summary.tools} tools, ${s.summary.queries} q)`.padStart(width + 8)).join(" ")}`,
+    `  ${"".padEnd(50)} ${sets.map(() => `R@1    R@5`.padStart(width + 8)).join(" ")}`,
+  ];
+  const row = (label: string, pick: (s: DatasetResult["summary"]) => string): void => {
+    lines.push(`  ${label.padEnd(50)} ${sets.map((s) => pick(s.summary).padStart(width + 8)).join(" ")}`);
+  };
+  const both = (x: Pick<Scores, "recallAt1" | "recallAt5"> | undefined): string => (x ? `${f3(x.recallAt1)}  ${f3(x.recallAt5)}` : "-");
+  row("plain BM25 (same run)", (s) => both(s.baseline));
+  row("keywords", (s) => both(s.keywords));
+  row("vectors (MiniLM)", (s) => both(s.vectors));
+  row("fused (default)", (s) => both(s.fused));
+  row(`fused, ${CV_FOLDS}-fold CV of the vector weight (held out)`, (s) => both(s.crossValidation));
+  row("test half, before feedback", (s) => both(s.beforeFeedback));
+  row("test half, after feedback on the train half", (s) => both(s.afterFeedback));
+  row("multi-intent: all relevant in top 5 (split / not)", (s) => `${f3(s.multiSplit.allInTop5)} / ${f3(s.multiUnsplit.allInTop5)}`);
+  row("multi-intent: >= 2 relevant in top 5 (split / not)", (s) => `${f3(s.multiSplit.bothInTop5)} / ${f3(s.multiUnsplit.bothInTop5)}`);
+  row(`out of catalog answered empty at ${DEFAULT_FLOOR}`, (s) => pct(s.atDefault.outOfCatalogEmpty));
+  row(
+    `in-catalog recall@5 at ${DEFAULT_FLOOR} (at 0)`,
+    (s) => `${f3(s.atDefault.inCatalogRecallAt5)} (${f3(s.atDefault.inCatalogRecallAt5AtZero)})`,
+  );
+  row(
+    "p50 route latency, fused, ms (catalog / 200 skills)",
+    (s) => `${fms(s.latencyFused.p50)} / ${s.latencyAt200 ? fms(s.latencyAt200.p50) : "-"}`,
+  );
+  return lines;
+}
+
+async function main(): Promise<void> {
+  const sets: DatasetResult[] = [];
+  for (const dir of datasetDirs) sets.push(await benchDataset(dir));
+
+  // --- In process at scale, and each model's cost (BENCH_ROUTING_FULL=1) -------------------------
+  const scales: ScaleResult[] = [];
+  const models: ModelCost[] = [];
+  const first = sets[0] as DatasetResult;
+  if (FULL) {
+    for (const size of SCALES) {
+      progress(`in process: building ${size} synthetic skills (stand-in embedder, ${STAND_IN_DIMENSIONS} dims)`);
+      scales.push(await benchScale(size, first.words, first.sampleQueries));
+    }
+    progress(`measuring each real model's load, per-query cost and memory (${first.sampleQueries.length} queries)`);
+    models.push(
+      await realEmbedderCost(new MiniLmEmbedder({ runtime: "native" }), first.sampleQueries, "native"),
+      await realEmbedderCost(new MiniLmEmbedder({ runtime: "wasm" }), first.sampleQueries, "wasm"),
+      await realEmbedderCost(new UseLiteEmbedder(), first.sampleQueries),
+    );
   }
-  for (const model of models) lat(`real model ${model.label}, embed 1 query`, model.perQuery);
-  for (const s of scales) {
-    for (const model of models) {
+
+  const lines: string[] = [];
+  for (const set of sets) lines.push(...set.lines, "");
+  lines.push(...crossSetSummary(sets), "");
+  if (FULL) {
+    lines.push(
+      `${"in process (BENCH_ROUTING_FULL=1), latency (ms)".padEnd(64)} ${"p50".padStart(7)} ${"p95".padStart(8)} ${"mean".padStart(8)}`,
+    );
+    const lat = (label: string, l: Latency): void => {
+      lines.push(`  ${label.padEnd(62)} ${fms(l.p50).padStart(7)} ${fms(l.p95).padStart(8)} ${fms(l.mean).padStart(8)}`);
+    };
+    for (const s of scales) {
+      lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as an agent (stand-in emb.)`, s.fused);
+      lat(`in process, ${s.skills.toLocaleString("en-US")} skills, fused, as admin (baseline)`, s.fusedAdmin);
+      lat(`in process, ${s.skills.toLocaleString("en-US")} skills, keywords`, s.keywords);
+      lat(`in process, ${s.skills.toLocaleString("en-US")} skills, vectors (stand-in embedder)`, s.vectors);
+    }
+    for (const model of models) lat(`real model ${model.label}, embed 1 query`, model.perQuery);
+    lines.push("");
+    lines.push("index at scale   insert s (kw + vec)   db file MB   RSS growth MB: build / serve   RSS after serve MB");
+    for (const s of scales) {
       lines.push(
-        `  ${`est. fused at ${s.skills.toLocaleString("en-US")} + ${model.label.replace(/@\S+/, "")} (sum)`.padEnd(62)} ${fms(s.fused.p50 + model.perQuery.p50).padStart(7)} ${fms(s.fused.p95 + model.perQuery.p95).padStart(8)}`,
+        `  ${s.skills.toLocaleString("en-US").padEnd(12)} ${`${s.insertSeconds.toFixed(1)} (${s.insertKeywordsSeconds.toFixed(1)} + ${s.insertVectorsSeconds.toFixed(1)})`.padStart(20)} ` +
+          `${s.dbFileMb.toFixed(1).padStart(12)}   ${`${(s.rssAfterBuildMb - s.rssBeforeMb).toFixed(1)} / ${s.rssServeGrowthMb.toFixed(1)}`.padStart(28)}   ${s.rssAfterServeMb.toFixed(1).padStart(18)}`,
       );
     }
+    for (const model of models) {
+      lines.push(
+        `  real model ${model.label}: load + warm-up ${model.loadMs} ms, RSS growth ${model.rssGrowthMb} MB (this process and its children: the model runs in a worker thread or a child process)`,
+      );
+    }
+  } else {
+    lines.push("(BENCH_ROUTING_FULL=1 adds RRF, USE-lite, example queries, the in-process scale steps and each model's cost)");
   }
-  lines.push("");
-  lines.push("index at scale   insert s (kw + vec)   db file MB   RSS growth MB: build / serve   RSS after serve MB");
-  for (const s of scales) {
-    lines.push(
-      `  ${s.skills.toLocaleString("en-US").padEnd(12)} ${`${s.insertSeconds.toFixed(1)} (${s.insertKeywordsSeconds.toFixed(1)} + ${s.insertVectorsSeconds.toFixed(1)})`.padStart(20)} ` +
-        `${s.dbFileMb.toFixed(1).padStart(12)}   ${`${(s.rssAfterBuildMb - s.rssBeforeMb).toFixed(1)} / ${s.rssServeGrowthMb.toFixed(1)}`.padStart(28)}   ${s.rssAfterServeMb.toFixed(1).padStart(18)}`,
-    );
-  }
-  for (const model of models) {
-    lines.push(
-      `  real model ${model.label}: load + warm-up ${model.loadMs} ms, RSS growth ${model.rssGrowthMb} MB (this process and its children: the model runs in a worker thread or a child process)`,
-    );
-  }
-  if (degraded.size > 0) lines.push(`degraded answers seen: ${[...degraded].join("; ")}`);
   const totalSeconds = Math.round((performance.now() - benchStarted) / 100) / 10;
   lines.push(`total benchmark time ${totalSeconds.toFixed(1)} s on ${os.cpus().length} CPUs`);
 
@@ -1088,26 +1300,21 @@ async function main(): Promise<void> {
 
   const out = path.join(repoRoot, "bench", "results");
   await mkdir(out, { recursive: true });
-  const strip = (run: ServiceRun) => ({ ...run, routed: undefined });
   const results = {
     at: new Date().toISOString(),
-    dataset: { dir: datasetDir, tools: tools.length, queries: queries.length, renamedTools: renamed, groups: GROUPS },
     host: { cpus: os.cpus().length, node: process.version },
     settings: {
       routeLimit: ROUTE_LIMIT,
       sourceDepth: SOURCE_DEPTH,
       folds: CV_FOLDS,
-      heldOutShare: HELD_OUT_SHARE,
+      heldOutFolds: HELD_OUT_FOLDS,
+      defaultFloor: DEFAULT_FLOOR,
       maxRecallLoss: MAX_RECALL_LOSS,
+      full: FULL,
     },
-    baseline,
-    runs: [strip(primary), strip(unsplit), strip(useLite), strip(withExamples)],
-    feedback: { ...feedback, train: train.length, test: test.length, beforeTest, afterTest },
-    multiIntent: { split: multiSplit, unsplit: multiUnsplit },
-    outOfCatalog: { heldOut: heldOut.size, outOfCatalog: outOfCatalog.length, inCatalog: inCatalog.length, curve, chosen },
-    latencyMs: { grpcAt200: latencyAt200, inProcess: scales },
+    sets: Object.fromEntries(sets.map((s) => [s.name, s.results])),
+    latencyMs: { inProcess: scales },
     models,
-    degraded: [...degraded],
     totalSeconds,
   };
   await writeFile(path.join(out, "routing-latest.json"), `${JSON.stringify(results, null, 2)}\n`);

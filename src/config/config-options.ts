@@ -145,7 +145,7 @@ export interface SkillEngineConfig {
    * of an answer's best skill, below which a route answers nothing with `no_fit` (a request's
    * `min_relevance` overrides it; docs/routing.md#no-skill-fits), and whether the clauses of a
    * multi-intent query are ranked apart.
-   * @default { vectorWeight: 0.7, minRelevance: 0.07, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
+   * @default { vectorWeight: 0.7, minRelevance: 0.085, splitClauses: true } (SKILL_ENGINE_ROUTE_VECTOR_WEIGHT,
    * SKILL_ENGINE_ROUTE_MIN_RELEVANCE, SKILL_ENGINE_ROUTE_SPLIT_CLAUSES = on | off)
    */
   readonly routing: { readonly vectorWeight: number; readonly minRelevance: number; readonly splitClauses: boolean };

@@ -68,7 +68,7 @@ export const environmentSchema = z.object({
   SKILL_ENGINE_RETIRE_SWEEP_MINUTES: z.coerce.number().min(0).max(10_080).default(1),
   SKILL_ENGINE_POOL: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_ROUTE_VECTOR_WEIGHT: z.coerce.number().min(0).max(1).default(0.7),
-  SKILL_ENGINE_ROUTE_MIN_RELEVANCE: z.coerce.number().min(0).max(1).default(0.07),
+  SKILL_ENGINE_ROUTE_MIN_RELEVANCE: z.coerce.number().min(0).max(1).default(0.085),
   SKILL_ENGINE_ROUTE_SPLIT_CLAUSES: z.enum(["on", "off"]).default("on"),
   SKILL_ENGINE_POOL_SIZE: integer(1, 64).default(2),
   SKILL_ENGINE_POOL_IDLE_SECONDS: integer(5, 86_400).default(300),

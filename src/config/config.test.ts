@@ -56,7 +56,7 @@ describe("loadConfig", () => {
     expect(config.embedder).toEqual({ kind: "minilm", runtime: "native" });
     expect(loadConfig({ SKILL_ENGINE_MINILM_RUNTIME: "wasm" }).embedder).toEqual({ kind: "minilm", runtime: "wasm" });
     expect(() => loadConfig({ SKILL_ENGINE_MINILM_RUNTIME: "gpu" })).toThrow(/SKILL_ENGINE_MINILM_RUNTIME/);
-    expect(config.routing).toEqual({ vectorWeight: 0.7, minRelevance: 0.07, splitClauses: true });
+    expect(config.routing).toEqual({ vectorWeight: 0.7, minRelevance: 0.085, splitClauses: true });
     const tuned = loadConfig({
       SKILL_ENGINE_EMBEDDER: "use-lite",
       SKILL_ENGINE_ROUTE_VECTOR_WEIGHT: "0.5",

@@ -37,6 +37,20 @@ describe("relevance", () => {
     );
   });
 
+  it("lets a clear match stand out in a small catalog whose other skills are all far from the query", () => {
+    // "how many yen is 50 euros" against five unrelated skills (MiniLM cosines): currency_convert
+    // at 0.396 is the answer; measuring the spread around the prior's mean instead of the
+    // candidates' own made the gap between the two means look like spread, and emptied this answer.
+    const cosines = [0.396, 0.059, -0.033, -0.071, -0.095];
+    const { mean, spread } = background(cosines);
+    expect(relevance(DEFAULT_CALIBRATION, { cosine: 0.396, bm25: 0, backgroundMean: mean, backgroundSpread: spread })).toBeGreaterThan(0.2);
+    // A query that fits none of them ("book me a flight to Paris") stays below any sensible floor.
+    const flight = background([0.175, 0.148, 0.077, 0.076, -0.057]);
+    expect(
+      relevance(DEFAULT_CALIBRATION, { cosine: 0.175, bm25: 0, backgroundMean: flight.mean, backgroundSpread: flight.spread }),
+    ).toBeLessThan(0.03);
+  });
+
   it("serves every encoder with one fit (the standardised cosine has no unit)", () => {
     expect(calibrationFor("use-lite-en@0.2.0")).toBe(DEFAULT_CALIBRATION);
     expect(calibrationFor("openai:text-embedding-3-small")).toBe(DEFAULT_CALIBRATION);

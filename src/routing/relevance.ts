@@ -7,9 +7,9 @@
  * is read against the query's own background: the mean and spread of the cosines of the other
  * candidates the vector source returned for the same query (its best one left out, so a right answer
  * does not raise its own bar), pooled with a prior worth five candidates so that a catalog of a few
- * skills still has one. A skill that stands out from that background, and shares words with
- * the query, is likely the one it needs; the best skill of a query that fits nothing does not stand
- * out:
+ * skills still has one (the spread is measured around the candidates' own mean). A skill that stands
+ * out from that background, and shares words with the query, is likely the one it needs; the best
+ * skill of a query that fits nothing does not stand out:
  *
  *     s         = (cosine − background mean) / max(background spread, 0.05) + ln(1 + bm25)
  *     relevance = σ(scale · s + bias)                                       σ(z) = 1 / (1 + e^(−z))
@@ -34,7 +34,7 @@ export interface RelevanceInput {
 }
 
 /** Fitted on both development sets with all-MiniLM-L6-v2 (2026-11-27). */
-export const DEFAULT_CALIBRATION: RelevanceCalibration = { scale: 0.852, bias: -5.094 };
+export const DEFAULT_CALIBRATION: RelevanceCalibration = { scale: 0.848, bias: -5.107 };
 /**
  * A background spread below this is treated as this: with a handful of skills, or skills that are
  * all about equally far from the query, the spread is noise and dividing by it would make any
@@ -65,9 +65,11 @@ export function background(cosinesBestFirst: readonly number[]): { mean: number;
   const k = BACKGROUND_PRIOR.weight;
   const observed = n === 0 ? 0 : rest.reduce((a, b) => a + b, 0) / n;
   const mean = (n * observed + k * BACKGROUND_PRIOR.mean) / (n + k);
-  const squares =
-    rest.reduce((a, b) => a + (b - mean) * (b - mean), 0) +
-    k * (BACKGROUND_PRIOR.spread * BACKGROUND_PRIOR.spread + (BACKGROUND_PRIOR.mean - mean) * (BACKGROUND_PRIOR.mean - mean));
+  // The spread is taken around the candidates' own mean: measured around the pooled one, a small
+  // catalog whose skills are all far from the query (mean well below the prior's) got a wide spread
+  // from that gap alone, and a clear match in it ("how many yen is 50 euros" → currency_convert among
+  // five unrelated skills) no longer stood out (docs/routing.md#relevance).
+  const squares = rest.reduce((a, b) => a + (b - observed) * (b - observed), 0) + k * BACKGROUND_PRIOR.spread * BACKGROUND_PRIOR.spread;
   return { mean, spread: Math.sqrt(squares / (n + k)) };
 }
 
