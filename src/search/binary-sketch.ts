@@ -6,9 +6,9 @@
  *
  * Why not an HNSW graph or sqlite-vec's own quantised columns: measured at 100,000 MiniLM vectors,
  * sqlite-vec's KNN over a `bit[384]` column costs more than its exact float scan once `k` reaches
- * the hundreds of candidates a re-rank needs (its per-chunk top-k dominates, not the distance), and
- * the npm HNSW libraries either have no filtered search (usearch) or need a compiler at install
- * (hnswlib-node) and a second file to keep in step with `registry.db` after a crash. A sketch
+ * the ~1,000 candidates a re-rank needs for recall@5 0.97 (its per-chunk top-k dominates, not the
+ * distance), and the npm HNSW libraries either have no filtered search (usearch) or need a compiler
+ * at install (hnswlib-node) and a second file to keep in step with `registry.db` after a crash. A sketch
  * derived from the table at start-up has nothing of its own on disk: `registry.db` stays the one
  * source, and the filter stays inside the search.
  */
@@ -29,13 +29,16 @@ export interface SketchEntry {
 export interface BinarySketchOptions {
   /**
    * Candidates re-ranked exactly per search, at least; a search for more hits re-ranks 8 × its
-   * limit. 4,096 gave recall@5 1.0 and recall@200 0.97 of the exact search at 100,000 MiniLM
-   * vectors (docs/routing.md#approximate-search).
-   * @default 4096
+   * limit. Measured at 100,000 MiniLM-like vectors with routing's filter (`npm run bench:scale`'s
+   * library, docs/routing.md#approximate-search): 4,096 gave recall@5 0.960 of the exact search in
+   * 12 ms, 8,192 gave 0.984 in 16 ms, 16,384 gave 0.996 in 32 ms.
+   * @default 8192
    */
   readonly candidates?: number;
 }
 
+/** See {@link BinarySketchOptions.candidates}: the fewest that kept recall@5 at or above 0.98. */
+export const DEFAULT_CANDIDATES = 8192;
 const WORD_BITS = 32;
 /** Set bits of every 16-bit value: a popcount in two lookups per 32-bit word. */
 const POPCOUNT16 = (() => {
@@ -81,7 +84,7 @@ export class BinarySketch {
     options: BinarySketchOptions = {},
   ) {
     this.words = Math.ceil(dimensions / WORD_BITS);
-    this.candidates = Math.max(1, Math.floor(options.candidates ?? 4096));
+    this.candidates = Math.max(1, Math.floor(options.candidates ?? DEFAULT_CANDIDATES));
     this.center = new Float32Array(dimensions);
   }
 

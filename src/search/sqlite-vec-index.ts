@@ -31,16 +31,17 @@ export interface SqliteVecIndexOptions {
    * @default {@link DEFAULT_APPROXIMATE_FROM}
    */
   readonly approximateFrom?: number;
-  /** Tuning of the approximate path. @default candidates 4096 */
+  /** Tuning of the approximate path. @default candidates 8192 */
   readonly sketch?: BinarySketchOptions;
 }
 
 /**
  * Entries from which the embedded index searches approximately (docs/routing.md#approximate-search):
- * measured, the exact sqlite-vec scan and the sketch cost about the same at 5,000 MiniLM vectors, and
- * the exact scan grows to ~10x the sketch's cost at 100,000. Below 4,096 entries the sketch re-ranks
- * every match and is exact anyway; the threshold spares small libraries its memory (4 bytes per
- * dimension per entry: 15 MB at 10,000 entries of 384 dimensions).
+ * measured, the exact sqlite-vec scan and the sketch cost about the same at 5,000 MiniLM vectors,
+ * and the exact scan costs ~5x the sketch at 100,000 (84 against 16 ms, docs/performance.md#scale).
+ * Below 8,192 matching entries the sketch re-ranks every match and is exact anyway; the threshold
+ * spares small libraries its memory (4 bytes per dimension per entry: 15 MB at 10,000 entries of
+ * 384 dimensions).
  */
 export const DEFAULT_APPROXIMATE_FROM = 5_000;
 
@@ -52,7 +53,7 @@ export const DEFAULT_APPROXIMATE_FROM = 5_000;
  * Below {@link DEFAULT_APPROXIMATE_FROM} entries search is exact KNN (a full scan of the vector
  * chunks); from there on it goes through an in-memory binary sketch of the same rows with an exact
  * re-rank ({@link BinarySketch}, docs/routing.md#approximate-search), because the exact scan grows
- * to ~100 ms at 100,000 entries. The table stays the only copy on disk; the sketch is read from it at
+ * to 85-125 ms at 100,000 entries. The table stays the only copy on disk; the sketch is read from it at
  * `ensure` and follows every write. Status, owner, visibility and audience are vec0 *metadata columns*:
  * sqlite-vec applies `WHERE` on them inside the scan, before choosing the k nearest, so a filtered
  * search returns `limit` hits whenever that many rows match, with no over-fetching (and computes
