@@ -135,6 +135,16 @@ export class RegisterSkill {
       early?.discard();
       throw error;
     }
+    // The guard's warnings and the dependency scan's (warn only): its dependency skills are importable by
+    // name (docs/packages.md#the-dependency-scan).
+    const warningsWith = (files: Awaited<typeof loadingFiles>) => [
+      ...prepared.warnings,
+      ...missingDependencyWarnings({
+        imports: prepared.imports,
+        ...declaredPackages,
+        localModules: localModulesOf(files.map((f) => f.name)),
+      }),
+    ];
     const same = await this.identical(
       { existing, valid, prepared, testPayload, declared, environment, inputFiles, secrets, networkAllow, visibility, system },
       context,
@@ -147,14 +157,7 @@ export class RegisterSkill {
         skill: same,
         unchanged: true,
         normalizations: [...valid.normalizations, ...prepared.normalizations],
-        warnings: [
-          ...prepared.warnings,
-          ...missingDependencyWarnings({
-            imports: prepared.imports,
-            ...declaredPackages,
-            localModules: localModulesOf(files.map((f) => f.name)),
-          }),
-        ],
+        warnings: warningsWith(files),
       };
     }
     // The routing gate ranks the skill for its example queries while the test runs; it reads
@@ -262,15 +265,7 @@ export class RegisterSkill {
       skill,
       test,
       normalizations: [...valid.normalizations, ...prepared.normalizations],
-      // The dependency scan (warn only): its dependency skills are importable by name (docs/packages.md#the-dependency-scan).
-      warnings: [
-        ...prepared.warnings,
-        ...missingDependencyWarnings({
-          imports: prepared.imports,
-          ...declaredPackages,
-          localModules: localModulesOf(files.map((f) => f.name)),
-        }),
-      ],
+      warnings: warningsWith(files),
       dependentsRetested,
       hiddenDependentsRetested,
       similarSkills,
