@@ -179,14 +179,18 @@ describe("the registry database locked by another process, the store read-only",
   });
 
   it("answers UNAVAILABLE while another process holds the write lock, and writes once it lets go", async () => {
-    // The sqlite3 shell takes the write lock and says so; it lets go when told to commit.
-    holder = spawn("sqlite3", [path.join(engine.home, "registry.db")]);
-    const locked = new Promise<void>((resolve) => {
+    // The sqlite3 shell takes the write lock and says so; it lets go when told to commit. The service may
+    // be writing at that moment (the routing rows and the mirror of the registration before are written
+    // after its reply): the shell waits for the lock (.timeout) instead of failing BEGIN and printing the
+    // marker anyway, which let the registration below through. Anything on its stderr fails the test.
+    holder = spawn("sqlite3", ["-bail", path.join(engine.home, "registry.db")]);
+    const locked = new Promise<void>((resolve, reject) => {
       holder?.stdout.on("data", (chunk: Buffer) => {
         if (chunk.toString().includes("locked")) resolve();
       });
+      holder?.stderr.on("data", (chunk: Buffer) => reject(new Error(`sqlite3 could not take the lock: ${chunk.toString()}`)));
     });
-    holder.stdin.write("BEGIN EXCLUSIVE;\nSELECT 'locked';\n");
+    holder.stdin.write(".timeout 60000\nBEGIN EXCLUSIVE;\nSELECT 'locked';\n");
     await locked;
 
     const refused = await rpcError(engine.client.register({ name: "adder", code: adder(2) }));
