@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { OutputFile } from "../../gen/skillengine/v1/execution.js";
-import { byteSize, unsafeOutputPath, writeOutputFiles } from "./file-transfer.js";
+import { byteSize } from "../../units/index.js";
+import { unsafeOutputPath, writeOutputFiles } from "./file-transfer.js";
 
 const returned = (filePath: string, text: string): OutputFile => ({
   path: filePath,

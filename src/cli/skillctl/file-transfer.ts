@@ -7,6 +7,7 @@ import { errorMessage } from "../../errors/index.js";
 import { UsageError } from "./args.js";
 import type { CommandContext } from "./commands.js";
 import { table } from "./format.js";
+import { byteSize } from "../../units/index.js";
 
 /**
  * Files to and from a run, on the operator's side (docs/operations.md#files-in-and-out): `--file` values
@@ -149,19 +150,6 @@ async function writeExclusive(target: string, content: Uint8Array, whenExists: s
 function ignoreMissing(error: unknown): undefined {
   if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
   throw new Refused(errorMessage(error));
-}
-
-/** `1.5 MiB`, `312 B`: sizes for people. */
-export function byteSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
 /**

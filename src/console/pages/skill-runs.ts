@@ -1,25 +1,13 @@
 import type { RecentRuns, ReturnedFile } from "../../control/index.js";
 import { markup, type SafeHtml } from "../html.js";
 import { time } from "../layout.js";
+import { byteSize } from "../../units/index.js";
 
 /** Runs a skill's page lists (docs/console.md#recent-runs). */
 export const RECENT_RUNS = 20;
 
 /** Files a run's cell shows before folding the rest of its list. */
 const SHOWN_FILES = 5;
-
-/** `1.5 MiB`, `312 B`: sizes for people. */
-export function byteSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
 
 type Run = RecentRuns["runs"][number];
 

@@ -1,0 +1,1 @@
+export { byteSize } from "./byte-size.js";
