@@ -30,6 +30,11 @@ export interface McpHttpDoorOptions {
   readonly logger: Logger;
   /** Sessions open at once; a new one past it is answered 503. @default 1000 */
   readonly maxSessions?: number;
+  /**
+   * Sessions one agent may hold at once; its next one closes its own least recently used, so no
+   * agent can take the others' room (docs/mcp.md#streamable-http). @default 32
+   */
+  readonly maxSessionsPerAgent?: number;
   /** A session with no request for this long is closed (its client starts a new one). @default 30 minutes */
   readonly sessionIdleMs?: number;
   readonly version?: string;
@@ -53,6 +58,7 @@ interface Session {
 
 const PATH = "/mcp";
 const DEFAULT_MAX_SESSIONS = 1_000;
+const DEFAULT_MAX_SESSIONS_PER_AGENT = 32;
 const DEFAULT_IDLE_MS = 30 * 60 * 1000;
 const SESSION_HEADER = "mcp-session-id";
 
@@ -65,6 +71,7 @@ const SESSION_HEADER = "mcp-session-id";
 export async function startMcpHttpDoor(options: McpHttpDoorOptions): Promise<RunningMcpHttpDoor> {
   const sessions = new Map<string, Session>();
   const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const maxPerAgent = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT;
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const logger = options.logger;
 
@@ -156,6 +163,12 @@ export async function startMcpHttpDoor(options: McpHttpDoorOptions): Promise<Run
       transport = session.transport;
     } else {
       if (request.method !== "POST") return jsonRpcError(response, 400, -32000, "no session: start one with an initialize POST");
+      // An agent at its own limit makes room among its own sessions, never another agent's.
+      const own = [...sessions].filter(([, s]) => s.agentId === caller.agentId);
+      if (own.length >= maxPerAgent) {
+        const [oldest] = own.reduce((a, b) => (a[1].lastSeen <= b[1].lastSeen ? a : b));
+        await closeSession(oldest);
+      }
       if (sessions.size >= maxSessions)
         return jsonRpcError(response, 503, -32000, `too many MCP sessions (${maxSessions}); try again later`);
       transport = await newSession(caller, authorization);
