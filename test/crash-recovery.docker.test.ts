@@ -6,6 +6,7 @@ import { contentHash } from "../src/control/store/index.js";
 import { instanceTagOf } from "../src/app.js";
 import { connect, containersOf, makeDirs, type TestClient } from "./support/test-engine.js";
 import { spawnService } from "./support/service-process.js";
+import { readMirrorSkills } from "./support/registry-mirror.js";
 
 const skillCode = (label: string, sleepSeconds: number) => `import json, sys, time
 time.sleep(${sleepSeconds})
@@ -30,10 +31,8 @@ async function expectRegistryAndStoreAgree(port: number, home: string): Promise<
       expect(versions).toEqual(Array.from({ length: skill.latestVersion }, (_, i) => `${i + 1}.py`).sort());
       expect((await client.get(skill.name)).code).toBe(code);
     }
-    const mirror = JSON.parse(await readFile(path.join(directory, "skills_registry.json"), "utf8")) as {
-      skills: Array<{ name: string; content_hash: string }>;
-    };
-    expect(mirror.skills.map((s) => [s.name, s.content_hash])).toEqual(skills.map((s) => [s.name, s.contentHash]));
+    const mirror = await readMirrorSkills<{ name: string; content_hash: string }>(home);
+    expect(mirror.map((s) => [s.name, s.content_hash])).toEqual(skills.map((s) => [s.name, s.contentHash]));
     expect((await readdir(directory)).filter((f) => f.startsWith(".tmp-"))).toEqual([]);
     return skills.map((s) => s.name);
   } finally {

@@ -11,6 +11,7 @@ import type { ListSkillVersionsRequest, ListSkillVersionsResponse } from "../src
 import { eventually } from "./support/poll.js";
 import { type SmallDisk, mountSmallDisk } from "./support/small-disk.js";
 import { containersOf, infrastructureFaults, rpcError, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { readMirrorSkills } from "./support/registry-mirror.js";
 
 const adder = (n: number): string => `import json, sys
 args = json.loads(sys.argv[1])
@@ -46,10 +47,8 @@ async function expectConsistent(engine: TestEngine, name: string): Promise<{ ver
   }
   // The mirror catches up (it is retried until the disk takes it).
   await eventually(`the mirror to agree about ${name}`, async () => {
-    const mirror = JSON.parse(await readFile(path.join(store, "skills_registry.json"), "utf8")) as {
-      skills: Array<{ name: string; version: number; content_hash: string }>;
-    };
-    const entry = mirror.skills.find((s) => s.name === name);
+    const mirror = await readMirrorSkills<{ name: string; version: number; content_hash: string }>(engine.home);
+    const entry = mirror.find((s) => s.name === name);
     return entry?.version === version && entry.content_hash === skill?.contentHash ? true : undefined;
   });
   const leftovers = (await readdir(store, { recursive: true })).filter((entry) => path.basename(entry).startsWith(".tmp-"));

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RouteMode, type RouteSkillsResponse, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
 import { SkillStatus, Visibility } from "../src/gen/skillengine/v1/skills.js";
 import { connect, rpcError, startTestEngine, type TestClient, type TestEngine } from "./support/test-engine.js";
+import { readMirrorSkills } from "./support/registry-mirror.js";
 
 const TOKENS = {
   alice: "alice-0123456789abcdef",
@@ -263,11 +264,9 @@ describe("identity and scoping through the real server (bearer tokens, owners, v
   });
 
   it("owner and visibility survive a restart and are written to the mirror file", async () => {
-    const mirror = JSON.parse(await readFile(path.join(engine.home, "memory", "acquired_skills", "skills_registry.json"), "utf8")) as {
-      skills: Array<{ name: string; owner: string; visibility: string }>;
-    };
-    expect(mirror.skills.find((s) => s.name === "taken_public")).toMatchObject({ owner: "alice", visibility: "public" });
-    expect(mirror.skills.find((s) => s.name === "handed_over")).toMatchObject({ owner: "bob", visibility: "private" });
+    const mirror = await readMirrorSkills<{ name: string; owner: string; visibility: string }>(engine.home);
+    expect(mirror.find((s) => s.name === "taken_public")).toMatchObject({ owner: "alice", visibility: "public" });
+    expect(mirror.find((s) => s.name === "handed_over")).toMatchObject({ owner: "bob", visibility: "private" });
 
     await engine.stop();
     engine = await startTestEngine({

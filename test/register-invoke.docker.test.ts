@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eventually } from "./support/poll.js";
 import { SkillStatus } from "../src/gen/skillengine/v1/skills.js";
 import { rpcError, runsCleanedUp, startTestEngine, type TestEngine } from "./support/test-engine.js";
+import { readMirrorSkills } from "./support/registry-mirror.js";
 
 const ADD_CODE = `import json, sys
 args = json.loads(sys.argv[1])
@@ -51,10 +52,10 @@ describe("RegisterSkill → InvokeSkill through a real server, engine and SQLite
     expect(await readFile(history, "utf8")).toBe(ADD_CODE);
     // The mirror is rewritten just after the reply (docs/performance.md#registration).
     const mirror = await eventually("the mirror to list the skill", async () => {
-      const read = JSON.parse(await readFile(path.join(engine.home, "memory", "acquired_skills", "skills_registry.json"), "utf8"));
-      return read.skills.length > 0 ? read : undefined;
+      const read = await readMirrorSkills(engine.home).catch(() => []);
+      return read.length > 0 ? read : undefined;
     });
-    expect(mirror.skills).toEqual([
+    expect(mirror).toEqual([
       expect.objectContaining({ name: "add_numbers", status: "active", version: 1, usage_count: 0, failure_count: 0 }),
     ]);
   });

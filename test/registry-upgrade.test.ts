@@ -75,6 +75,7 @@ describe("a registry.db written before the one migrations list (real SQLite file
       // What the steps added to this file: the parts of large sessions, environments, versions' test files, new columns.
       expect([...after.keys()].filter((t) => !before.has(t)).sort()).toEqual([
         "learning_session_parts",
+        "mirror_pending",
         "skill_environments",
         "skill_version_test_files",
       ]);
@@ -90,6 +91,8 @@ describe("a registry.db written before the one migrations list (real SQLite file
     const registry = SkillRegistry.open(file, DEFAULT_HEALTH_POLICY);
     const db = openRegistryDatabase(file, { durable: false });
     try {
+      // Every skill is marked for the registry mirror: the first start writes each one's own file (docs/operations.md#the-registry-mirror).
+      expect(registry.pendingMirrorChanges(1_000).map((c) => c.name)).toEqual(registry.list({ includeInactive: true }).map((s) => s.name));
       const add = registry.get("add_numbers");
       expect(add).toMatchObject({ version: 1, visibility: "public", owner: "local", status: "active", usageCount: 1 });
       const echo = registry.get("echo_text");

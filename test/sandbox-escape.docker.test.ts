@@ -283,7 +283,7 @@ report(results)`,
     const paths = {
       canonical,
       history: path.join(engine.home, "memory", "acquired_skills", ".versions", "store_probe", "1.py"),
-      mirror: path.join(engine.home, "memory", "acquired_skills", "skills_registry.json"),
+      mirror: path.join(engine.home, "memory", "acquired_skills", ".registry", "store_probe.json"),
       registry: path.join(engine.home, "registry.db"),
       home: engine.home,
       sandboxDir: engine.sandboxDir,

@@ -20,6 +20,7 @@ import {
   type TestClient,
   type TestEngine,
 } from "./support/test-engine.js";
+import { readMirrorSkills } from "./support/registry-mirror.js";
 
 const run = promisify(execFile);
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -262,8 +263,8 @@ describe("secrets: declared, delivered to the invoking agent's runs, redacted fr
     const files = await unpackBundle(Buffer.from(exported.archive));
     expect(files.find((f) => f.path === "SKILL.md")?.content.toString()).toMatch(/metadata:\n {2}secrets:\n {4}- WEATHER_API_KEY\n/);
     expect(leaks(JSON.stringify(got) + files.map((f) => f.content.toString("latin1")).join("\n"))).toEqual([]);
-    const mirror = await readFile(path.join(engine.home, "memory", "acquired_skills", "skills_registry.json"), "utf8");
-    expect(mirror).toContain(`"secrets": [\n`);
+    const mirror = await readMirrorSkills<{ versions: Array<{ secrets?: string[] }> }>(engine.home);
+    expect(mirror.flatMap((s) => s.versions.flatMap((v) => v.secrets ?? []))).toContain("WEATHER_API_KEY");
     expect(await leakingFiles(dirs.home)).toEqual([]);
     expect(await leakingFiles(dirs.sandboxDir)).toEqual([]);
     // The logs at debug level, every line of this suite so far.

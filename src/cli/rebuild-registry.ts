@@ -9,8 +9,8 @@ import { runOperatorCommand } from "./operator-command.js";
 const USAGE = `usage: npm run rebuild-registry -- [--force]
 
 Recreates $SKILL_ENGINE_HOME/registry.db from the canonical store
-($SKILL_ENGINE_HOME/memory/acquired_skills/: the .py files, their .versions/ history and
-skills_registry.json). Stop the skill engine first.
+($SKILL_ENGINE_HOME/memory/acquired_skills/: the .py files, their .versions/ history and the
+registry's mirror, .registry/). Stop the skill engine first.
 
   --force   replace a registry.db that still holds skills or cannot be read; the old file
             (and its -wal/-shm) is moved aside to registry.db.bak-<timestamp>, never deleted

@@ -7,7 +7,7 @@ import { errorMessage } from "../errors/index.js";
 import { CoalescedWrites, writeFileAtomic } from "../control/index.js";
 import type { CandidateRecord, EvolutionRecord, LearningStore } from "./learning-store.js";
 
-/** Beside `skills_registry.json` and `lessons.json` in the canonical directory. */
+/** Beside the registry's mirror (`.registry/`) and `lessons.json` in the canonical directory. */
 export const LEARNING_MIRROR_FILE = "learning.json";
 const FORMAT = 1;
 

@@ -6,7 +6,7 @@ import { CoalescedWrites, writeFileAtomic } from "../control/index.js";
 import { errorMessage } from "../errors/index.js";
 import type { LessonRecord } from "./lesson.js";
 
-/** The mirror's file name, beside `skills_registry.json` in the canonical directory. */
+/** The mirror's file name, beside the registry's mirror (`.registry/`) in the canonical directory. */
 export const LESSONS_MIRROR_FILE = "lessons.json";
 export const LESSONS_MIRROR_FORMAT = 1;
 

@@ -6,6 +6,7 @@ import { ENVIRONMENT_MIGRATIONS } from "./environment-tables.js";
 import { HEALTH_EPOCH_MIGRATIONS } from "./health-epoch-tables.js";
 import { LEARNING_MIGRATIONS } from "./learning-tables.js";
 import type { Migration } from "./migration.js";
+import { MIRROR_MIGRATIONS } from "./mirror-tables.js";
 import { PLAYBOOK_MIGRATIONS } from "./playbook-tables.js";
 import { REGISTRY_MIGRATIONS } from "./registry-tables.js";
 import { ROUTING_MIGRATIONS } from "./routing-tables.js";
@@ -36,6 +37,7 @@ export const REGISTRY_SCHEMA: readonly Migration[] = [
   ...SECRET_MIGRATIONS,
   ...EGRESS_MIGRATIONS,
   ...RUN_ERROR_MIGRATIONS,
+  ...MIRROR_MIGRATIONS,
 ];
 
 /** The schema version this code writes: the number of steps in the list. */

@@ -53,7 +53,7 @@ export async function startIntake(config: SkillEngineConfig, logger: Logger): Pr
 
 /**
  * The registry (its migrations run as it opens), the canonical store, the legacy migration,
- * reconciliation of the two, the mirror rewritten, and composition's declarations
+ * reconciliation of the two, the mirror brought up to date, and composition's declarations
  * (docs/architecture.md#start-up-order).
  */
 export async function openControlStores(
@@ -66,7 +66,9 @@ export async function openControlStores(
     sqliteCacheKib: config.sqliteCacheKib,
   });
   const store = new CanonicalStore(config.home);
-  await store.init();
+  const { mirrorCreated } = await store.init();
+  // No mirror directory: every skill's file is written at this start (docs/operations.md#the-registry-mirror).
+  if (mirrorCreated) registry.markWholeMirror();
   const migrationReport = await migrateLegacySkills({
     sandboxDir: config.sandboxDir,
     registry,

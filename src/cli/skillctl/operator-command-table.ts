@@ -12,7 +12,7 @@ export const OPERATOR_COMMANDS: Record<string, CommandSpec> = {
     options: [],
     usage:
       "rebuild\n" +
-      "      Reconciles the canonical store with the registry, rewrites skills_registry.json and re-indexes every\n" +
+      "      Reconciles the canonical store with the registry, rewrites every skill's mirror file and re-indexes every\n" +
       "      skill for routing, without a restart (admin only). Prints skills indexed, repairs and duration.",
   },
   envs: {

@@ -4,7 +4,7 @@ import path from "node:path";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_HEALTH_POLICY, type SkillRecord, SkillRegistry, type VersionOrigin } from "../registry/index.js";
-import { CanonicalStore, contentHash, locationOf, MIRROR_FILE, MirrorWriter } from "../store/index.js";
+import { CanonicalStore, contentHash, locationOf, MIRROR_DIR, MirrorWriter } from "../store/index.js";
 import { rebuildRegistry, RebuildRefusedError } from "./rebuild-registry.js";
 import { reconcile } from "./reconcile.js";
 
@@ -266,17 +266,23 @@ describe("rebuilding registry.db from the canonical store (real SQLite files, re
   });
 
   it.each([
-    ["missing", async (mirror: string) => rm(mirror)],
-    ["corrupt", async (mirror: string) => writeFile(mirror, '{"format": 1, "skills": [ {"name": "adder", "desc')],
+    ["missing", async (mirror: string) => rm(mirror, { recursive: true })],
+    [
+      "corrupt",
+      async (mirror: string) => {
+        for (const file of await readdir(mirror))
+          await writeFile(path.join(mirror, file), '{"format": 1, "skill": {"name": "adder", "desc');
+      },
+    ],
   ])("recovers names, versions and hashes with defaults when the mirror is %s", async (_state, damage) => {
     await buildOriginal();
     const original = snapshot(registry);
     await loseDatabase();
-    await damage(path.join(store.directory, MIRROR_FILE));
+    await damage(path.join(store.directory, MIRROR_DIR));
 
     const report = await rebuildRegistry({ home, policy, logger });
 
-    expect(report.warnings[0]).toMatch(new RegExp(MIRROR_FILE));
+    expect(report.warnings[0]).toMatch(/\.registry\//);
     const rebuilt = snapshot(reopen());
     expect(
       rebuilt.map((s) => ({

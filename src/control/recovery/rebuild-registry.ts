@@ -19,7 +19,9 @@ import {
   contentHash,
   fsyncDirectory,
   locationOf,
-  MIRROR_FILE,
+  MIRROR_DIR,
+  type MirrorFilesReading,
+  mirrorFileLabel,
   pathExists,
   readMirrorDocument,
   type RecordedSkill,
@@ -77,7 +79,7 @@ export class RebuildRefusedError extends FailedPreconditionError {}
  * Each `<name>.py` in the active directory, `retired/` or `.trash/` is a skill (status from its
  * location: live skills keep the mirror's live status, else `active`; `retired/` → retired;
  * `.trash/` → deleted). Every `.versions/<name>/<n>.py` becomes a version; the metadata of a
- * version comes from `skills_registry.json` when the mirror recorded that version with the same
+ * version comes from its mirror file (`.registry/<name>.json`) when the mirror recorded that version with the same
  * content hash, else from the mirror's skill entry, else defaults. The active version is the one
  * whose hash matches `<name>.py`; when none does, the active file becomes a new version (origin
  * `rebuild`, history file written). Counters, pin, dates and status reason come from the mirror.
@@ -131,7 +133,8 @@ export async function rebuildRegistry(options: RebuildOptions): Promise<RebuildR
     if (plan) plans.push({ ...plan, skill: { ...plan.skill, versions: await checkedTestFiles(store, plan, warnings) } });
   }
   for (const name of mirror.keys()) {
-    if (!found.has(name)) warnings.push(`${name}: in ${MIRROR_FILE} but no file of it is in the canonical store; not rebuilt`);
+    if (!found.has(name))
+      warnings.push(`${name}: in the mirror (${mirrorFileLabel(name)}) but no file of it is in the canonical store; not rebuilt`);
   }
 
   // History files the registry will point at must exist before it does (the registration order).
@@ -218,24 +221,25 @@ async function inspectExistingRegistry(dbFile: string): Promise<ExistingRegistry
   }
 }
 
-/** `skills_registry.json`, read leniently: a missing or damaged mirror only costs metadata. */
+/** The mirror (`.registry/`, and an older home's `skills_registry.json`), read leniently: a missing or damaged mirror only costs metadata. */
 async function readMirrorIndex(store: CanonicalStore, warnings: string[]): Promise<Map<string, RecordedSkill>> {
-  let document: unknown;
+  let files: MirrorFilesReading;
   try {
-    document = await store.readMirror();
+    files = await store.mirror.read();
   } catch (error) {
     warnings.push(
-      `${MIRROR_FILE} cannot be read (${errorMessage(error)}); ` +
+      `the mirror (${MIRROR_DIR}/) cannot be read (${errorMessage(error)}); ` +
         "names, versions and code are rebuilt from the files, descriptions, schemas, counters and statuses get defaults",
     );
     return new Map();
   }
-  if (document === undefined) {
-    warnings.push(`${MIRROR_FILE} is missing; descriptions, schemas, counters and statuses get defaults`);
+  warnings.push(...files.problems);
+  if (files.document === undefined) {
+    warnings.push(`the mirror (${MIRROR_DIR}/) is missing; descriptions, schemas, counters and statuses get defaults`);
     return new Map();
   }
-  const reading = readMirrorDocument(document);
-  for (const problem of reading.problems) warnings.push(`${MIRROR_FILE} ${problem}`);
+  const reading = readMirrorDocument(files.document);
+  for (const problem of reading.problems) warnings.push(`the mirror ${problem}`);
   return reading.skills;
 }
 
@@ -324,8 +328,8 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
       const other = entry.versions.find((v) => v.version === version);
       warn(
         other
-          ? `v${version} differs from what ${MIRROR_FILE} recorded for it; its metadata is taken from the skill's entry`
-          : `v${version} is not in ${MIRROR_FILE}; its metadata is taken from the skill's entry`,
+          ? `v${version} differs from what ${mirrorFileLabel(name)} recorded for it; its metadata is taken from the skill's entry`
+          : `v${version} is not in ${mirrorFileLabel(name)}; its metadata is taken from the skill's entry`,
       );
     }
     return {
@@ -383,7 +387,7 @@ function planSkill(name: string, found: FoundSkill, entry: RecordedSkill | undef
   else if (location === "trash") status = "deleted";
   else status = entry?.status !== undefined && isLive(entry.status) ? entry.status : "active";
   if (entry?.status !== undefined && entry.status !== status) {
-    warn(`${MIRROR_FILE} says ${entry.status} but the files are in ${LOCATION_LABEL[location]}; rebuilt as ${status}`);
+    warn(`${mirrorFileLabel(name)} says ${entry.status} but the files are in ${LOCATION_LABEL[location]}; rebuilt as ${status}`);
   }
   const statusReason =
     entry?.status === status

@@ -85,9 +85,9 @@ describe("rebuild-registry brings back each version's test files (real SQLite fi
     const rebuilt = await loseRegistry();
     expect(rebuilt.version("csv_sum", 1)?.testFiles?.map((t) => t.path)).toEqual(["t.csv"]);
     expect(warnings).toEqual([
-      "csv_sum: a test file skills_registry.json lists for v1 is missing or altered in the canonical store (u.csv: missing); the version is rebuilt without it",
-      "csv_sum: a test file skills_registry.json lists for v1 is missing or altered in the canonical store (w.csv: altered (7 bytes; 1 recorded)); the version is rebuilt without it",
-      "csv_sum: a test file skills_registry.json lists for v1 is missing or altered in the canonical store (k.csv: a link, not a file (not followed)); the version is rebuilt without it",
+      "csv_sum: a test file .registry/csv_sum.json lists for v1 is missing or altered in the canonical store (u.csv: missing); the version is rebuilt without it",
+      "csv_sum: a test file .registry/csv_sum.json lists for v1 is missing or altered in the canonical store (w.csv: altered (7 bytes; 1 recorded)); the version is rebuilt without it",
+      "csv_sum: a test file .registry/csv_sum.json lists for v1 is missing or altered in the canonical store (k.csv: a link, not a file (not followed)); the version is rebuilt without it",
     ]);
   });
 
@@ -104,7 +104,7 @@ describe("rebuild-registry brings back each version's test files (real SQLite fi
     registry = SkillRegistry.open(path.join(home, "registry.db"), DEFAULT_HEALTH_POLICY);
     expect(registry.version("csv_sum", 2)?.testFiles?.map((t) => [t.path, t.sizeBytes])).toEqual([["t.csv", 8]]);
     expect(report.warnings).toContain(
-      "csv_sum: v2 is not in skills_registry.json as it is; its 1 test file(s) are taken as the canonical store holds them",
+      "csv_sum: v2 is not in .registry/csv_sum.json as it is; its 1 test file(s) are taken as the canonical store holds them",
     );
   });
 });

@@ -1,5 +1,5 @@
 import type { VersionRecord } from "../registry/index.js";
-import { type CanonicalStore, MIRROR_FILE, type StoreLocation, testFileEntry } from "../store/index.js";
+import { type CanonicalStore, mirrorFileLabel, type StoreLocation, testFileEntry } from "../store/index.js";
 
 /** What {@link checkedTestFiles} needs of a rebuild's plan for one skill. */
 export interface TestFilesPlan {
@@ -25,7 +25,7 @@ export async function checkedTestFiles(store: CanonicalStore, plan: TestFilesPla
       const reading = await store.readTestFiles(name, version.version, listed, plan.location);
       for (const problem of reading.problems) {
         warnings.push(
-          `${name}: a test file ${MIRROR_FILE} lists for v${version.version} is missing or altered in the canonical store ` +
+          `${name}: a test file ${mirrorFileLabel(name)} lists for v${version.version} is missing or altered in the canonical store ` +
             `(${problem}); the version is rebuilt without it`,
         );
       }
@@ -39,7 +39,7 @@ export async function checkedTestFiles(store: CanonicalStore, plan: TestFilesPla
       continue;
     }
     warnings.push(
-      `${name}: v${version.version} is not in ${MIRROR_FILE} as it is; its ${found.files.length} test file(s) are taken as the canonical store holds them`,
+      `${name}: v${version.version} is not in ${mirrorFileLabel(name)} as it is; its ${found.files.length} test file(s) are taken as the canonical store holds them`,
     );
     for (const problem of found.problems) warnings.push(`${name}: v${version.version}'s test files: ${problem}`);
     checked.push(found.files.length > 0 ? { ...rest, testFiles: found.files.map(testFileEntry) } : rest);

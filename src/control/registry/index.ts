@@ -38,3 +38,4 @@ export { leavesOwnRoutes, ONE_VOTE, type OutcomeReporter } from "./outcome-trust
 export { type DeprecationRisk, deprecationRisk, type RiskInput, type RiskThreshold } from "./deprecation-risk.js";
 export { REGISTRY_FILE, SkillRegistry } from "./skill-registry.js";
 export type { LastOutcome } from "./reported-outcomes.js";
+export type { MirrorChange } from "./mirror-changes.js";

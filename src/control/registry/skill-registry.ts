@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { openRegistryDatabase, withSqlite } from "../../sqlite/index.js";
 import { InvocationLog } from "./invocation-log.js";
+import { type MirrorChange, MirrorChanges } from "./mirror-changes.js";
 import type { OutcomeRecord, OutcomeSource, SourceWindow } from "./outcome-signals.js";
 import type { OutcomeReporter } from "./outcome-trust.js";
 import type {
@@ -46,6 +47,7 @@ export class SkillRegistry {
   private readonly log: InvocationLog;
   private readonly reported: ReportedOutcomes;
   private readonly sharing: SharingRows;
+  private readonly mirror: MirrorChanges;
 
   private constructor(
     private readonly db: Database.Database,
@@ -60,6 +62,7 @@ export class SkillRegistry {
     this.log = new InvocationLog(db, this.rows, this.status, this.telemetry);
     this.reported = new ReportedOutcomes(db, policy, this.rows, this.status, this.log);
     this.sharing = new SharingRows(db, this.rows);
+    this.mirror = new MirrorChanges(db);
   }
 
   /**
@@ -119,6 +122,23 @@ export class SkillRegistry {
   /** Marks a skill as created by the service (pattern promotion: docs/learning.md#promotion). */
   markAutoCreated(name: string, at: Date): SkillRecord {
     return this.rows.markAutoCreated(name, at);
+  }
+
+  // The mirror's outbox (docs/operations.md#the-registry-mirror).
+
+  /** Up to `limit` skills after `after` (by name) whose mirror file is behind the registry, with the mark of their last change. */
+  pendingMirrorChanges(limit: number, after?: string): MirrorChange[] {
+    return this.mirror.pending(limit, after);
+  }
+
+  /** Settles the marks of the files just written; a mark replaced by a later change stays. */
+  settleMirrorChanges(written: readonly MirrorChange[]): void {
+    this.mirror.settle(written);
+  }
+
+  /** Marks every skill, so the mirror's next write rewrites every file. */
+  markWholeMirror(): void {
+    this.mirror.markAll();
   }
 
   // Versions.

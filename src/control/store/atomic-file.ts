@@ -9,10 +9,14 @@ export const TEMP_FILE_PREFIX = ".tmp-";
 /**
  * Replaces `target` with `content` so that a crash at any moment leaves either the old file or
  * the new one, never a torn mix: write a temp file beside it, fsync, rename over, fsync the
- * directory so the rename itself is durable.
+ * directory so the rename itself is durable (unless `syncDirectory` is false: the caller fsyncs it).
  */
-export async function writeFileAtomic(target: string, content: FileContent): Promise<void> {
-  await (await prepareFileAtomic(target, content)).commit();
+export async function writeFileAtomic(target: string, content: FileContent, options: { syncDirectory?: boolean } = {}): Promise<void> {
+  const prepared = await prepareFileAtomic(target, content);
+  // Without the directory's fsync the rename may not survive a host crash yet: for a caller that
+  // writes many files into one directory and fsyncs it once after them (the registry mirror).
+  if (options.syncDirectory === false) prepared.commitNow();
+  else await prepared.commit();
 }
 
 /**

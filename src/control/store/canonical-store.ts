@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDirectory, type PreparedFile, prepareFileAtomic, stageFile, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
-import { type MirrorEntry, mirrorText } from "./mirror-format.js";
+import { MIRROR_DIR, MirrorFiles } from "./mirror-files.js";
 import type { SkillStatus, TestFileEntry } from "../registry/index.js";
 import { pathExists } from "./path-exists.js";
 import {
@@ -18,7 +18,6 @@ const VERSIONS_DIR = ".versions";
 /** A staged version's temp file is `.tmp-<name>.version-<hex>` in the active directory (see stageVersion). */
 const STAGED_VERSION_LABEL = ".version";
 const ORPHANS_DIR = ".orphans";
-export const MIRROR_FILE = "skills_registry.json";
 
 /** Where a skill's files live: the active directory, `retired/`, or `.trash/` (soft delete). */
 export type StoreLocation = "active" | "retired" | "trash";
@@ -40,7 +39,8 @@ export function locationOf(status: SkillStatus): StoreLocation {
  *                                      (docs/files.md#test-files)
  * - `retired/<name>.py`, `retired/.versions/<name>/`   retired skills, restorable
  * - `.trash/<name>.py`, `.trash/.versions/<name>/`     deleted skills, restorable
- * - `skills_registry.json`             mirror of the registry, enough to rebuild it
+ * - `.registry/<name>.json`            each skill's mirror: its registry record and versions, enough
+ *                                      with the code to rebuild it (mirror-files.ts)
  */
 /** See {@link CanonicalStore.stageVersion}. */
 export interface StagedVersion {
@@ -51,15 +51,21 @@ export interface StagedVersion {
 
 export class CanonicalStore {
   readonly directory: string;
+  /** The registry's mirror, a file per skill. */
+  readonly mirror: MirrorFiles;
 
   constructor(home: string) {
     this.directory = path.join(path.resolve(home), "memory", "acquired_skills");
+    this.mirror = new MirrorFiles(this.directory);
   }
 
-  async init(): Promise<void> {
+  /** Creates the store's directories; `mirrorCreated`: the mirror's directory was not there (a new home, or one an operator emptied). */
+  async init(): Promise<{ mirrorCreated: boolean }> {
     for (const location of STORE_LOCATIONS) {
       await mkdir(path.join(this.dirOf(location), VERSIONS_DIR), { recursive: true, mode: 0o700 });
     }
+    const created = await mkdir(path.join(this.directory, MIRROR_DIR), { recursive: true, mode: 0o700 });
+    return { mirrorCreated: created !== undefined };
   }
 
   dirOf(location: StoreLocation): string {
@@ -197,20 +203,6 @@ export class CanonicalStore {
 
   async readVersion(name: string, version: number, location: StoreLocation = "active"): Promise<string | undefined> {
     return readIfExists(this.versionPath(name, version, location));
-  }
-
-  /**
-   * Rewrites the mirror from `entries`, pulled one at a time in one synchronous pass while the
-   * file is written (so the entries are one state of the registry, and only one of them is held
-   * at a time).
-   */
-  async writeMirror(entries: Iterable<MirrorEntry>): Promise<void> {
-    await writeFileAtomic(path.join(this.directory, MIRROR_FILE), mirrorText(entries));
-  }
-
-  async readMirror(): Promise<unknown> {
-    const text = await readIfExists(path.join(this.directory, MIRROR_FILE));
-    return text === undefined ? undefined : (JSON.parse(text) as unknown);
   }
 
   /** Locations that hold any file of `name` (active file or history). */

@@ -1,5 +1,5 @@
-import { readdirSync, statSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
@@ -8,15 +8,16 @@ import { DEFAULT_HEALTH_POLICY, type SkillRecord, SkillRegistry } from "../regis
 import { ReplyScope } from "../../reply-scope/index.js";
 import {
   CanonicalStore,
-  MIRROR_FILE,
+  LEGACY_MIRROR_FILE,
+  MIRROR_DIR,
   MIRROR_FORMAT,
   MirrorDocumentSchema,
+  MirrorEntrySchema,
   MirrorWriter,
   readMirrorDocument,
-  TEMP_FILE_PREFIX,
 } from "./index.js";
 
-describe("skills_registry.json: one schema to write it and to read it back (real SQLite file, real directory)", () => {
+describe("the registry mirror: a file per skill, one schema to write it and to read it back (real SQLite file, real directory)", () => {
   let home: string;
   let registry: SkillRegistry;
   let store: CanonicalStore;
@@ -59,8 +60,10 @@ describe("skills_registry.json: one schema to write it and to read it back (real
     const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
     await writer.flush();
     await writer.close();
-    return JSON.parse(await readFile(path.join(store.directory, MIRROR_FILE), "utf8")) as unknown;
+    return (await store.mirror.read()).document;
   }
+
+  const fileOf = (name: string): string => path.join(store.directory, MIRROR_DIR, `${name}.json`);
 
   it("writes exactly the strict schema, and reads every field back as the registry holds it", async () => {
     commit("parse_csv", 1, new Date("2025-01-01T00:00:00.000Z"));
@@ -211,50 +214,76 @@ describe("skills_registry.json: one schema to write it and to read it back (real
     expect(JSON.stringify(document)).not.toContain('"network_allow":[]');
   });
 
-  it("a rewrite holds one skill's entry at a time, not the whole history, and writes the document's exact JSON text", async () => {
-    // Three skills whose entries are each larger than what the file's writer gathers before a
-    // write (64 KiB): by the time the third skill's versions are read, the first two entries must
-    // be in the file already. Built whole first, no byte was written before every skill was read.
-    const long = "x".repeat(1_500);
-    for (const name of ["alpha", "beta", "gamma"]) {
-      for (let version = 1; version <= 50; version++) {
-        commit(name, version, new Date(Date.UTC(2025, 0, 1, 0, version)), "private", `${name} v${version} ${long}`);
-      }
-    }
-    const mirrorFile = path.join(store.directory, MIRROR_FILE);
-    const writtenSoFar = (): number => {
-      const temp = readdirSync(store.directory).find((file) => file.startsWith(`${TEMP_FILE_PREFIX}${MIRROR_FILE}`));
-      return temp === undefined ? -1 : statSync(path.join(store.directory, temp)).size;
-    };
-    const readVersions = registry.versions.bind(registry);
-    const bytesWhenRead = new Map<string, number>();
-    vi.spyOn(registry, "versions").mockImplementation((name) => {
-      bytesWhenRead.set(name, writtenSoFar());
-      return readVersions(name);
-    });
-
+  it("each skill's file is its entry's exact JSON text; a write rewrites only the files of skills that changed", async () => {
+    for (const name of ["alpha", "beta", "gamma"]) commit(name, 1, new Date("2025-01-01T00:00:00.000Z"));
     const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
     await writer.flush();
-    await writer.close();
-
-    const text = await readFile(mirrorFile, "utf8");
-    const entryBytes = (text.length - 100) / 3;
-    expect(entryBytes).toBeGreaterThan(64 * 1024);
-    expect(bytesWhenRead.get("gamma")).toBeGreaterThanOrEqual(entryBytes);
+    const text = await readFile(fileOf("beta"), "utf8");
     expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
-    expect(MirrorDocumentSchema.parse(JSON.parse(text)).skills.map((s) => [s.name, s.versions.length])).toEqual([
-      ["alpha", 50],
-      ["beta", 50],
-      ["gamma", 50],
-    ]);
+    expect(MirrorEntrySchema.parse((JSON.parse(text) as { skill: unknown }).skill).name).toBe("beta");
+    expect((JSON.parse(text) as { format: unknown }).format).toBe(MIRROR_FORMAT);
+
+    const written = vi.spyOn(store.mirror, "write");
+    registry.setProtected("beta", true, new Date("2025-01-02T00:00:00.000Z"));
+    await writer.flush();
+    expect(written.mock.calls.map(([name]) => name)).toEqual(["beta"]);
+    expect((JSON.parse(await readFile(fileOf("beta"), "utf8")) as { skill: { protected: boolean } }).skill.protected).toBe(true);
+
+    written.mockClear();
+    await writer.flush();
+    expect(written).not.toHaveBeenCalled();
+    await writer.close();
   });
 
-  it("an empty registry's mirror is the empty document's JSON text", async () => {
+  it("a change made while its skill's file is being written is written again by the next write", async () => {
+    commit("alpha", 1, new Date("2025-01-01T00:00:00.000Z"));
+    const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
+    const write = store.mirror.write.bind(store.mirror);
+    let changedDuringWrite = false;
+    vi.spyOn(store.mirror, "write").mockImplementation(async (name, entry) => {
+      await write(name, entry);
+      if (!changedDuringWrite) {
+        changedDuringWrite = true;
+        registry.setProtected("alpha", true, new Date("2025-01-02T00:00:00.000Z"));
+      }
+    });
+    await writer.flush();
+    expect((JSON.parse(await readFile(fileOf("alpha"), "utf8")) as { skill: { protected: boolean } }).skill.protected).toBe(false);
+    await writer.flush();
+    expect((JSON.parse(await readFile(fileOf("alpha"), "utf8")) as { skill: { protected: boolean } }).skill.protected).toBe(true);
+    await writer.close();
+  });
+
+  it("a change the service stopped before writing is written at the next start (the outbox is in registry.db)", async () => {
+    commit("alpha", 1, new Date("2025-01-01T00:00:00.000Z"));
+    registry.close();
+    registry = SkillRegistry.open(path.join(home, "registry.db"), DEFAULT_HEALTH_POLICY);
+    expect(existsSync(fileOf("alpha"))).toBe(false);
     const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
     await writer.flush();
     await writer.close();
-    const text = await readFile(path.join(store.directory, MIRROR_FILE), "utf8");
-    expect(text).toBe(`${JSON.stringify({ format: MIRROR_FORMAT, skills: [] }, null, 2)}\n`);
+    expect(existsSync(fileOf("alpha"))).toBe(true);
+  });
+
+  it("reads an older home's whole skills_registry.json under the per-skill files, and removes it once every skill has its file", async () => {
+    commit("alpha", 1, new Date("2025-01-01T00:00:00.000Z"));
+    const legacy = path.join(store.directory, LEGACY_MIRROR_FILE);
+    const sample = MirrorDocumentSchema.parse(await writtenMirror()).skills[0];
+    const entry = (name: string, usage: number): unknown => ({ ...sample, name, usage_count: usage });
+    await writeFile(legacy, JSON.stringify({ format: 1, skills: [entry("alpha", 7), entry("beta", 9)] }));
+    const reading = readMirrorDocument((await store.mirror.read()).document);
+    expect(reading.skills.get("alpha")?.usageCount).toBe(0);
+    expect(reading.skills.get("beta")?.usageCount).toBe(9);
+
+    registry.markWholeMirror();
+    const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
+    await writer.flush();
+    await writer.close();
+    expect(existsSync(legacy)).toBe(false);
+  });
+
+  it("an empty registry's mirror is an empty document", async () => {
+    expect(await writtenMirror()).toEqual({ format: MIRROR_FORMAT, skills: [] });
   });
 
   it("reads a damaged file field by field: a bad field costs that field, a nameless entry or numberless version is left out", () => {
@@ -304,7 +333,7 @@ describe("skills_registry.json: one schema to write it and to read it back (real
   });
 
   it("a rewrite asked for after the reply waits for the call's reply, and a stop before it still writes it", async () => {
-    const mirrorFile = path.join(store.directory, MIRROR_FILE);
+    const mirrorFile = fileOf("parse_csv");
     const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
     commit("parse_csv", 1, new Date("2025-01-01T00:00:00.000Z"));
     const call = new ReplyScope();
@@ -314,7 +343,7 @@ describe("skills_registry.json: one schema to write it and to read it back (real
 
     // The service stops before the call's reply went out: close() writes what was due.
     await writer.close();
-    expect(MirrorDocumentSchema.parse(JSON.parse(await readFile(mirrorFile, "utf8"))).skills.map((s) => s.name)).toEqual(["parse_csv"]);
+    expect(MirrorEntrySchema.parse((JSON.parse(await readFile(mirrorFile, "utf8")) as { skill: unknown }).skill).name).toBe("parse_csv");
     call.settle();
   });
 });

@@ -15,10 +15,11 @@ import {
 } from "../registry/index.js";
 
 /**
- * `skills_registry.json`: the registry mirrored beside the canonical files, so the directory alone
- * can rebuild everything (docs/operations.md#rebuilding-the-registry). The schemas below are the
- * one definition of the file: the writer builds documents of these types, the rebuild reads them
- * back through the same schemas, leniently (a damaged field costs that field, never the skill).
+ * The registry mirrored beside the canonical files (a file per skill: mirror-files.ts), so the
+ * directory alone can rebuild everything (docs/operations.md#rebuilding-the-registry). The schemas
+ * below are the one definition of an entry: the writer builds entries of these types, the rebuild
+ * reads them back, gathered into one document, through the same schemas, leniently (a damaged field
+ * costs that field, never the skill).
  */
 
 /** Version of the layout; bumped when a field changes meaning. */
@@ -90,7 +91,7 @@ const entryFields = {
 };
 
 const MirrorVersionSchema = z.object(versionFields).strict();
-const MirrorEntrySchema = z.object({ ...entryFields, versions: z.array(MirrorVersionSchema) }).strict();
+export const MirrorEntrySchema = z.object({ ...entryFields, versions: z.array(MirrorVersionSchema) }).strict();
 
 /** The whole file, exactly as the writer produces it (the strict form; the rebuild reads leniently). */
 export const MirrorDocumentSchema = z.object({ format: z.literal(MIRROR_FORMAT), skills: z.array(MirrorEntrySchema) }).strict();
@@ -162,25 +163,6 @@ export function toMirrorEntry(record: SkillRecord, versions: readonly VersionRec
   };
 }
 
-/**
- * The text of the mirror holding `entries`, one entry at a time: exactly
- * `${JSON.stringify({ format: MIRROR_FORMAT, skills: [...entries] }, null, 2)}\n`, without ever
- * holding the whole document or its text. The mirror records every version of every skill, so
- * the whole of it grows with the registry's history; one skill's entry does not grow with the
- * other skills' (docs/performance.md#memory-over-time).
- */
-export function* mirrorText(entries: Iterable<MirrorEntry>): Generator<string> {
-  let first = true;
-  for (const entry of entries) {
-    // An entry sits two levels deep (the document, its `skills` array): JSON.stringify's own
-    // indentation of it, shifted by two steps of two spaces.
-    const text = JSON.stringify(entry, null, 2).replaceAll("\n", "\n    ");
-    yield `${first ? `{\n  "format": ${MIRROR_FORMAT},\n  "skills": [\n` : ",\n"}    ${text}`;
-    first = false;
-  }
-  yield first ? `{\n  "format": ${MIRROR_FORMAT},\n  "skills": []\n}\n` : "\n  ]\n}\n";
-}
-
 /** What the mirror recorded about one version, read back; a field that was missing or damaged is undefined. */
 export interface RecordedVersion {
   readonly version: number;
@@ -245,7 +227,7 @@ const LenientEntry = lenient(entryFields);
 const LenientDocument = z.object({ format: z.unknown(), skills: z.array(z.unknown()) });
 
 /**
- * Reads a parsed `skills_registry.json` as leniently as it can: a version without a usable
+ * Reads the mirror, gathered into one `{format, skills}` document, as leniently as it can: a version without a usable
  * number, or an entry without a name, is left out; every other damaged field reads as undefined.
  */
 export function readMirrorDocument(document: unknown): MirrorReading {

@@ -1,19 +1,30 @@
 import type { Logger } from "pino";
 import { afterReply } from "../../reply-scope/index.js";
-import type { SkillRegistry } from "../registry/index.js";
+import type { MirrorChange, SkillRegistry } from "../registry/index.js";
 import type { CanonicalStore } from "./canonical-store.js";
-import { type MirrorEntry, toMirrorEntry } from "./mirror-format.js";
+import { toMirrorEntry } from "./mirror-format.js";
+
+/** Marks read and written per round: the files of one round are written concurrently and fsynced together. */
+const ROUND = 256;
+/** Files in flight at once within a round (their fsyncs overlap in the thread pool). */
+const CONCURRENT_WRITES = 8;
 
 /**
- * Keeps `skills_registry.json` in step with the registry. Changes of code or status flush at
- * once; the counter updates of every invocation are coalesced, so the hot path pays no fsync.
+ * Keeps the registry's mirror (`.registry/<name>.json`, one file per skill) in step with the
+ * registry (docs/operations.md#the-registry-mirror). Which skills are behind is the registry's own
+ * outbox, `mirror_pending`, filled by triggers in the transaction of every change; a write rewrites
+ * only those skills' files, so its cost follows what changed, not the library's size. Changes of code
+ * or status flush at once; the counter updates of every invocation are coalesced, so the hot path
+ * pays no fsync.
  */
 export class MirrorWriter {
   private pending: NodeJS.Timeout | undefined;
-  /** A rewrite asked for after the current reply and not yet started. */
+  /** A write asked for after the current reply and not yet started. */
   private due = false;
   private writing: Promise<void> = Promise.resolve();
   private retry: NodeJS.Timeout | undefined;
+  /** Whether an older home's whole-file mirror may still be on disk (removed once every skill has its file). */
+  private legacyChecked = false;
 
   constructor(
     private readonly registry: SkillRegistry,
@@ -23,25 +34,32 @@ export class MirrorWriter {
     private readonly retryMs = 5_000,
   ) {}
 
-  /** Rewrites the mirror now (after any write already in progress). */
+  /** Writes every skill's file that is behind the registry now (after any write already in progress). */
   async flush(): Promise<void> {
     this.due = false;
     if (this.pending) {
       clearTimeout(this.pending);
       this.pending = undefined;
     }
-    const next = this.writing.then(() => this.store.writeMirror(this.entries()));
+    const next = this.writing.then(() => this.drain());
     this.writing = next.catch((error: unknown) => {
-      this.logger.error({ err: error }, "could not rewrite skills_registry.json");
+      this.logger.error({ err: error }, "could not write the registry mirror (.registry/)");
     });
     await next;
   }
 
+  /** Rewrites every skill's file (RebuildIndexes: the operator's way to a mirror known to be whole). */
+  async rewriteAll(): Promise<void> {
+    this.registry.markWholeMirror();
+    await this.flushOrLater();
+  }
+
   /**
-   * Rewrites the mirror now, and never fails the change that asked for it: the change is
-   * committed in the registry and the files already. When the write fails (a full or read-only
-   * disk), it is logged and tried again every `retryMs` until it succeeds, so the mirror agrees
-   * with the registry again once the disk does (docs/operations.md#full-disks-and-a-locked-registry).
+   * Writes the mirror now, and never fails the change that asked for it: the change is committed
+   * in the registry and the files already, and its mark stays in the outbox. When the write fails
+   * (a full or read-only disk), it is logged and tried again every `retryMs` until it succeeds, so
+   * the mirror agrees with the registry again once the disk does
+   * (docs/operations.md#full-disks-and-a-locked-registry).
    */
   async flushOrLater(): Promise<void> {
     try {
@@ -52,8 +70,8 @@ export class MirrorWriter {
   }
 
   /**
-   * Rewrites the mirror once the reply of the call that changed the registry has gone out
-   * (src/reply-scope), so that reading and serialising every skill is not on that caller's wait
+   * Writes the mirror once the reply of the call that changed the registry has gone out
+   * (src/reply-scope), so that the write is not on that caller's wait
    * (docs/performance.md#the-mirror-after-the-reply). `close()` writes it if it is still due.
    */
   flushAfterReply(): void {
@@ -65,7 +83,7 @@ export class MirrorWriter {
     });
   }
 
-  /** Rewrites the mirror soon; many calls within the window cost one write. */
+  /** Writes the mirror soon; many calls within the window cost one write. */
   schedule(): void {
     if (this.pending) return;
     this.pending = setTimeout(() => {
@@ -91,14 +109,32 @@ export class MirrorWriter {
   }
 
   /**
-   * The registry's skills as mirror entries, each read when the file's writer asks for it: the
-   * mirror holds every version of every skill, and building it whole before writing made each
-   * rewrite (one a second under invocations) hold the whole history in V8's heap across the
-   * write's fsync (docs/performance.md#memory-over-time).
+   * One pass over the outbox in name order, a round at a time: read up to {@link ROUND} marks,
+   * write those skills' files as the registry holds them now, fsync the directory once, then settle
+   * the marks (each only if no later change replaced it: that change is written by the next pass,
+   * which whoever made it asked for). Each entry is built when its file is written, so only a round's
+   * entries are held at a time (docs/performance.md#memory-over-time).
    */
-  private *entries(): Generator<MirrorEntry> {
-    for (const record of this.registry.list({ includeInactive: true })) {
-      yield toMirrorEntry(record, this.registry.versions(record.name));
+  private async drain(): Promise<void> {
+    let after = "";
+    for (;;) {
+      const round = this.registry.pendingMirrorChanges(ROUND, after);
+      if (round.length === 0) break;
+      for (let next = 0; next < round.length; next += CONCURRENT_WRITES) {
+        await Promise.all(round.slice(next, next + CONCURRENT_WRITES).map((change) => this.writeOne(change)));
+      }
+      await this.store.mirror.sync();
+      this.registry.settleMirrorChanges(round);
+      after = (round[round.length - 1] as MirrorChange).name;
     }
+    if (!this.legacyChecked) {
+      await this.store.mirror.removeLegacy();
+      this.legacyChecked = true;
+    }
+  }
+
+  private async writeOne({ name }: MirrorChange): Promise<void> {
+    const record = this.registry.get(name);
+    await this.store.mirror.write(name, record === undefined ? undefined : toMirrorEntry(record, this.registry.versions(name)));
   }
 }

@@ -46,7 +46,7 @@ export class Operations {
         }
       });
     }
-    await core.mirror.flushOrLater();
+    await core.mirror.rewriteAll();
     const skillsIndexed = core.indexer ? await core.indexer.reindexAll() : 0;
     core.logger.warn({ skillsIndexed, repairs, agent: context.caller.agentId, requestId: context.requestId }, "indexes rebuilt by request");
     return { skillsIndexed, repairs };
