@@ -9,12 +9,40 @@ const MIRRORED_TABLES = ["skills", "skill_versions", "skill_grants", "skill_vers
  */
 const MARK = "random() >> 11";
 
+/**
+ * The columns of `skills` an entry shows: an update that changes none of them (the health warning,
+ * the streak's start) leaves the mirror as it is.
+ */
+const MIRRORED_SKILL_COLUMNS = [
+  "name",
+  "description",
+  "parameters_schema",
+  "test_payload",
+  "status",
+  "status_reason",
+  "version",
+  "content_hash",
+  "usage_count",
+  "failure_count",
+  "protected",
+  "auto_created",
+  "created_at",
+  "updated_at",
+  "last_invoked_at",
+  "owner",
+  "visibility",
+  "is_system",
+  "enabled",
+  "disabled_by",
+];
+
 function triggersOf(table: string): string {
   const mark = (row: "NEW" | "OLD"): string =>
     `INSERT INTO mirror_pending (name, change) VALUES (${row}.name, ${MARK})
        ON CONFLICT (name) DO UPDATE SET change = excluded.change;`;
+  const onUpdate = table === "skills" ? ` WHEN ${MIRRORED_SKILL_COLUMNS.map((c) => `NEW.${c} IS NOT OLD.${c}`).join(" OR ")}` : "";
   return `CREATE TRIGGER IF NOT EXISTS ${table}_mirror_insert AFTER INSERT ON ${table} BEGIN ${mark("NEW")} END;
-          CREATE TRIGGER IF NOT EXISTS ${table}_mirror_update AFTER UPDATE ON ${table} BEGIN ${mark("NEW")} ${mark("OLD")} END;
+          CREATE TRIGGER IF NOT EXISTS ${table}_mirror_update AFTER UPDATE ON ${table}${onUpdate} BEGIN ${mark("NEW")} ${mark("OLD")} END;
           CREATE TRIGGER IF NOT EXISTS ${table}_mirror_delete AFTER DELETE ON ${table} BEGIN ${mark("OLD")} END;`;
 }
 

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_HEALTH_POLICY, type SkillRecord, SkillRegistry } from "../registry/index.js";
@@ -233,6 +234,27 @@ describe("the registry mirror: a file per skill, one schema to write it and to r
     await writer.flush();
     expect(written).not.toHaveBeenCalled();
     await writer.close();
+  });
+
+  it("marks a skill for every change an entry shows, whoever writes it, and not for a column it does not show", async () => {
+    commit("alpha", 1, new Date("2025-01-01T00:00:00.000Z"));
+    const writer = new MirrorWriter(registry, store, pino({ level: "silent" }));
+    await writer.flush();
+    expect(registry.pendingMirrorChanges(10)).toEqual([]);
+    const other = new Database(path.join(home, "registry.db"));
+    try {
+      other.prepare("UPDATE skills SET health_warning = 'slow' WHERE name = 'alpha'").run();
+      expect(registry.pendingMirrorChanges(10)).toEqual([]);
+      other.prepare("UPDATE skills SET description = 'edited by hand' WHERE name = 'alpha'").run();
+      expect(registry.pendingMirrorChanges(10).map((c) => c.name)).toEqual(["alpha"]);
+    } finally {
+      other.close();
+    }
+    await writer.flush();
+    await writer.close();
+    expect((JSON.parse(await readFile(fileOf("alpha"), "utf8")) as { skill: { description: string } }).skill.description).toBe(
+      "edited by hand",
+    );
   });
 
   it("a change made while its skill's file is being written is written again by the next write", async () => {
