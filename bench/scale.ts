@@ -23,7 +23,8 @@
  * RegisterSkill is also measured against an empty library first.
  *
  * Environment: BENCH_SCALE_SIZES (default 1000,10000,100000), BENCH_SCALE_REGISTRATIONS (200),
- * BENCH_SCALE_POOL (2000), BENCH_SCALE_QUERIES (100), BENCH_SCALE_EMPTY (on; off skips the empty library). Prints one table and writes bench/results/scale-latest.json.
+ * BENCH_SCALE_POOL (2000), BENCH_SCALE_QUERIES (100), BENCH_SCALE_EMPTY (on; off skips the empty library),
+ * BENCH_SCALE_HOME_ONLY (a directory: prepare one home of the first size there, for profiling a start, and stop). Prints one table and writes bench/results/scale-latest.json.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -554,6 +555,15 @@ async function main(): Promise<void> {
   const stride = Math.max(1, Math.floor(allQueries.length / QUERIES));
   const sample = allQueries.filter((_, i) => i % stride === 0).slice(0, QUERIES);
 
+  // BENCH_SCALE_HOME_ONLY=<dir>: prepare one home of the first size there and stop (to profile a start on it).
+  const homeOnly = process.env.BENCH_SCALE_HOME_ONLY;
+  if (homeOnly !== undefined) {
+    await mkdir(homeOnly, { recursive: true });
+    await prepareHome(homeOnly, SIZES[0] as number, vectors);
+    progress(`home of ${SIZES[0]} skills ready in ${homeOnly}`);
+    await (vectors.embedder as { close?: () => Promise<void> }).close?.();
+    return;
+  }
   const rows: Array<{ size: number; seedS: number; inProcess: InProcess; service: ServiceFigures }> = [];
   progress(`RegisterSkill against an empty library (${REGISTRATIONS} registrations)`);
   // BENCH_SCALE_EMPTY=off skips this part (a run of one size only, its ratio then taken from another run).

@@ -3,9 +3,16 @@ import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  McpError,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EmbeddingsTestServer } from "./support/embeddings-test-server.js";
 import { eventually } from "./support/poll.js";
+import { seedLibrary } from "./support/seeded-library.js";
 import { selfSigned } from "./support/self-signed.js";
 import {
   CALL_OPTIONS,
@@ -17,7 +24,15 @@ import {
   SLEEPER_CODE,
   textOf,
 } from "./support/mcp-clients.js";
-import { containersOf, makeDirs, rpcError, startTestEngine, type TestEngine, whileItsContainerRuns } from "./support/test-engine.js";
+import {
+  containersOf,
+  makeDirs,
+  metricSamples,
+  rpcError,
+  startTestEngine,
+  type TestEngine,
+  whileItsContainerRuns,
+} from "./support/test-engine.js";
 
 /** The MCP door over Streamable HTTP (docs/mcp.md), against a real service and engine, with the SDK's own client. */
 
@@ -454,5 +469,165 @@ describe("MCP over Streamable HTTP: TLS", () => {
     expect(answer.body).toContain('"name":"skill-engine"');
     // Plaintext is not spoken there.
     await expect(fetch(`http://127.0.0.1:${engine.app.mcpPort}/mcp`, { method: "POST", body: init })).rejects.toThrow();
+  });
+});
+
+describe("MCP over Streamable HTTP: change notifications in a library larger than a catalog page", () => {
+  /** More skills than a GetCatalog page (1,000: docs/api.md#pagination), all the local agent's. */
+  const SEEDED = Array.from({ length: 1_050 }, (_, i) => `skill_${String(i).padStart(4, "0")}`);
+  let embeddings: EmbeddingsTestServer;
+  let engine: TestEngine;
+  let folders: string;
+
+  beforeAll(async () => {
+    embeddings = await EmbeddingsTestServer.start();
+    const dirs = await makeDirs();
+    folders = path.join(dirs.root, "folders");
+    await mkdir(folders, { recursive: true });
+    await seedLibrary(dirs.home, SEEDED);
+    engine = await startTestEngine({
+      dirs,
+      env: {
+        SKILL_ENGINE_MCP_PORT: "0",
+        SKILL_ENGINE_MCP_TOOLS: "skills",
+        SKILL_ENGINE_MCP_POLL_SECONDS: "0.5",
+        SKILL_ENGINE_SKILL_DIRS: folders,
+        SKILL_ENGINE_SKILL_WATCH: "off",
+        // Start-up indexes every skill for routing: a loopback embedder keeps that cheap.
+        SKILL_ENGINE_EMBEDDER: "openai",
+        EMBEDDING_BASE_URL: embeddings.baseUrl,
+        EMBEDDING_MODEL: "stub",
+        EMBEDDING_DIMENSIONS: "8",
+      },
+    });
+  }, 300_000);
+  afterAll(async () => {
+    await engine?.dispose();
+    await embeddings?.stop();
+  });
+
+  const etag = async (): Promise<string> => (await engine.client.call(engine.client.raw.getCatalog, { pageSize: 1 })).etag;
+  const getCatalogCalls = async (): Promise<number> =>
+    (await metricSamples(engine, "skill_engine_rpc_requests_total"))
+      .filter((s) => s.labels.method === "GetCatalog")
+      .reduce((sum, s) => sum + s.value, 0);
+  const rescan = () => engine.client.call(engine.client.raw.rescanSkillDirs, {});
+  /**
+   * Opens `count` sessions of the local agent and waits for their shared poll's first look, their baseline:
+   * its etag and both catalog pages, then the etag of the poll after it, which starts only once that look is
+   * done. Nothing else reads the catalog while a test waits here.
+   */
+  const watchingSessions = async (count: number): Promise<Client[]> => {
+    const before = await getCatalogCalls();
+    const sessions: Client[] = [];
+    for (let i = 0; i < count; i += 1) sessions.push((await httpClient(engine.app.mcpPort ?? 0)).client);
+    await eventually(
+      "the first look at the catalog and the poll after it",
+      async () => ((await getCatalogCalls()) >= before + 4 ? true : undefined),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    return sessions;
+  };
+
+  it("GetCatalog's etag stays through runs and repeated scans, and moves with a registration and a scan that finds a new folder", async () => {
+    const first = await etag();
+    expect(first).not.toBe("");
+    expect(await etag()).toBe(first);
+    const run = await engine.client.invoke("skill_0007", "{}");
+    expect(run.result?.stdout.trim()).toBe('{"n": 7}');
+    expect(await etag()).toBe(first);
+    await engine.client.register({ name: "aa_doubler", code: DOUBLER_CODE, testPayload: '{"n": 1}', description: "Doubles n." });
+    const registered = await etag();
+    expect(registered).not.toBe(first);
+
+    // A scan that finds a folder it did not find before moves it (a broken one: no skill, an entry of its own);
+    // the same scan again does not.
+    await mkdir(path.join(folders, "broken"));
+    await writeFile(path.join(folders, "broken", "SKILL.md"), "---\nname: [unclosed\n---\nbody\n");
+    await rescan();
+    const scanned = await etag();
+    expect(scanned).not.toBe(registered);
+    await rescan();
+    expect(await etag()).toBe(scanned);
+  });
+
+  it("two sessions share the caller's poll; a registration past the first catalog page and a skill switched off send both tools/list_changed", async () => {
+    const sessions = await watchingSessions(2);
+    try {
+      const changed = [0, 0];
+      sessions.forEach((session, i) =>
+        session.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+          changed[i] = (changed[i] ?? 0) + 1;
+        }),
+      );
+      // Named after every seeded skill: it lands on the catalog's second page.
+      const registered = await engine.client.register({
+        name: "zz_doubler",
+        code: DOUBLER_CODE,
+        testPayload: '{"n": 1}',
+        description: "Doubles n.",
+        parametersSchema: JSON.stringify(DOUBLER_SCHEMA),
+      });
+      expect(registered.skill?.version).toBe(1);
+      await eventually("tools/list_changed in both sessions", () => (changed.every((n) => n > 0) ? true : undefined), {
+        timeoutMs: 60_000,
+      });
+
+      // The tool is there, on the last page of tools/list.
+      const toolNames = async (): Promise<string[]> => {
+        const names: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await sessions[0]?.listTools(cursor === undefined ? {} : { cursor });
+          names.push(...(page?.tools ?? []).map((t) => t.name));
+          cursor = page?.nextCursor;
+        } while (cursor !== undefined);
+        return names;
+      };
+      const names = await toolNames();
+      expect(names.at(-1)).toBe("zz_doubler");
+      expect(names.filter((name) => name.startsWith("skill_"))).toEqual(SEEDED);
+
+      // A skill switched off leaves tools/list: the catalog does not show the switch, the poll's ListSkills does.
+      const before = [...changed];
+      await engine.client.call(engine.client.raw.setSkillEnabled, { name: "skill_1049", enabled: false });
+      await eventually(
+        "tools/list_changed in both sessions after a skill was switched off",
+        () => (changed.every((n, i) => n > (before[i] ?? 0)) ? true : undefined),
+        { timeoutMs: 60_000 },
+      );
+      expect(await toolNames()).not.toContain("skill_1049");
+    } finally {
+      await Promise.all(sessions.map((session) => session.close()));
+    }
+  });
+
+  it("a folder skill a scan registers sends resources/list_changed (and no tools/list_changed: it is instructions only)", async () => {
+    const [session] = await watchingSessions(1);
+    if (!session) throw new Error("no session");
+    try {
+      let resources = 0;
+      let tools = 0;
+      session.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+        resources += 1;
+      });
+      session.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        tools += 1;
+      });
+      await mkdir(path.join(folders, "notes"));
+      await writeFile(
+        path.join(folders, "notes", "SKILL.md"),
+        "---\nname: zz_notes\ndescription: How to write notes.\n---\nShort lines.\n",
+      );
+      expect((await rescan()).registered).toEqual(["zz_notes"]);
+      await eventually("resources/list_changed after the scan", () => (resources > 0 ? true : undefined), { timeoutMs: 60_000 });
+      expect(tools).toBe(0);
+      const listed = (await session.listResources()).resources.map((r) => r.name);
+      expect(listed).toContain("zz_notes/SKILL.md");
+    } finally {
+      await session.close();
+    }
   });
 });

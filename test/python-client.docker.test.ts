@@ -93,7 +93,7 @@ describe.skipIf(missing !== undefined)(
     });
 
     it(
-      "registers, invokes with files, routes, renders tools in both formats, records outcomes and maps errors to exceptions",
+      "registers, invokes with files, routes, renders tools in both formats, records outcomes, follows list pages and maps errors to exceptions",
       async () => {
         // test/python/client_check.py asserts each step and prints "ok: …"; run from the temp dir so
         // that only the installed copy of the client can be imported.
@@ -112,6 +112,7 @@ describe.skipIf(missing !== undefined)(
           "ok: route",
           "ok: route_as_tools",
           "ok: record_outcome",
+          "ok: list helpers follow pages",
         ]);
         expect(check.stdout).toMatch(/all checks passed\n$/);
 

@@ -243,6 +243,39 @@ describe("skillctl, the operator CLI, against a real server and engine", () => {
     expect(JSON.parse(json.skills[0]?.toolDefinition ?? "{}")).toMatchObject({ type: "function" });
   });
 
+  it("route --hardening none|short|full chooses what each tool description says about calling it; another value is refused", async () => {
+    const described = async (...hardening: string[]): Promise<string> => {
+      const run = await skillctl(port, "--json", "route", "sum of two numbers", "--limit", "1", "--min-relevance", "0", ...hardening);
+      expect(run.code, run.stderr).toBe(0);
+      const json = JSON.parse(run.stdout) as { skills: { name: string; description: string; toolDefinition: string }[] };
+      expect(json.skills.map((s) => s.name)).toEqual(["add_numbers"]);
+      // The tool definition an LLM is handed carries the same description.
+      expect(JSON.parse(json.skills[0]?.toolDefinition ?? "{}")).toMatchObject({ function: { description: json.skills[0]?.description } });
+      return json.skills[0]?.description ?? "";
+    };
+    const registered = (await engine.client.get("add_numbers")).skill?.description ?? "";
+    const [none, short, full, unset] = [
+      await described("--hardening", "none"),
+      await described("--hardening", "short"),
+      await described("--hardening", "FULL"),
+      await described(),
+    ];
+    expect(none).toBe(registered);
+    expect(short).toBe(`${registered}\nCall it directly as a tool; never wrap it in a script.`);
+    expect(unset).toBe(short);
+    expect(full).toMatch(/^\[ACQUIRED SKILL — CALL BY NAME\] /);
+    expect(full).toContain('Call it directly as the tool "add_numbers", e.g. add_numbers(');
+    expect(full.length).toBeGreaterThan(short.length);
+
+    expect(await skillctl(port, "route", "sum of two numbers", "--hardening", "loud")).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--hardening must be none, short or full, got 'loud'"),
+    });
+    const help = await skillctl(port, "route", "--help");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("[--hardening none|short|full]");
+  });
+
   it("deletes, restores, rolls back, retires and wipes the sandbox", async () => {
     const v2 = await skillctl(
       port,

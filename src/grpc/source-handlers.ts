@@ -29,8 +29,10 @@ export function skillSourceHandlers(
   return {
     // One catalog: composition's entries with the folders' ids, locations and statuses.
     getCatalog: unaryHandler(deps, "GetCatalog", async (request, context) => {
+      // Taken before the page is read: a change while it is read moves the next answer's etag.
+      const etag = sources.catalogEtag();
       const page = sources.catalogPage(request, context.caller, (after, limit) => queries.catalogAfter({ after, limit }, context));
-      return { skills: page.items.map(toCatalogEntryMessage), nextPageToken: page.nextPageToken };
+      return { skills: page.items.map(toCatalogEntryMessage), nextPageToken: page.nextPageToken, etag };
     }),
 
     listSkillSources: unaryHandler(deps, "ListSkillSources", async (request) => {

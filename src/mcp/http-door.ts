@@ -8,6 +8,7 @@ import type { Logger } from "pino";
 import { errorMessage, UnauthenticatedError } from "../errors/index.js";
 import type { Authenticator, Caller } from "../identity/index.js";
 import type { HostAllowList } from "../observability/index.js";
+import { catalogReader, CatalogWatch } from "./catalog-watch.js";
 import type { EngineClient } from "./engine-client.js";
 import { createMcpServer, type McpToolsMode, type SkillEngineMcpServer } from "./mcp-server.js";
 
@@ -74,6 +75,11 @@ export async function startMcpHttpDoor(options: McpHttpDoorOptions): Promise<Run
   const maxPerAgent = options.maxSessionsPerAgent ?? DEFAULT_MAX_SESSIONS_PER_AGENT;
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const logger = options.logger;
+  // One change poll per caller for all its sessions (docs/mcp.md#change-notifications).
+  const catalogWatch = new CatalogWatch(catalogReader(options.engine), {
+    pollMs: options.pollMs,
+    onError: (error) => logger.debug({ err: error }, "mcp change poll failed"),
+  });
 
   const closeSession = async (id: string): Promise<void> => {
     const session = sessions.get(id);
@@ -99,9 +105,9 @@ export async function startMcpHttpDoor(options: McpHttpDoorOptions): Promise<Run
       engine: options.engine,
       tools: options.tools,
       pollMs: options.pollMs,
+      catalogWatch,
       ...(options.version ? { version: options.version } : {}),
       authorization: (extra) => (extra?.authInfo ? `Bearer ${extra.authInfo.token}` : made.session?.authorization),
-      onPollError: (error) => logger.debug({ err: error, session: transport.sessionId }, "mcp change poll failed"),
     });
     made.session = { transport, mcp, agentId: caller.agentId, authorization, lastSeen: Date.now() };
     await mcp.server.connect(transport);
@@ -207,6 +213,7 @@ export async function startMcpHttpDoor(options: McpHttpDoorOptions): Promise<Run
       closed ??= (async () => {
         clearInterval(sweep);
         await Promise.all([...sessions.keys()].map(closeSession));
+        catalogWatch.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

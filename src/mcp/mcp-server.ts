@@ -15,11 +15,12 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { jsonDepth } from "../json/index.js";
-import { type CallScope, type EngineClient, isServiceError, wholeCatalog } from "./engine-client.js";
+import { type CatalogFingerprints, catalogReader, CatalogWatch } from "./catalog-watch.js";
+import { type CallScope, type EngineClient, isServiceError } from "./engine-client.js";
 import { InvocationMemory, invokeSkill, META_TOOLS, type MetaTool, runResult, type ToolContext } from "./meta-tools.js";
 import { registerPrompts } from "./prompts.js";
 import { listSkillResources, readSkillResource, resourceError, SKILL_RESOURCE_TEMPLATE } from "./skill-resources.js";
-import { resourcesFingerprint, skillToolsPage, toolsFingerprint } from "./skill-tools.js";
+import { skillToolsPage } from "./skill-tools.js";
 import { toolResultOfRpcError } from "./tool-results.js";
 import { describeIssues, jsonSchemaOf } from "./tool-schemas.js";
 
@@ -33,14 +34,24 @@ export interface McpServerOptions {
   readonly engine: EngineClient;
   /** @default "meta" */
   readonly tools?: McpToolsMode;
-  /** How often the session looks for changes of the caller's skills (list_changed); 0: never. @default 5000 */
+  /**
+   * How often the session looks for changes of the caller's skills (list_changed); 0: never. With
+   * `catalogWatch`, the watch's own interval is how often catalogs are read; this one how often the
+   * session looks whether its credentials changed. @default 5000
+   */
   readonly pollMs?: number;
+  /**
+   * The change polls this session joins, shared with the other sessions of its door so that a caller's
+   * catalog is watched once however many sessions it has (docs/mcp.md#change-notifications). Unset: the
+   * session watches on its own (the stdio bin's one session).
+   */
+  readonly catalogWatch?: CatalogWatch;
   /**
    * The `authorization` metadata of a request's gRPC calls: the HTTP request's own bearer token, or the stdio
    * bin's token; called without a request for the session's polls (its latest credentials).
    */
   authorization(extra?: RequestExtra): string | undefined;
-  /** Where failed polls are told (they are retried at the next interval). */
+  /** Where failed polls are told (they are retried at the next interval); without `catalogWatch` only. */
   readonly onPollError?: (error: unknown) => void;
   /** The server's version in `initialize`. @default "0.0.0" */
   readonly version?: string;
@@ -74,6 +85,7 @@ const META_DEFINITIONS: Tool[] = META_TOOLS.map((t: MetaTool) => ({
   annotations: t.annotations,
 }));
 const RESERVED = new Set(META_BY_NAME.keys());
+const DEFAULT_POLL_MS = 5_000;
 
 /**
  * The MCP server of one session, over the skillengine.v1 API (docs/mcp.md#one-implementation): the same
@@ -147,67 +159,78 @@ export function createMcpServer(options: McpServerOptions): SkillEngineMcpServer
   );
   registerPrompts(server);
 
-  const poller = new ChangePoller(options, mode !== "meta", server);
+  const pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+  const watch =
+    options.catalogWatch ??
+    new CatalogWatch(catalogReader(engine), { pollMs, ...(options.onPollError ? { onError: options.onPollError } : {}) });
+  // The session's own watch, when its door shares none, is closed with the session.
+  const ownWatch = watch === options.catalogWatch ? undefined : watch;
+  const poller = new ChangePoller(watch, options, pollMs, mode !== "meta", server);
   server.server.oninitialized = () => poller.start();
   const previousOnClose = server.server.onclose;
   server.server.onclose = () => {
     poller.stop();
+    ownWatch?.close();
     previousOnClose?.();
   };
   return {
     server,
     async close() {
       poller.stop();
+      ownWatch?.close();
       await server.close();
     },
   };
 }
 
 /**
- * Looks at the caller's catalog every `pollMs` and sends tools/list_changed (when skills are tools) and
- * resources/list_changed when what they list has changed (docs/mcp.md#change-notifications).
+ * A session's part in the change polls (docs/mcp.md#change-notifications): it watches its caller's catalog
+ * through the shared {@link CatalogWatch} and sends tools/list_changed (when skills are tools) and
+ * resources/list_changed when the fingerprints of a read differ from the last ones it saw. The caller's
+ * credentials may change between requests (the HTTP door keeps the latest): the session then joins the
+ * watch of the new ones, checked every `pollMs` without a call.
  */
 class ChangePoller {
   private timer: NodeJS.Timeout | undefined;
-  private tools: string | undefined;
-  private resources: string | undefined;
-  private busy = false;
+  private seen: CatalogFingerprints | undefined;
+  private watched: { readonly authorization: string | undefined; readonly stop: () => void } | undefined;
 
   constructor(
+    private readonly watch: CatalogWatch,
     private readonly options: McpServerOptions,
+    private readonly pollMs: number,
     private readonly skillsAreTools: boolean,
     private readonly server: McpServer,
   ) {}
 
   start(): void {
-    const every = this.options.pollMs ?? 5_000;
-    if (every <= 0 || this.timer) return;
-    void this.poll();
-    this.timer = setInterval(() => void this.poll(), every);
+    if (this.pollMs <= 0 || this.timer) return;
+    this.follow();
+    this.timer = setInterval(() => this.follow(), this.pollMs);
     this.timer.unref();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.watched?.stop();
+    this.watched = undefined;
   }
 
-  private async poll(): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
-    try {
-      const { engine } = this.options;
-      const catalog = await wholeCatalog(engine, { authorization: this.options.authorization() });
-      const tools = toolsFingerprint(catalog);
-      const resources = resourcesFingerprint(catalog);
-      if (this.tools !== undefined && tools !== this.tools && this.skillsAreTools) this.server.sendToolListChanged();
-      if (this.resources !== undefined && resources !== this.resources) this.server.sendResourceListChanged();
-      this.tools = tools;
-      this.resources = resources;
-    } catch (error) {
-      this.options.onPollError?.(error);
-    } finally {
-      this.busy = false;
-    }
+  /** Joins the watch of the session's current credentials, when they are not the ones watched. */
+  private follow(): void {
+    const authorization = this.options.authorization();
+    if (this.watched && this.watched.authorization === authorization) return;
+    this.watched?.stop();
+    this.watched = { authorization, stop: this.watch.subscribe(authorization, (read) => this.compare(read)) };
+  }
+
+  private compare(read: CatalogFingerprints): void {
+    const seen = this.seen;
+    this.seen = read;
+    // The first read is the baseline: what the client lists at the start is not a change.
+    if (seen === undefined || !this.timer) return;
+    if (this.skillsAreTools && read.tools !== seen.tools) this.server.sendToolListChanged();
+    if (read.resources !== seen.resources) this.server.sendResourceListChanged();
   }
 }

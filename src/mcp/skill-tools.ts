@@ -21,9 +21,12 @@ function runnable(catalog: GetCatalogResponse): Map<string, number> {
   return entries;
 }
 
-/** What changes when the caller's runnable skills change: each name with its version. */
-export function toolsFingerprint(catalog: GetCatalogResponse): string {
-  return [...runnable(catalog)].map(([name, version]) => `${name}@${version}`).join("\n");
+/**
+ * What changes when the caller's skill tools change: each runnable skill's name with its version, and
+ * which of them are switched off (`disabled`: names; the catalog does not show the switch).
+ */
+export function toolsFingerprint(catalog: GetCatalogResponse, disabled: ReadonlySet<string> = new Set()): string {
+  return [...runnable(catalog)].map(([name, version]) => `${name}@${version}${disabled.has(name) ? " off" : ""}`).join("\n");
 }
 
 /** What changes when a folder skill is added, changed or removed (its resources). */

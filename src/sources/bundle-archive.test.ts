@@ -3,7 +3,7 @@ import { pack } from "tar-stream";
 import { describe, expect, it } from "vitest";
 import { packBundle, unpackBundle } from "./bundle-archive.js";
 import { checkedSegments } from "./folder-store.js";
-import { folderHash } from "./skill-sources.js";
+import { folderHash } from "./folder-store.js";
 
 async function tarGz(members: Array<{ name: string; content: string | Buffer }>): Promise<Buffer> {
   const tar = pack();

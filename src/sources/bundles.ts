@@ -15,7 +15,8 @@ import { DEFAULT_FOLDER_LIMITS, inspectSkillFolder } from "./folder-safety.js";
 import { checkedSegments, type FolderContent, type FolderStore, readDiscoveredFolder } from "./folder-store.js";
 import { readOrCreateSkillId, SKILL_ID_FILE } from "./skill-identity.js";
 import { parseSkillManifest } from "./skill-manifest.js";
-import { folderHash, type SkillSources, TEST_FILES_DIR } from "./skill-sources.js";
+import { folderHash } from "./folder-store.js";
+import { type SkillSources, TEST_FILES_DIR } from "./skill-sources.js";
 import type { SourceStore } from "./source-store.js";
 
 export interface SkillBundlesOptions {

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
@@ -171,4 +171,15 @@ export function checkedSegments(relative: string, field = "path"): string[] {
     throw new InvalidArgumentError(field, `${JSON.stringify(relative)} must not contain "..", "." or empty segments`);
   }
   return segments;
+}
+
+/** Discovery's content hash over files in memory: SHA-256 over each path, size and bytes, without the `.skill_id`. */
+export function folderHash(files: readonly FolderContent[]): string {
+  const hash = createHash("sha256");
+  for (const file of files) {
+    if (file.path === ".skill_id") continue;
+    hash.update(`${file.path}\0${file.content.length}\0`);
+    hash.update(file.content);
+  }
+  return hash.digest("hex");
 }

@@ -6,7 +6,7 @@ export { type BundleLimits, DEFAULT_BUNDLE_LIMITS, packBundle, unpackBundle } fr
 export { type ImportBundleInput, type ImportedBundle, plainSkillFolder, SkillBundles, type SkillBundlesOptions } from "./bundles.js";
 export { type DiscoveredSkill, type DiscoveryOptions, type DiscoveryResult, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 export { DEFAULT_FOLDER_LIMITS, type FolderFile, type FolderLimits, type FolderVerdict, inspectSkillFolder } from "./folder-safety.js";
-export { checkedSegments, type FolderContent, FolderStore, readFolder } from "./folder-store.js";
+export { checkedSegments, type FolderContent, FolderStore, folderHash, readFolder } from "./folder-store.js";
 export { CONTAINER_FOLDER_DIR, folderLauncher } from "./launcher.js";
 export { readOrCreateSkillId, SKILL_ID_FILE, type SkillIdentity } from "./skill-identity.js";
 export { MAX_DESCRIPTION_CHARS, parseSkillManifest, type SkillManifest, SkillManifestError } from "./skill-manifest.js";
@@ -14,7 +14,6 @@ export type { FolderSkillRegistrar } from "./folder-registrar.js";
 export { FolderSkillReads } from "./folder-skill-reads.js";
 export {
   type FolderFilesInput,
-  folderHash,
   type ScanReport,
   type SkillContent,
   SkillSources,

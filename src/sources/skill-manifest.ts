@@ -210,3 +210,19 @@ function testPayloadText(value: unknown): string | undefined {
   if (typeof value === "object") return JSON.stringify(value);
   throw new SkillManifestError("SKILL.md", "test_payload must be JSON text or a mapping");
 }
+
+/** The parameters schema a SKILL.md gives (`parameters_schema`: JSON text or a YAML mapping), or any object. */
+export function manifestSchema(manifest: SkillManifest): string {
+  const value = manifest.metadata["parameters_schema"];
+  if (typeof value === "string" && value.trim() !== "") return value;
+  if (typeof value === "object" && value !== null) return JSON.stringify(value);
+  return '{"type":"object"}';
+}
+
+/**
+ * `{baseDir}/references/guide.md` becomes `references/guide.md`, the path GetSkillFile takes as it is;
+ * any other `{baseDir}` becomes `.` (the skill's folder).
+ */
+export function resolveBaseDir(body: string): string {
+  return body.replace(/\{baseDir\}\/(?=[\w.-])/g, "").replaceAll("{baseDir}", ".");
+}

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
 import { errorMessage, InvalidArgumentError, RunCancelledError, SkillNotFoundError } from "../errors/index.js";
@@ -16,11 +15,11 @@ import { catalogPage } from "./source-pages.js";
 import type { PageRequest } from "../paging/index.js";
 import { type DiscoveredSkill, discoverSkillFolders, type SourceStatus } from "./discovery.js";
 import { DEFAULT_FOLDER_LIMITS, type FolderLimits } from "./folder-safety.js";
-import { type FolderContent, FolderStore, readDiscoveredFolder } from "./folder-store.js";
+import { type FolderContent, FolderStore, folderHash, readDiscoveredFolder } from "./folder-store.js";
 import { dependencyOrder, failureKey } from "./folder-dependencies.js";
 import { folderPackages, REQUIREMENTS_FILE } from "./folder-packages.js";
 import { folderLauncher } from "./launcher.js";
-import { parseSkillManifest, type SkillManifest } from "./skill-manifest.js";
+import { manifestSchema, parseSkillManifest, resolveBaseDir, type SkillManifest } from "./skill-manifest.js";
 import type { FolderSkillKind, SourceStore, SourceVersion } from "./source-store.js";
 
 /** One discovered folder as the catalog shows it (docs/skill-sources.md#catalog). */
@@ -78,7 +77,6 @@ export interface SkillSourcesOptions {
 
 /** Who owns folder skills: the operator configured the directories, so every agent may see them. */
 const FOLDER_ACCESS = { owner: LOCAL_AGENT, visibility: "public" } as const;
-const DEFAULT_SCHEMA = '{"type":"object"}';
 /** How a retirement for a removed folder starts (docs/skill-sources.md#registration). */
 const FOLDER_GONE = "its folder";
 const TEST_PAYLOAD_FILE = "tests/test_payload.json";
@@ -109,6 +107,9 @@ export class SkillSources {
   /** A folder content that failed its test run is not tested again until it changes. */
   private readonly failures = new Map<string, { hash: string; reason: string }>();
   private closed = false;
+  /** Scans whose entries differed from the scan before: the folders' part of {@link catalogEtag}. */
+  private changedScans = 0;
+  private lastEntries = "[]";
 
   constructor(private readonly options: SkillSourcesOptions) {}
 
@@ -119,6 +120,15 @@ export class SkillSources {
   /** The entries of the last scan. */
   get lastScan(): ScanReport {
     return this.last;
+  }
+
+  /**
+   * GetCatalog's etag (docs/api.md#catalog-etag): the registry's catalog generation and the count of
+   * scans that found other folders than the scan before (a periodic scan that finds the same ones
+   * leaves it alone). Cheap: no catalog is read.
+   */
+  catalogEtag(): string {
+    return `${this.options.registry.catalogGeneration()}.${this.changedScans}`;
   }
 
   private isFolderSkill(name: string): boolean {
@@ -211,6 +221,11 @@ export class SkillSources {
     }
     const durationMs = performance.now() - started;
     this.last = { entries, problems: found.problems, registered, retired, durationMs };
+    const seen = JSON.stringify(entries);
+    if (seen !== this.lastEntries) {
+      this.lastEntries = seen;
+      this.changedScans += 1;
+    }
     logger.info(
       { folders: entries.length, registered, retired, problems: found.problems.length, ms: Math.round(durationMs) },
       "skill directories scanned",
@@ -327,7 +342,7 @@ export class SkillSources {
       {
         name: source.name,
         description: manifest.description,
-        parametersSchema: schemaOf(manifest),
+        parametersSchema: manifestSchema(manifest),
         code,
         testPayload,
         ...(kind === "executable" ? { run: { launcher: folderLauncher(manifest.entrypoint as string), folder: files } } : {}),
@@ -469,31 +484,4 @@ function entryOf(discovered: DiscoveredSkill, status: SourceStatus, reason: stri
     kind: discovered.manifest ? (discovered.manifest.kind === "executable" ? "directory" : "instructions") : "",
     version,
   };
-}
-
-/** The parameters schema a SKILL.md gives (`parameters_schema`: JSON text or a YAML mapping), or any object. */
-function schemaOf(manifest: SkillManifest): string {
-  const value = manifest.metadata["parameters_schema"];
-  if (typeof value === "string" && value.trim() !== "") return value;
-  if (typeof value === "object" && value !== null) return JSON.stringify(value);
-  return DEFAULT_SCHEMA;
-}
-
-/** Discovery's content hash over files in memory: SHA-256 over each path, size and bytes, without the `.skill_id`. */
-export function folderHash(files: readonly FolderContent[]): string {
-  const hash = createHash("sha256");
-  for (const file of files) {
-    if (file.path === ".skill_id") continue;
-    hash.update(`${file.path}\0${file.content.length}\0`);
-    hash.update(file.content);
-  }
-  return hash.digest("hex");
-}
-
-/**
- * `{baseDir}/references/guide.md` becomes `references/guide.md`, the path GetSkillFile takes as it is;
- * any other `{baseDir}` becomes `.` (the skill's folder).
- */
-function resolveBaseDir(body: string): string {
-  return body.replace(/\{baseDir\}\/(?=[\w.-])/g, "").replaceAll("{baseDir}", ".");
 }

@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import { migrateRegistry } from "../schema/index.js";
+import { cacheStatements } from "./statement-cache.js";
 
 /**
  * Page cache per connection, in KiB (docs/performance.md#memory-over-time). better-sqlite3 builds
@@ -22,7 +23,8 @@ export interface RegistryDatabaseOptions {
  * writes survive a power cut; routing's indexes can be rebuilt and do without). Each connection's
  * page cache is bounded by `cacheKib`, so what SQLite holds in memory does not grow with the file.
  * Every open brings the file to the current schema (docs/architecture.md#storage), so no store
- * creates tables of its own and every connection sees the same schema.
+ * creates tables of its own and every connection sees the same schema. Its statements are compiled
+ * once per text (statement-cache.ts).
  */
 export function openRegistryDatabase(file: string, options: RegistryDatabaseOptions): Database.Database {
   const db = new Database(file);
@@ -36,5 +38,6 @@ export function openRegistryDatabase(file: string, options: RegistryDatabaseOpti
     db.close();
     throw error;
   }
+  cacheStatements(db);
   return db;
 }

@@ -24,7 +24,7 @@ from skill_engine import (
     UnauthenticatedError,
     UnavailableError,
 )
-from skill_engine.gen.skillengine.v1 import execution_pb2, operations_pb2
+from skill_engine.gen.skillengine.v1 import execution_pb2, operations_pb2, playbook_pb2
 
 ADD = """import json, sys
 args = json.loads(sys.argv[1])
@@ -180,6 +180,13 @@ def main(address: str, token: str) -> None:
     check(route.route_id != "" and "py_add" in names, "the route finds py_add", route)
     first = next(skill for skill in route if skill.name == "py_add")
     check(first.parameters == NUMBERS and first.kind == "plain", "its parameters schema, parsed", first)
+    hardened = {
+        level: next(s for s in engine.route("add two numbers together", hardening=level) if s.name == "py_add")
+        for level in ("none", "full")
+    }
+    check(hardened["none"].description == "Adds two numbers a and b and prints their sum", "as registered", hardened)
+    full = hardened["full"].description
+    check(full.startswith("[ACQUIRED SKILL") and len(full) > len(first.description), "hardening full", hardened)
     print("ok: route")
 
     openai = engine.route_as_tools("add two numbers together", format="openai")
@@ -220,8 +227,59 @@ def main(address: str, token: str) -> None:
     except ValueError as error:
         check("name=" in str(error), "says to pass name=", error)
     print("ok: record_outcome")
+
+    check_pages(engine)
+    print("ok: list helpers follow pages")
     engine.close()
     print("all checks passed")
+
+
+def check_pages(engine: SkillEngine) -> None:
+    """The list helpers with pages smaller than the lists, so that each follows next_page_token."""
+    for name, code, description in (
+        ("py_page_apple", 'print("apple")', "Prints the word apple"),
+        ("py_page_week", "print(7)", "Prints how many days a week has"),
+        ("py_page_hello", 'print("hello")', "Prints a friendly greeting"),
+    ):
+        engine.register(name, code + "\n", description=description)
+    engine.register("py_page_week", "print(7.0)\n", description="Prints how many days a week has")
+    everyone = sorted(["py_add", "py_divide", "py_upper_file", "py_page_apple", "py_page_hello", "py_page_week"])
+
+    pages = list(engine.pages("ListSkills", page_size=2))
+    check([len(page.skills) for page in pages] == [2, 2, 2], "three pages of two skills", pages)
+    check(pages[-1].next_page_token == "" and all(page.next_page_token for page in pages[:-1]), "tokens", pages)
+    names = [skill.name for page in pages for skill in page.skills]
+    check(names == everyone, "every skill once, by name", names)
+    check([skill.name for skill in engine.iter_skills(page_size=4)] == everyone, "iter_skills", everyone)
+    check([entry.name for entry in engine.iter_catalog(page_size=2)] == everyone, "iter_catalog", everyone)
+    versions = [version.version for version in engine.iter_skill_versions("py_page_week", page_size=1)]
+    check(versions == [1, 2], "iter_skill_versions, a version a page", versions)
+
+    added = [
+        engine.call(
+            "AddLesson",
+            playbook_pb2.AddLessonRequest(trigger=trigger, correct_pattern=pattern, domains=["coding"]),
+        ).lesson.id
+        for trigger, pattern in (
+            ("When parsing dates from user input", "Use datetime.fromisoformat and say which format failed."),
+            ("When reading a CSV file", "Use the csv module, never split on commas by hand."),
+            ("When sorting a dictionary by its values", "Use sorted(d.items(), key=lambda kv: kv[1])."),
+        )
+    ]
+    # ListLessons (the Playbook service's RPC) orders by a utility that moves with the clock, so its
+    # second page may repeat or miss a lesson (docs/api.md#pagination): only the pages are checked here.
+    lesson_pages = list(engine.pages("ListLessons", page_size=2))
+    check(len(lesson_pages) == 2 and len(lesson_pages[0].lessons) == 2, "lessons in two pages", lesson_pages)
+    lessons = [lesson.id for lesson in engine.iter_lessons()]
+    check(sorted(lessons) == sorted(added), "iter_lessons: each lesson once", lessons)
+
+    try:
+        engine.pages("GetSkill")
+        raise AssertionError("GetSkill was taken for a list RPC")
+    except ValueError as error:
+        check("ListSkills" in str(error), "the list RPCs are named", error)
+    refused = expect_error(InvalidArgumentError, lambda: list(engine.iter_skills(page_size=-1)), "a negative page size")
+    check("page_size" in refused.details, "INVALID_ARGUMENT naming page_size", refused)
 
 
 if __name__ == "__main__":

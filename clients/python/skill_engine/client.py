@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, Tuple, Union
 
 import grpc
 from google.protobuf.descriptor import FieldDescriptor
@@ -12,11 +12,19 @@ from google.protobuf.message import Message
 
 from .errors import from_rpc_error
 from .gen.skillengine.v1 import (
+    composition_pb2,
+    environments_pb2,
     execution_pb2,
     learning_pb2,
+    playbook_pb2,
+    playbook_pb2_grpc,
     registration_pb2,
     routing_pb2,
+    secrets_pb2,
+    sharing_pb2,
     skill_engine_pb2_grpc,
+    skills_pb2,
+    sources_pb2,
 )
 from .results import InvocationResult, Outcome, Registration, Route, ToolList, enum_number
 
@@ -39,6 +47,20 @@ Json = Any
 Payload = Union[Mapping[str, Any], str, None]
 Files = Union[Mapping[str, Union[bytes, str]], Iterable[Tuple[str, Union[bytes, str]]], None]
 Tls = Union[bool, str, bytes, grpc.ChannelCredentials, None]
+
+_LISTINGS: Mapping[str, Tuple[Callable[[], Message], str]] = {
+    "ListSkills": (skills_pb2.ListSkillsRequest, "skills"),
+    "ListSkillVersions": (skills_pb2.ListSkillVersionsRequest, "versions"),
+    "GetCatalog": (composition_pb2.GetCatalogRequest, "skills"),
+    "ListSkillSources": (sources_pb2.ListSkillSourcesRequest, "sources"),
+    "ListGrants": (sharing_pb2.ListGrantsRequest, "grants"),
+    "ListCandidates": (learning_pb2.ListCandidatesRequest, "candidates"),
+    "ListSkillEvolution": (learning_pb2.ListSkillEvolutionRequest, "events"),
+    "ListEnvironments": (environments_pb2.ListEnvironmentsRequest, "environments"),
+    "ListSecrets": (secrets_pb2.ListSecretsRequest, "secrets"),
+    "ListLessons": (playbook_pb2.ListLessonsRequest, "lessons"),
+}
+"""Every list RPC (docs/api.md#pagination): its request message and the field of its answer holding the items."""
 
 
 class SkillEngine:
@@ -86,7 +108,9 @@ class SkillEngine:
             (("authorization", f"Bearer {token.strip()}"),) if token is not None else ()
         )
         self.stub = skill_engine_pb2_grpc.SkillEngineStub(self._channel)
-        """The generated stub of every RPC, for what this class does not wrap (use :meth:`call`)."""
+        """The generated stub of every SkillEngine RPC, for what this class does not wrap (use :meth:`call`)."""
+        self.playbook = playbook_pb2_grpc.PlaybookStub(self._channel)
+        """The generated stub of the Playbook service's RPCs (lessons), on the same channel."""
         self._invocations: "OrderedDict[str, str]" = OrderedDict()
 
     # -- the calls ---------------------------------------------------------------------------
@@ -190,6 +214,7 @@ class SkillEngine:
         format: str = "openai",  # noqa: A002 - the service's word for it
         mode: Optional[str] = None,
         min_relevance: Optional[float] = None,
+        hardening: Optional[str] = None,
         timeout: Optional[float] = None,
     ) -> Route:
         """The few skills that matter for a query, best first, each with its tool definition.
@@ -201,10 +226,13 @@ class SkillEngine:
             mode: ``"fused"`` (default), ``"keywords"``, ``"vectors"`` or ``"rrf"``.
             min_relevance: leave out skills below this calibrated relevance (0..1); None: the
                 service's default. The answer may then be empty: no skill fits.
+            hardening: what each tool's description adds about calling it: ``"short"`` (the service's
+                default: one line), ``"full"`` (a label, an example call and the wrappers not to write) or
+                ``"none"`` (the description as registered) (docs/routing.md#hardened-descriptions).
             timeout: this call's deadline in seconds.
         """
         request = routing_pb2.RouteSkillsRequest(query=query, limit=limit)
-        _set_fields(request, {"format": format, "mode": mode})
+        _set_fields(request, {"format": format, "mode": mode, "hardening": hardening})
         if min_relevance is not None:
             request.min_relevance = min_relevance
         return Route.from_response(self.call("RouteSkills", request, timeout=timeout))
@@ -267,15 +295,167 @@ class SkillEngine:
         response = self.call("RecordSkillOutcome", request, timeout=timeout)
         return Outcome.from_response(skill, invocation_id, success, response)
 
+    # -- listings, a page at a time ----------------------------------------------------------
+
+    def pages(
+        self, method: str, *, page_size: Optional[int] = None, timeout: Optional[float] = None, **filters: Any
+    ) -> Iterator[Any]:
+        """Every page of a list RPC, asked for one after the other: each answer's ``next_page_token``
+        goes back with the same filters until it is empty (docs/api.md#pagination).
+
+        ``engine.pages("ListSkills", page_size=100, include_inactive=True)`` yields ListSkillsResponse
+        messages, whole (ListSkillSources' ``problems`` and ``directories`` too). Each page is asked for
+        when the iteration reaches it; an item added or removed meanwhile moves no other item across a
+        page boundary, so every item that exists throughout is seen once.
+
+        Args:
+            method: a list RPC: ListSkills, ListSkillVersions, GetCatalog, ListSkillSources, ListGrants,
+                ListCandidates, ListSkillEvolution, ListEnvironments, ListSecrets or ListLessons.
+            page_size: items a page; None: the service's default (1,000, also its maximum).
+            timeout: each page's deadline in seconds.
+            **filters: the request's other fields by name (``name="add"``, ``status="pending"``; enums
+                take their value's name).
+
+        Raises:
+            ValueError: not a list RPC (at once).
+            TypeError: a filter the request has no field for (at once).
+            InvalidArgumentError: a filter the service refuses, or a negative page size (when the
+                iteration asks for that page).
+        """
+        listing = _LISTINGS.get(method)
+        if listing is None:
+            raise ValueError(f"{method!r} is not a list RPC: use one of {', '.join(sorted(_LISTINGS))}")
+        first = listing[0]()
+        _set_fields(first, filters)
+        if page_size is not None:
+            first.page_size = page_size
+        return self._follow(method, first, timeout)
+
+    def _follow(self, method: str, first: Message, timeout: Optional[float]) -> Iterator[Any]:
+        token = ""
+        given: "set[str]" = set()
+        while True:
+            request = type(first)()
+            request.CopyFrom(first)
+            if token:
+                request.page_token = token
+            page = self.call(method, request, timeout=timeout)
+            yield page
+            token = page.next_page_token
+            if not token:
+                return
+            # A token the service already gave would loop forever: a broken service, not a long list.
+            if token in given:
+                raise RuntimeError(f"{method}: the service answered the same next_page_token twice")
+            given.add(token)
+
+    def iter_items(
+        self, method: str, *, page_size: Optional[int] = None, timeout: Optional[float] = None, **filters: Any
+    ) -> Iterator[Any]:
+        """The items of every page of a list RPC, in the listing's order (:meth:`pages` says how):
+        ``for skill in engine.iter_items("ListSkills"): ...``. ``list(...)`` of it is the whole list."""
+        pages = self.pages(method, page_size=page_size, timeout=timeout, **filters)
+        field = _LISTINGS[method][1]
+        return (item for page in pages for item in getattr(page, field))
+
+    def iter_skills(
+        self,
+        *,
+        include_inactive: bool = False,
+        owner: str = "",
+        page_size: Optional[int] = None,
+        timeout: Optional[float] = None,
+    ) -> Iterator[skills_pb2.Skill]:
+        """Every skill you may see, by name (ListSkills); retired and deleted ones with
+        ``include_inactive``; ``owner`` keeps one agent's."""
+        return self.iter_items(
+            "ListSkills", page_size=page_size, timeout=timeout, include_inactive=include_inactive, owner=owner
+        )
+
+    def iter_skill_versions(
+        self, name: str, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[skills_pb2.SkillVersion]:
+        """Every version of a skill, oldest first (ListSkillVersions)."""
+        return self.iter_items("ListSkillVersions", page_size=page_size, timeout=timeout, name=name)
+
+    def iter_catalog(
+        self, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[composition_pb2.CatalogEntry]:
+        """Your catalog (GetCatalog): every skill you may see by name, with its dependency status, then
+        the folders of the last scan that are no listed skill's ready source."""
+        return self.iter_items("GetCatalog", page_size=page_size, timeout=timeout)
+
+    def iter_skill_sources(
+        self, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[composition_pb2.CatalogEntry]:
+        """The skill folders of the last scan, by directory and folder (ListSkillSources)."""
+        return self.iter_items("ListSkillSources", page_size=page_size, timeout=timeout)
+
+    def iter_grants(
+        self, name: str, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[sharing_pb2.SkillGrant]:
+        """The grants of a skill you own (ListGrants)."""
+        return self.iter_items("ListGrants", page_size=page_size, timeout=timeout, name=name)
+
+    def iter_candidates(
+        self, status: Optional[str] = None, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[learning_pb2.Candidate]:
+        """Skill candidates from recorded sessions (ListCandidates); ``status``: ``"candidate"``,
+        ``"promoted"`` or ``"dismissed"`` (None: every one)."""
+        return self.iter_items("ListCandidates", page_size=page_size, timeout=timeout, status=status)
+
+    def iter_skill_evolution(
+        self, name: str, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[learning_pb2.EvolutionEvent]:
+        """A skill's evolution events, oldest first (ListSkillEvolution)."""
+        return self.iter_items("ListSkillEvolution", page_size=page_size, timeout=timeout, name=name)
+
+    def iter_environments(
+        self, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[environments_pb2.Environment]:
+        """The package environments (ListEnvironments)."""
+        return self.iter_items("ListEnvironments", page_size=page_size, timeout=timeout)
+
+    def iter_secrets(
+        self, *, page_size: Optional[int] = None, timeout: Optional[float] = None
+    ) -> Iterator[secrets_pb2.SecretInfo]:
+        """Your secrets' names and dates, never their values (ListSecrets)."""
+        return self.iter_items("ListSecrets", page_size=page_size, timeout=timeout)
+
+    def iter_lessons(
+        self,
+        *,
+        scope: Optional[str] = None,
+        domain: str = "",
+        include_inactive: bool = False,
+        owner: str = "",
+        page_size: Optional[int] = None,
+        timeout: Optional[float] = None,
+    ) -> Iterator[playbook_pb2.Lesson]:
+        """Your playbook's lessons, most useful first (ListLessons); ``scope``: ``"today"``, ``"week"``
+        or ``"all"`` (None: all); ``domain`` keeps one domain's."""
+        return self.iter_items(
+            "ListLessons",
+            page_size=page_size,
+            timeout=timeout,
+            scope=scope,
+            domain=domain,
+            include_inactive=include_inactive,
+            owner=owner,
+        )
+
+    # -- any RPC -----------------------------------------------------------------------------
+
     def call(self, method: str, request: Message, *, timeout: Optional[float] = None) -> Any:
-        """Any RPC of the SkillEngine service by its name, with this client's token, deadline and
-        error mapping: ``engine.call("GetSkill", skills_pb2.GetSkillRequest(name="add"))``.
+        """Any RPC of the SkillEngine or the Playbook service by its name, with this client's token,
+        deadline and error mapping: ``engine.call("GetSkill", skills_pb2.GetSkillRequest(name="add"))``.
 
         Returns the response message; raises :class:`SkillEngineError` subclasses.
         """
-        rpc = getattr(self.stub, method, None)
+        # The two services' RPC names do not overlap.
+        rpc = getattr(self.stub, method, None) or getattr(self.playbook, method, None)
         if rpc is None:
-            raise AttributeError(f"the SkillEngine service has no RPC {method!r}")
+            raise AttributeError(f"neither the SkillEngine nor the Playbook service has an RPC {method!r}")
         try:
             return rpc(request, timeout=self.timeout if timeout is None else timeout, metadata=self._metadata)
         except grpc.RpcError as error:

@@ -202,7 +202,7 @@ class RoutedSkill:
 
     name: str
     description: str
-    """The hardened description: labelled, with an invocation example."""
+    """The description, hardened as the route asked (``hardening``: by default one line on calling it)."""
     parameters: Dict[str, Any]
     """The skill's parameters schema (JSON Schema), parsed."""
     tool: Dict[str, Any]

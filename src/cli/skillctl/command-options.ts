@@ -17,6 +17,7 @@ export const OPTIONS = {
   all: { type: "boolean" },
   limit: { type: "string" },
   "min-relevance": { type: "string" },
+  hardening: { type: "string" },
   format: { type: "string" },
   "dry-run": { type: "boolean" },
   junit: { type: "string" },

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
 import { type ExecutionResult } from "../../gen/skillengine/v1/execution.js";
 import { type GuardFinding } from "../../gen/skillengine/v1/registration.js";
-import { RouteMode, type RoutingGateReport, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v1/routing.js";
+import { Hardening, RouteMode, type RoutingGateReport, ToolFormat, toolFormatToJSON } from "../../gen/skillengine/v1/routing.js";
 import { type Skill, skillStatusToJSON, Visibility } from "../../gen/skillengine/v1/skills.js";
 import { jsonText, positiveInteger, UsageError, visibilityWord } from "./args.js";
 import { everyPage } from "./pages.js";
@@ -291,15 +291,30 @@ export const patch: Command = async (ctx) => {
   return newVersionOutput(ctx, "patched", response);
 };
 
-const FORMATS: Record<string, ToolFormat> = { openai: ToolFormat.TOOL_FORMAT_OPENAI, anthropic: ToolFormat.TOOL_FORMAT_ANTHROPIC };
+const FORMATS = new Map([
+  ["openai", ToolFormat.TOOL_FORMAT_OPENAI],
+  ["anthropic", ToolFormat.TOOL_FORMAT_ANTHROPIC],
+]);
+/** `--hardening`: how much each tool's description says about calling it (docs/routing.md#hardened-descriptions). */
+const HARDENINGS = new Map([
+  ["none", Hardening.HARDENING_NONE],
+  ["short", Hardening.HARDENING_SHORT],
+  ["full", Hardening.HARDENING_FULL],
+]);
 
 export const route: Command = async (ctx) => {
   const query = ctx.positionals.join(" ");
   const limitText = str(ctx, "limit");
   const limit = limitText === undefined ? 0 : positiveInteger(limitText, "--limit");
   const formatText = str(ctx, "format");
-  const format = formatText === undefined ? ToolFormat.TOOL_FORMAT_OPENAI : FORMATS[formatText.toLowerCase()];
+  const format = formatText === undefined ? ToolFormat.TOOL_FORMAT_OPENAI : FORMATS.get(formatText.toLowerCase());
   if (format === undefined) throw new UsageError(`--format must be openai or anthropic, got '${formatText}'`, "route");
+  const hardeningText = str(ctx, "hardening");
+  // Unset: the service's default (short).
+  const hardening = hardeningText === undefined ? undefined : HARDENINGS.get(hardeningText.toLowerCase());
+  if (hardeningText !== undefined && hardening === undefined) {
+    throw new UsageError(`--hardening must be none, short or full, got '${hardeningText}'`, "route");
+  }
   const minRelevanceText = str(ctx, "min-relevance");
   const minRelevance = minRelevanceText === undefined ? undefined : Number(minRelevanceText);
   if (minRelevance !== undefined && !(minRelevanceText?.trim() !== "" && minRelevance >= 0 && minRelevance <= 1)) {
@@ -311,6 +326,7 @@ export const route: Command = async (ctx) => {
     format,
     mode: RouteMode.ROUTE_MODE_FUSED,
     ...(minRelevance === undefined ? {} : { minRelevance }),
+    ...(hardening === undefined ? {} : { hardening }),
   });
   if (ctx.json) {
     ctx.io.out(

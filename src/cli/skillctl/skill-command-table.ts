@@ -92,13 +92,15 @@ export const SKILL_COMMANDS: Record<string, CommandSpec> = {
   },
   route: {
     positionals: [1, Infinity],
-    options: ["limit", "format", "min-relevance"],
+    options: ["limit", "format", "min-relevance", "hardening"],
     usage:
-      "route <query...> [--limit n] [--format openai|anthropic] [--min-relevance r]\n" +
+      "route <query...> [--limit n] [--format openai|anthropic] [--min-relevance r] [--hardening none|short|full]\n" +
       "      The skills routing picks for a query, each with its relevance (a calibrated probability, comparable\n" +
       "      across queries) and its score (relative to the query's other candidates); with --format, also their\n" +
       "      tool definitions in that format. --min-relevance (0-1, default the service's floor) is the relevance\n" +
-      "      the best skill must reach for an answer; 0 lists the best candidates whatever they are.",
+      "      the best skill must reach for an answer; 0 lists the best candidates whatever they are.\n" +
+      "      --hardening is what each tool description adds about calling it: short (default) one line, full\n" +
+      "      seed 000's three lines with an example call, none the description as registered.",
   },
   retire: {
     positionals: [0, 1],

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type Database from "better-sqlite3";
 import { openRegistryDatabase, withSqlite } from "../../sqlite/index.js";
 import { InvocationLog } from "./invocation-log.js";
@@ -48,6 +49,10 @@ export class SkillRegistry {
   private readonly reported: ReportedOutcomes;
   private readonly sharing: SharingRows;
   private readonly mirror: MirrorChanges;
+  /** Writes that can change a catalog entry so far, in this process ({@link catalogGeneration}). */
+  private catalogWrites = 0;
+  /** Told apart from another process's counts: a restart never repeats a value. */
+  private readonly processMark = randomBytes(6).toString("base64url");
 
   private constructor(
     private readonly db: Database.Database,
@@ -119,9 +124,20 @@ export class SkillRegistry {
     return this.rows.isEmpty();
   }
 
+  /**
+   * Changes with every write that can change an entry of a catalog (GetCatalog's etag,
+   * docs/api.md#catalog-etag): a new version, an activation, an import, a status, a pin, owner,
+   * visibility, grants and the on/off switch. Invocations and reported outcomes leave it alone:
+   * they change counters and health (active, degraded, deprecated), which no catalog entry shows.
+   * Equal values mean no such write happened between the two reads.
+   */
+  catalogGeneration(): string {
+    return `${this.processMark}.${this.catalogWrites}`;
+  }
+
   /** Marks a skill as created by the service (pattern promotion: docs/learning.md#promotion). */
   markAutoCreated(name: string, at: Date): SkillRecord {
-    return this.rows.markAutoCreated(name, at);
+    return this.catalogWrite(this.rows.markAutoCreated(name, at));
   }
 
   // The mirror's outbox (docs/operations.md#the-registry-mirror).
@@ -168,34 +184,34 @@ export class SkillRegistry {
    * if another writer already took that number.
    */
   commitVersion(next: VersionRecord, access: SkillAccess): SkillRecord {
-    return this.history.commit(next, access);
+    return this.catalogWrite(this.history.commit(next, access));
   }
 
   /** Makes an earlier (or later) committed version the active one again (rollback). */
   activateVersion(name: string, version: number, at: Date): SkillRecord {
-    return this.history.activate(name, version, at);
+    return this.catalogWrite(this.history.activate(name, version, at));
   }
 
   /** Inserts a whole skill with its history (migration, rebuild); refuses an existing name. */
   importSkill(skill: ImportedSkill): SkillRecord {
-    return importSkill({ db: this.db, rows: this.rows, history: this.history, sharing: this.sharing }, skill);
+    return this.catalogWrite(importSkill({ db: this.db, rows: this.rows, history: this.history, sharing: this.sharing }, skill));
   }
 
   // Status and health.
 
   /** Sets a status that only an RPC decides (retired, deleted, or live again after a restore). */
   setStatus(name: string, next: SkillStatus, reason: string, at: Date): SkillRecord {
-    return this.status.setStatus(name, next, reason, at);
+    return this.catalogWrite(this.status.setStatus(name, next, reason, at));
   }
 
   /** Brings a retired or deleted skill back with a fresh failure count, then judges its health. */
   restore(name: string, reason: string, at: Date): SkillRecord {
-    return this.status.restore(name, reason, at);
+    return this.catalogWrite(this.status.restore(name, reason, at));
   }
 
   /** Pins or unpins a skill; its health is re-judged at once (unpinning may deprecate it). */
   setProtected(name: string, pinned: boolean, at: Date): SkillRecord {
-    return this.status.setProtected(name, pinned, at);
+    return this.catalogWrite(this.status.setProtected(name, pinned, at));
   }
 
   /**
@@ -310,32 +326,38 @@ export class SkillRegistry {
 
   /** Changes who owns a skill or who may see it. */
   setAccess(name: string, access: SkillAccess, at: Date): SkillRecord {
-    return this.sharing.setAccess(name, access, at);
+    return this.catalogWrite(this.sharing.setAccess(name, access, at));
   }
 
   /** Marks a skill as a system skill or not (docs/security.md#system-skills). */
   setSystem(name: string, system: boolean, at: Date): SkillRecord {
-    return this.sharing.setSystem(name, system, at);
+    return this.catalogWrite(this.sharing.setSystem(name, system, at));
   }
 
   /** Switches a skill on or off; `by` is recorded while it is off. */
   setEnabled(name: string, enabled: boolean, by: string, at: Date): SkillRecord {
-    return this.sharing.setEnabled(name, enabled, by, at);
+    return this.catalogWrite(this.sharing.setEnabled(name, enabled, by, at));
   }
 
   /** Adds or replaces (same grantee) a grant; the first grant makes a private skill internal. */
   grant(grant: SkillGrant): SkillRecord {
-    return this.sharing.grant(grant);
+    return this.catalogWrite(this.sharing.grant(grant));
   }
 
   /** Removes a grant; returns the skill and whether there was one. The last one gone, an internal skill is private again. */
   revoke(name: string, kind: GranteeKind, grantee: string, at: Date): { skill: SkillRecord; revoked: boolean } {
-    return this.sharing.revoke(name, kind, grantee, at);
+    return this.catalogWrite(this.sharing.revoke(name, kind, grantee, at));
   }
 
   /** Removes every grant of a skill; returns the skill and the grants it had. */
   revokeAll(name: string, at: Date): { skill: SkillRecord; revoked: readonly SkillGrant[] } {
-    return this.sharing.revokeAll(name, at);
+    return this.catalogWrite(this.sharing.revokeAll(name, at));
+  }
+
+  /** Counts a write for {@link catalogGeneration} once it is committed (a failed one threw before). */
+  private catalogWrite<T>(result: T): T {
+    this.catalogWrites += 1;
+    return result;
   }
 
   /** Flushes what telemetry is left to disk, then closes the connection. */

@@ -246,6 +246,12 @@ export interface GetCatalogResponse {
   skills: CatalogEntry[];
   /** Pass as page_token for the next page; empty on the last page. */
   nextPageToken: string;
+  /**
+   * Opaque; the same value in two answers means no entry of any caller's catalog changed between
+   * them (a change of any skill or folder changes it), so a client that watches the catalog asks for
+   * one entry and reads every page only when it differs (docs/api.md#catalog-etag).
+   */
+  etag: string;
 }
 
 function createBaseComposedStep(): ComposedStep {
@@ -1329,7 +1335,7 @@ export const CatalogEntry: MessageFns<CatalogEntry> = {
 };
 
 function createBaseGetCatalogResponse(): GetCatalogResponse {
-  return { skills: [], nextPageToken: "" };
+  return { skills: [], nextPageToken: "", etag: "" };
 }
 
 export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
@@ -1339,6 +1345,9 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
     }
     if (message.nextPageToken !== "") {
       writer.uint32(18).string(message.nextPageToken);
+    }
+    if (message.etag !== "") {
+      writer.uint32(26).string(message.etag);
     }
     return writer;
   },
@@ -1372,6 +1381,14 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
             message.nextPageToken = reader.string();
             continue;
           }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.etag = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1392,6 +1409,7 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
         : isSet(object.next_page_token)
         ? globalThis.String(object.next_page_token)
         : "",
+      etag: isSet(object.etag) ? globalThis.String(object.etag) : "",
     };
   },
 
@@ -1403,6 +1421,9 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
     if (message.nextPageToken !== "") {
       obj.nextPageToken = message.nextPageToken;
     }
+    if (message.etag !== "") {
+      obj.etag = message.etag;
+    }
     return obj;
   },
 
@@ -1413,6 +1434,7 @@ export const GetCatalogResponse: MessageFns<GetCatalogResponse> = {
     const message = createBaseGetCatalogResponse();
     message.skills = object.skills?.map((e) => CatalogEntry.fromPartial(e)) || [];
     message.nextPageToken = object.nextPageToken ?? "";
+    message.etag = object.etag ?? "";
     return message;
   },
 };

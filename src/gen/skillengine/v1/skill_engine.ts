@@ -393,7 +393,7 @@ export const SkillEngineService = {
     responseDeserialize: (value: Buffer): WhoAmIResponse => WhoAmIResponse.decode(value),
   },
   /**
-   * Reconciles the canonical store with the registry, rewrites skills_registry.json and
+   * Reconciles the canonical store with the registry, rewrites every skill's mirror file and
    * re-indexes every skill for routing, without a restart. Admin only.
    */
   rebuildIndexes: {
@@ -843,7 +843,7 @@ export interface SkillEngineServer extends UntypedServiceImplementation {
   /** Who the service takes the caller to be: lets an operator check a token. */
   whoAmI: handleUnaryCall<WhoAmIRequest, WhoAmIResponse>;
   /**
-   * Reconciles the canonical store with the registry, rewrites skills_registry.json and
+   * Reconciles the canonical store with the registry, rewrites every skill's mirror file and
    * re-indexes every skill for routing, without a restart. Admin only.
    */
   rebuildIndexes: handleUnaryCall<RebuildIndexesRequest, RebuildIndexesResponse>;
@@ -1299,7 +1299,7 @@ export interface SkillEngineClient extends Client {
     callback: (error: ServiceError | null, response: WhoAmIResponse) => void,
   ): ClientUnaryCall;
   /**
-   * Reconciles the canonical store with the registry, rewrites skills_registry.json and
+   * Reconciles the canonical store with the registry, rewrites every skill's mirror file and
    * re-indexes every skill for routing, without a restart. Admin only.
    */
   rebuildIndexes(

@@ -70,12 +70,14 @@ class GetCatalogRequest(_message.Message):
     def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
 
 class GetCatalogResponse(_message.Message):
-    __slots__ = ["next_page_token", "skills"]
+    __slots__ = ["etag", "next_page_token", "skills"]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     SKILLS_FIELD_NUMBER: _ClassVar[int]
+    etag: str
     next_page_token: str
     skills: _containers.RepeatedCompositeFieldContainer[CatalogEntry]
-    def __init__(self, skills: _Optional[_Iterable[_Union[CatalogEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+    def __init__(self, skills: _Optional[_Iterable[_Union[CatalogEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., etag: _Optional[str] = ...) -> None: ...
 
 class GetSkillDependenciesRequest(_message.Message):
     __slots__ = ["name"]

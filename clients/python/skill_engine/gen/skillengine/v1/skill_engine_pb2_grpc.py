@@ -174,7 +174,7 @@ class SkillEngineStub:
             request_serializer=skillengine_dot_v1_dot_operations__pb2.WhoAmIRequest.SerializeToString,
             response_deserializer=skillengine_dot_v1_dot_operations__pb2.WhoAmIResponse.FromString,
         )
-        # Reconciles the canonical store with the registry, rewrites skills_registry.json and
+        # Reconciles the canonical store with the registry, rewrites every skill's mirror file and
         # re-indexes every skill for routing, without a restart. Admin only.
         self.RebuildIndexes: grpc.UnaryUnaryMultiCallable = channel.unary_unary(
             "/skillengine.v1.SkillEngine/RebuildIndexes",
