@@ -2,52 +2,16 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CanonicalStore, Composition, DEFAULT_HEALTH_POLICY, REGISTRY_FILE, SkillRegistry } from "../src/control/index.js";
-import { contentHash } from "../src/control/store/index.js";
-import { openRegistryDatabase } from "../src/sqlite/index.js";
 import { EmbeddingsTestServer } from "./support/embeddings-test-server.js";
+import { connectPlaybook, type TestPlaybookClient } from "./support/playbook-client.js";
+import { seedLibrary } from "./support/seeded-library.js";
 import { makeDirs, rpcError, startTestEngine, type TestClient, type TestEngine } from "./support/test-engine.js";
 
 /** More skills than the default page size (1000, docs/api.md#pagination). */
 const LIBRARY = 1_050;
 const skillName = (i: number): string => `skill_${String(i).padStart(4, "0")}`;
 const SEEDED = Array.from({ length: LIBRARY }, (_, i) => skillName(i));
-
-/**
- * The commit half of a registration for each skill, without its sandboxed test run (as
- * bench/console.ts prepares its homes): history file, declaration, active file, registry version.
- */
-async function seedLibrary(home: string): Promise<void> {
-  await mkdir(home, { recursive: true, mode: 0o700 });
-  const file = path.join(home, REGISTRY_FILE);
-  const registry = SkillRegistry.open(file, DEFAULT_HEALTH_POLICY);
-  const store = new CanonicalStore(home);
-  await store.init();
-  const db = openRegistryDatabase(file, { durable: false });
-  const composition = new Composition(registry, store, db, { maxDepth: 4, composedSkillsPerAgent: 50 });
-  for (const [i, name] of SEEDED.entries()) {
-    const code = `import json\nprint(json.dumps({"n": ${i}}))\n`;
-    await store.writeVersion(name, 1, code);
-    await composition.record(name, 1, { kind: "plain", dependsOn: [] });
-    const active = await store.prepareActive(name, code);
-    registry.commitVersion(
-      {
-        name,
-        version: 1,
-        description: `synthetic skill number ${i}`,
-        parametersSchema: '{"type":"object"}',
-        testPayload: "{}",
-        contentHash: contentHash(code),
-        origin: "register",
-        createdAt: new Date(),
-      },
-      { owner: "local", visibility: "private" },
-    );
-    await active.commit();
-  }
-  db.close();
-  registry.close();
-}
+const DAY_MS = 86_400_000;
 
 /** An instructions-only skill folder: registered by a rescan without any sandbox run. */
 async function writeFolder(root: string, folder: string, name: string): Promise<void> {
@@ -60,6 +24,9 @@ describe("pagination through the real server (docs/api.md#pagination)", () => {
   let engine: TestEngine;
   let client: TestClient;
   let folders: string;
+  let playbook: TestPlaybookClient;
+  /** The playbook's clock: lessons' utility decays with it, and the lessons test moves it between pages. */
+  let now = Date.now();
 
   const listSkills = (request: { pageSize?: number; pageToken?: string; includeInactive?: boolean }) =>
     client.call(client.raw.listSkills, { includeInactive: request.includeInactive ?? false, owner: "", ...request });
@@ -69,7 +36,7 @@ describe("pagination through the real server (docs/api.md#pagination)", () => {
     const dirs = await makeDirs();
     folders = path.join(dirs.root, "folders");
     await mkdir(folders, { recursive: true });
-    await seedLibrary(dirs.home);
+    await seedLibrary(dirs.home, SEEDED);
     engine = await startTestEngine({
       dirs,
       env: {
@@ -81,11 +48,14 @@ describe("pagination through the real server (docs/api.md#pagination)", () => {
         SKILL_ENGINE_SKILL_DIRS: folders,
         SKILL_ENGINE_SKILL_WATCH: "off",
       },
+      clock: () => now,
     });
     client = engine.client;
+    playbook = connectPlaybook(engine.app.port);
   }, 300_000);
 
   afterAll(async () => {
+    playbook?.close();
     await engine?.dispose();
     await embeddings?.stop();
   });
@@ -182,6 +152,38 @@ describe("pagination through the real server (docs/api.md#pagination)", () => {
     const more = await client.call(client.raw.listSecrets, { pageSize: 2, pageToken: secrets.nextPageToken });
     expect([...secrets.secrets, ...more.secrets].map((s) => s.name)).toEqual(["A_KEY", "B_KEY", "C_KEY"]);
     expect(more.nextPageToken).toBe("");
+  });
+
+  it("pages ListLessons in one utility order, each lesson once, while days pass between the pages", async () => {
+    const added: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      // Older lessons more confident: as days pass, the newer ones' stale penalty catches up (docs/playbook.md#retention).
+      const { lesson } = await playbook.add({
+        trigger: `When handling lesson topic number ${i} of the paging walk`,
+        correctPattern: `Apply remedy ${i} from the paging walk's notes.`,
+        confidence: 0.9 - i * 0.03,
+      });
+      added.push(lesson?.id ?? "");
+      now += 3 * DAY_MS;
+    }
+    const request = { scope: 0, domain: "", limit: 0, includeInactive: false, owner: "", pageSize: 5 };
+    const walk: Array<{ id: string; utility: number }> = [];
+    let token = "";
+    let pages = 0;
+    do {
+      const page = await playbook.call(playbook.raw.listLessons, { ...request, pageToken: token });
+      walk.push(...page.lessons.map((l) => ({ id: l.id, utility: l.utility })));
+      token = page.nextPageToken;
+      pages++;
+      now += 4 * DAY_MS;
+    } while (token !== "" && pages < 10);
+    expect(pages).toBe(3);
+    expect(walk.map((l) => l.id).sort()).toEqual([...added].sort());
+    const utilities = walk.map((l) => l.utility);
+    expect(utilities).toEqual([...utilities].sort((a, b) => b - a));
+    // Time did reorder them: one page read now stands in another order.
+    const again = await playbook.call(playbook.raw.listLessons, { ...request, pageSize: 50 });
+    expect(again.lessons.map((l) => l.id)).not.toEqual(walk.map((l) => l.id));
   });
 
   it("refuses a bad page size, a token that is no token, one reused with other filters and one of another listing", async () => {

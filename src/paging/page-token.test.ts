@@ -83,6 +83,37 @@ describe("page tokens", () => {
   });
 });
 
+describe("a listing that pins the walk's instant", () => {
+  let now = 1_000;
+  const PINNED: Listing = { name: "ListLessons", keyShapes: ["s"], version: 2, clock: () => now };
+
+  it("reads the clock on the first page and carries that instant in every token of the walk", () => {
+    now = 1_000;
+    const first = openPage<[string]>(PINNED, {}, { pageSize: 5 });
+    expect(first.asOf).toBe(1_000);
+    const { nextPageToken } = first.slice(NAMES, (n) => [n]);
+    now = 9_000;
+    const second = openPage<[string]>(PINNED, {}, { pageSize: 5, pageToken: nextPageToken });
+    expect(second.asOf).toBe(1_000);
+    const third = openPage<[string]>(PINNED, {}, { pageSize: 5, pageToken: second.slice(NAMES, (n) => [n]).nextPageToken });
+    expect(third.asOf).toBe(1_000);
+    // A listing without a clock has no instant.
+    expect(openPage(SKILLS, {}, {}).asOf).toBeUndefined();
+  });
+
+  it("refuses a token of the listing's older version, and one whose instant is missing or not a time", () => {
+    const forged = (fields: Record<string, unknown>): string =>
+      Buffer.from(JSON.stringify({ v: 2, l: "ListLessons", f: "x", k: ["a"], ...fields })).toString("base64url");
+    expect(() => openPage(PINNED, {}, { pageToken: forged({ v: 1, t: 5 }) })).toThrow(/another version/);
+    for (const t of [undefined, "5", -1, null]) expect(() => openPage(PINNED, {}, { pageToken: forged({ t }) })).toThrow(/malformed/);
+    // An instant on a listing that keeps none is no token of it either.
+    const skills = Buffer.from(JSON.stringify({ v: 1, l: "ListSkills", f: "x", k: ["a"], t: 5 })).toString("base64url");
+    expect(() => openPage(SKILLS, {}, { pageToken: skills })).toThrow(/malformed/);
+    // Another listing's token is named as such, whatever its version.
+    expect(() => openPage(SKILLS, {}, { pageToken: forged({ t: 5 }) })).toThrow(/issued by ListLessons/);
+  });
+});
+
 describe("ascending", () => {
   it("orders keys as ORDER BY over their components does", () => {
     expect(ascending(["b"], ["a"])).toBe(true);

@@ -16,7 +16,7 @@ export const PAGE_SIZE = {
 /** Longer page_token texts are refused before they are decoded; a real one is under 200 characters a key. */
 export const MAX_PAGE_TOKEN_CHARS = 2_048;
 
-/** The format of the token's payload; a token of another version is refused. */
+/** The format of a token's payload unless its listing names another; a token of another version is refused. */
 const TOKEN_VERSION = 1;
 
 /** The position of the last item a page showed, in the listing's order: its unique sort key. */
@@ -45,6 +45,18 @@ export interface Listing {
   readonly keyShapes: readonly string[];
   /** page_size 0 or unset. @default PAGE_SIZE.default */
   readonly defaultSize?: number;
+  /**
+   * The format of this listing's tokens: bumped when what its tokens carry changes, so that a token
+   * issued before is refused with "another version" instead of being misread. @default 1
+   */
+  readonly version?: number;
+  /**
+   * For a listing ordered by values computed when read that move with the clock (a lesson's utility
+   * decays with time): the walk's instant is read from this clock on the first page and carried by
+   * every token of the walk ({@link PageWindow.asOf}), so each page orders at the same instant and
+   * the clock alone moves no item across the cursor. Unset: tokens carry no instant.
+   */
+  readonly clock?: () => number;
 }
 
 /**
@@ -67,6 +79,12 @@ export class PageWindow<K extends PageKey = PageKey> {
     readonly size: number,
     /** The key of the previous page's last item; undefined on the first page. */
     readonly after: K | undefined,
+    /**
+     * For a listing with a {@link Listing.clock}: the instant its order is computed at, the same on
+     * every page of a walk (read from the clock on the first page, from the token after it);
+     * undefined for other listings.
+     */
+    readonly asOf: number | undefined,
   ) {}
 
   /** Rows to read: one more than the page, to know whether another page follows. */
@@ -79,7 +97,8 @@ export class PageWindow<K extends PageKey = PageKey> {
     const items = rows.slice(0, this.size);
     const last = items.at(-1);
     if (rows.length <= this.size || last === undefined) return { items, nextPageToken: "" };
-    return { items, nextPageToken: encodeToken({ v: TOKEN_VERSION, l: this.listing.name, f: this.digest, k: [...keyOf(last)] }) };
+    const payload: TokenPayload = { v: versionOf(this.listing), l: this.listing.name, f: this.digest, k: [...keyOf(last)] };
+    return { items, nextPageToken: encodeToken(this.asOf === undefined ? payload : { ...payload, t: this.asOf }) };
   }
 
   /**
@@ -104,7 +123,7 @@ export function openPage<K extends PageKey = PageKey>(listing: Listing, filters:
   const size = pageSizeOf(listing, request.pageSize);
   const digest = filterDigest(listing.name, filters);
   const token = request.pageToken ?? "";
-  if (token === "") return new PageWindow<K>(listing, digest, size, undefined);
+  if (token === "") return new PageWindow<K>(listing, digest, size, undefined, listing.clock?.());
   const payload = decodeToken(listing, token);
   if (payload.f !== digest) {
     throw new InvalidArgumentError(
@@ -113,7 +132,7 @@ export function openPage<K extends PageKey = PageKey>(listing: Listing, filters:
         "that returned it, or leave page_token empty to start from the first page",
     );
   }
-  return new PageWindow<K>(listing, digest, size, payload.k as unknown as K);
+  return new PageWindow<K>(listing, digest, size, payload.k as unknown as K, payload.t);
 }
 
 /** Ascending tuple order, component by component: the order of `ORDER BY a, b, …` over these keys. */
@@ -152,6 +171,12 @@ interface TokenPayload {
   readonly f: string;
   /** The cursor: the key of the last item shown. */
   readonly k: Array<string | number>;
+  /** {@link PageWindow.asOf}: present exactly when the listing has a {@link Listing.clock}. */
+  readonly t?: number;
+}
+
+function versionOf(listing: Listing): number {
+  return listing.version ?? TOKEN_VERSION;
 }
 
 function encodeToken(payload: TokenPayload): string {
@@ -174,13 +199,21 @@ function decodeToken(listing: Listing, token: string): TokenPayload {
     throw refuse("malformed");
   }
   if (typeof parsed !== "object" || parsed === null) throw refuse("malformed");
-  const { v, l, f, k } = parsed as Record<string, unknown>;
-  if (v !== TOKEN_VERSION) throw refuse("issued by another version of the service");
+  const { v, l, f, k, t } = parsed as Record<string, unknown>;
+  // The listing first: listings version their tokens apart, so another listing's token may carry another version.
   if (l !== listing.name) throw refuse(typeof l === "string" ? `issued by ${l}` : "malformed");
+  if (v !== versionOf(listing)) throw refuse("issued by another version of the service");
   if (typeof f !== "string" || !Array.isArray(k)) throw refuse("malformed");
   const shape = (k as unknown[]).map((part) => (typeof part === "string" ? "s" : Number.isFinite(part) ? "n" : "?")).join("");
   if (!listing.keyShapes.includes(shape)) throw refuse("malformed");
-  return { v, l, f, k: k as Array<string | number> };
+  const cursor = k as Array<string | number>;
+  if (listing.clock === undefined) {
+    if (t !== undefined) throw refuse("malformed");
+    return { v, l, f, k: cursor };
+  }
+  // An instant is epoch milliseconds; a forged one carries no authority (every page is filtered when read), it only reorders.
+  if (typeof t !== "number" || !Number.isFinite(t) || t < 0) throw refuse("malformed");
+  return { v, l, f, k: cursor, t };
 }
 
 /** A short digest of the listing and its filters; key order does not matter, unset equals absent. */

@@ -27,11 +27,19 @@ function lessonAfter(key: LessonKey, cursor: LessonKey): boolean {
 }
 
 /**
+ * ListLessons' tokens: version 2 carries the walk's instant (version 1 did not, and ordered each
+ * page at its own instant, so a utility decaying between pages crossed the cursor).
+ */
+const LESSON_TOKEN_VERSION = 2;
+
+/**
  * ListLessons: the caller's lessons (an admin's: everyone's, or one owner's), highest utility first,
  * a page at a time (docs/api.md#pagination). Utility is computed when read (retrievals, credit and
  * staleness), so the page is cut in memory from the owner's lessons, after the cursor's place in
- * that order: a lesson whose utility moved across the cursor between two pages is shown twice or
- * not at all (docs/api.md#pagination).
+ * that order. Staleness decays with the clock: every page of a walk computes utility and the scope
+ * at the walk's first instant, which the token carries, so time alone moves no lesson across the
+ * cursor; a lesson retrieved, credited, verified or merged between two pages still may
+ * (docs/api.md#pagination).
  */
 export function listLessons(core: PlaybookCore, request: ListLessonsRequest, caller: Caller): Page<LessonView> {
   const limit = request.limit === 0 ? PLAYBOOK_LIMITS.defaultListLimit : request.limit;
@@ -46,14 +54,14 @@ export function listLessons(core: PlaybookCore, request: ListLessonsRequest, cal
   }
   const owner = request.owner !== "" ? request.owner : caller.admin ? undefined : caller.agentId;
   const states: LessonState[] = request.includeInactive ? ["active", "archived", "deleted"] : ["active"];
-  const now = core.clock();
-  const since = scopeStart(request.scope, now);
   const domain = request.domain.trim().toLowerCase();
   const window = openPage<LessonKey>(
-    { name: "ListLessons", keyShapes: ["nns"], defaultSize: limit },
+    { name: "ListLessons", keyShapes: ["nns"], defaultSize: limit, version: LESSON_TOKEN_VERSION, clock: core.clock },
     { scope: request.scope, domain, includeInactive: request.includeInactive, owner: owner ?? "" },
     request,
   );
+  const now = window.asOf ?? core.clock();
+  const since = scopeStart(request.scope, now);
   const key = (lesson: LessonView): LessonKey => [lesson.utility, lesson.createdAt, lesson.id];
   const sorted = core.store
     .list(owner, states)

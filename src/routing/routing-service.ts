@@ -128,7 +128,7 @@ export class RoutingService implements SkillIndexer {
 
   async init(): Promise<void> {
     const started = Date.now();
-    await this.router.init(this.registry.list({ includeInactive: true }).map(toRoutable));
+    await this.router.init({ count: this.registry.count(), load: () => this.registry.list({ includeInactive: true }).map(toRoutable) });
     // Changes acknowledged just before a crash, whose embedding had not been written: indexed
     // again in the background, so start-up does not wait for the model (routing waits for them).
     for (const name of this.router.pendingNames()) {

@@ -23,6 +23,12 @@ import { background, calibrationFor, type RelevanceCalibration, relevance } from
 import { bestPerSkill, evidenceVectorId, RouteEvidence } from "./route-evidence.js";
 
 /** What routing needs to know of a skill. */
+/** The catalog routing indexes, counted without reading it; `load` reads every skill. */
+export interface RoutableCatalog {
+  readonly count: number;
+  load(): readonly RoutableSkill[];
+}
+
 export interface RoutableSkill {
   readonly name: string;
   readonly description: string;
@@ -160,7 +166,13 @@ export class SkillRouter {
    * Brings both indexes in line with the registry at start-up: a changed embedder (other model
    * or dimensions) or a count that does not match (with no skill pending) re-indexes everything.
    */
-  async init(skills: readonly RoutableSkill[]): Promise<void> {
+  /**
+   * Checks the indexes against the registry and rebuilds them when they do not match. `skills` is
+   * the whole catalog, or its count and a way to load it: a start whose indexes match reads no
+   * skill (at 100,000 skills, loading every record was seconds of each start).
+   */
+  async init(skills: readonly RoutableSkill[] | RoutableCatalog): Promise<void> {
+    const catalog: RoutableCatalog = "load" in skills ? skills : { count: skills.length, load: () => skills };
     await this.vectors.ensure(this.embedder.dimensions);
     const identity = `${this.embedder.modelId}/${this.embedder.dimensions}/layout-${INDEX_LAYOUT}`;
     const previous = this.db.prepare<[string], { value: string }>("SELECT value FROM routing_meta WHERE key = ?").get(META_EMBEDDER)?.value;
@@ -171,10 +183,10 @@ export class SkillRouter {
     const pending = this.pendingNames().length > 0;
     const stale =
       previous !== identity ||
-      (!pending && ((await this.vectors.count()) !== skills.length + evidenceCount || this.keywords.count() !== skills.length));
+      (!pending && ((await this.vectors.count()) !== catalog.count + evidenceCount || this.keywords.count() !== catalog.count));
     if (!stale) return;
-    this.logger.info({ skills: skills.length, embedder: identity, previous }, "re-indexing skills for routing");
-    await this.reindexAll(skills);
+    this.logger.info({ skills: catalog.count, embedder: identity, previous }, "re-indexing skills for routing");
+    await this.reindexAll(catalog.load());
     for (const name of this.pendingNames()) this.settle(name);
     this.db
       .prepare("INSERT INTO routing_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")

@@ -266,10 +266,14 @@ def check_pages(engine: SkillEngine) -> None:
             ("When sorting a dictionary by its values", "Use sorted(d.items(), key=lambda kv: kv[1])."),
         )
     ]
-    # ListLessons (the Playbook service's RPC) orders by a utility that moves with the clock, so its
-    # second page may repeat or miss a lesson (docs/api.md#pagination): only the pages are checked here.
+    # ListLessons (the Playbook service's RPC) orders by a utility that decays with the clock; every page
+    # of a walk orders at the instant of its first (docs/api.md#pagination), so each lesson is seen once.
     lesson_pages = list(engine.pages("ListLessons", page_size=2))
-    check(len(lesson_pages) == 2 and len(lesson_pages[0].lessons) == 2, "lessons in two pages", lesson_pages)
+    check([len(page.lessons) for page in lesson_pages] == [2, 1], "lessons in two pages", lesson_pages)
+    walked = [lesson for page in lesson_pages for lesson in page.lessons]
+    check(sorted(lesson.id for lesson in walked) == sorted(added), "ListLessons pages: each lesson once", walked)
+    utilities = [lesson.utility for lesson in walked]
+    check(utilities == sorted(utilities, reverse=True), "ListLessons pages: one utility order", utilities)
     lessons = [lesson.id for lesson in engine.iter_lessons()]
     check(sorted(lessons) == sorted(added), "iter_lessons: each lesson once", lessons)
 

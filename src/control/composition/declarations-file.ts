@@ -10,6 +10,8 @@ const DECLARATIONS_FILE = ".dependencies.json";
 
 const PLAIN: DeclaredDependencies = { kind: "plain", dependsOn: [] };
 
+const isPlain = (declared: DeclaredDependencies): boolean => declared.kind === "plain" && declared.dependsOn.length === 0;
+
 /**
  * What each version declares, kept twice: in the registry and in the canonical store's
  * `.dependencies.json`, so a registry rebuilt from the directory gets them back.
@@ -42,20 +44,24 @@ export class DeclarationsFile {
    */
   async backfill(): Promise<number> {
     const { dependencies, registry } = this.core;
+    const found: Array<{ name: string; version: number; declared: DeclaredDependencies }> = [];
     let recovered = 0;
-    let changed = false;
     for (const { name, version, declared } of await this.read()) {
       if (dependencies.has(name, version) || !registry.version(name, version)) continue;
-      dependencies.record(name, version, declared);
+      found.push({ name, version, declared });
       recovered++;
-      changed = true;
     }
-    for (const record of registry.list({ includeInactive: true })) {
-      if (dependencies.has(record.name, record.version)) continue;
+    dependencies.recordMany(found);
+    // One query finds the skills still without a declaration: a start reads no record and no file of
+    // the skills already declared, whatever the library's size (docs/composition.md#storage).
+    const checked: Array<{ name: string; version: number; declared: DeclaredDependencies }> = [];
+    for (const { name } of dependencies.undeclared()) {
+      const record = registry.get(name);
+      if (!record) continue;
       let code: string;
       try {
         code = await this.core.readCode({
-          ref: { name: record.name },
+          ref: { name },
           record,
           version: record.version,
           contentHash: record.contentHash,
@@ -64,9 +70,8 @@ export class DeclarationsFile {
       } catch {
         continue; // reconciliation reports unreadable files
       }
-      changed = true;
       if (!isDefinitionText(code)) {
-        dependencies.record(record.name, record.version, PLAIN);
+        checked.push({ name, version: record.version, declared: PLAIN });
         continue;
       }
       let dependsOn: string[] = [];
@@ -75,10 +80,11 @@ export class DeclarationsFile {
       } catch {
         // A definition edited by hand into something unreadable: composed, and it fails when invoked.
       }
-      dependencies.record(record.name, record.version, { kind: "composed", dependsOn });
+      checked.push({ name, version: record.version, declared: { kind: "composed", dependsOn } });
       recovered++;
     }
-    if (changed) await this.write();
+    dependencies.recordMany(checked);
+    if (found.length > 0 || checked.some((c) => !isPlain(c.declared))) await this.write();
     return recovered;
   }
 
@@ -90,6 +96,9 @@ export class DeclarationsFile {
     const next = this.writing.then(() => {
       const skills: Record<string, Record<string, { kind: SkillKind; depends_on: readonly string[] }>> = {};
       for (const { name, version, declared } of this.core.dependencies.all()) {
+        // A plain version without dependencies is what no declaration means: left out, the file holds
+        // what a rebuild could not tell from the code alone, not a line per skill.
+        if (isPlain(declared)) continue;
         (skills[name] ??= {})[String(version)] = { kind: declared.kind, depends_on: declared.dependsOn };
       }
       return writeFileAtomic(this.path, `${JSON.stringify({ format: 1, skills }, null, 2)}\n`);

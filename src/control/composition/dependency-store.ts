@@ -35,6 +35,31 @@ export class DependencyStore {
     );
   }
 
+  /** Records many declarations in one transaction (start-up's backfill: one fsync, not one a skill). */
+  recordMany(declarations: ReadonlyArray<{ name: string; version: number; declared: DeclaredDependencies }>): void {
+    if (declarations.length === 0) return;
+    withSqlite("registry", "record dependencies", () => {
+      const insert = this.db.prepare("INSERT OR REPLACE INTO skill_dependencies (name, version, kind, depends_on) VALUES (?, ?, ?, ?)");
+      this.db.transaction(() => {
+        for (const { name, version, declared } of declarations)
+          insert.run(name, version, declared.kind, JSON.stringify(declared.dependsOn));
+      })();
+    });
+  }
+
+  /** The skills whose active version has no declaration row, in one query (an anti-join on the primary key). */
+  undeclared(): Array<{ name: string; version: number }> {
+    return withSqlite("registry", "find skills without a declaration", () =>
+      this.db
+        .prepare<[], { name: string; version: number }>(
+          `SELECT s.name, s.version FROM skills s
+             LEFT JOIN skill_dependencies d ON d.name = s.name AND d.version = s.version
+            WHERE d.name IS NULL ORDER BY s.name`,
+        )
+        .all(),
+    );
+  }
+
   /** Every declaration, for the copy in the canonical store. */
   all(): Array<{ name: string; version: number; declared: DeclaredDependencies }> {
     return withSqlite("registry", "read dependencies", () =>

@@ -40,7 +40,9 @@ export async function reconcile(
 ): Promise<ReconcileReport> {
   const historyRestoredFromStaging = await restoreStagedHistory(registry, store);
   const tempFilesRemoved = await store.removeStaleTempFiles();
-  const skills = registry.list({ includeInactive: true });
+  // Names, statuses and hashes only, and one listing of each location: at 100,000 skills a record
+  // and a few file lookups per skill made this most of a minute (docs/performance.md#start-up).
+  const skills = registry.fileStates();
   if (skills.length === 0) {
     const populated = (await Promise.all(STORE_LOCATIONS.map((l) => store.activeNames(l)))).some((names) => names.length > 0);
     if (populated) {
@@ -55,14 +57,16 @@ export async function reconcile(
   const relocated: string[] = [];
   const restoredActive: string[] = [];
   const unrecoverable: string[] = [];
+  const present = store.presence();
   for (const skill of skills) {
     const expected = locationOf(skill.status);
-    for (const location of await store.locationsOf(skill.name)) {
-      if (location === expected) continue;
+    for (const location of STORE_LOCATIONS) {
+      const here = present.get(location);
+      if (location === expected || !(here?.active.has(skill.name) || here?.history.has(skill.name))) continue;
       await store.moveSkill(skill.name, location, expected, now);
       relocated.push(`${skill.name}: ${location} → ${expected}`);
     }
-    const active = await store.readActive(skill.name, expected);
+    const active = store.readActiveNow(skill.name, expected);
     if (active !== undefined && contentHash(active) === skill.contentHash) continue;
     const fromHistory = await store.readVersion(skill.name, skill.version, expected);
     if (fromHistory !== undefined && contentHash(fromHistory) === skill.contentHash) {

@@ -11,6 +11,7 @@ export type {
   SkillGrant,
   SkillSharing,
   SkillAccess,
+  SkillFileState,
   SkillRecord,
   SkillVisibility,
   TestFileEntry,

@@ -48,6 +48,15 @@ export const VERSION_ORIGINS = ["register", "patch", "migrate", "rebuild"] as co
 export type VersionOrigin = (typeof VERSION_ORIGINS)[number];
 
 /** A registered skill as the registry (the source of truth) knows it. */
+/** A skill as start-up reconciliation checks its files: where they belong and what the active one must hash to. */
+export interface SkillFileState {
+  readonly name: string;
+  readonly status: SkillStatus;
+  readonly version: number;
+  readonly latestVersion: number;
+  readonly contentHash: string;
+}
+
 export interface SkillRecord {
   readonly name: string;
   readonly description: string;

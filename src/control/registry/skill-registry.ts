@@ -14,6 +14,7 @@ import type {
   LibraryOptions,
   ListOptions,
   SkillAccess,
+  SkillFileState,
   SkillGrant,
   SkillRecord,
   UsageFigures,
@@ -122,6 +123,16 @@ export class SkillRegistry {
 
   isEmpty(): boolean {
     return this.rows.isEmpty();
+  }
+
+  /** How many skills, in every status, without reading them. */
+  count(): number {
+    return this.rows.count();
+  }
+
+  /** Every skill's name, status, active version, latest version and content hash: what reconciliation checks the files against. */
+  fileStates(): SkillFileState[] {
+    return this.rows.fileStates();
   }
 
   /**

@@ -5,7 +5,8 @@
 import type Database from "better-sqlite3";
 import { SkillNotFoundError } from "../../errors/index.js";
 import { withSqlite } from "../../sqlite/index.js";
-import type { LibraryKind, LibraryOptions, ListOptions, SkillRecord } from "./records.js";
+import type { LibraryKind, LibraryOptions, ListOptions, SkillFileState, SkillRecord } from "./records.js";
+import { SKILL_STATUSES } from "./skill-health.js";
 import { SELECT_SKILL, SELECT_SKILL_COLUMNS, type SkillRow, toRecord } from "./row-mapping.js";
 
 /** The folder and dependency declarations of each skill's active version, joined on their primary keys. */
@@ -95,6 +96,31 @@ export class SkillRows {
 
   isEmpty(): boolean {
     return withSqlite("registry", "count skills", () => this.db.prepare("SELECT 1 FROM skills LIMIT 1").get() === undefined);
+  }
+
+  /** How many skills, in every status. */
+  count(): number {
+    return withSqlite("registry", "count skills", () => (this.db.prepare("SELECT COUNT(*) AS n FROM skills").get() as { n: number }).n);
+  }
+
+  /** What start-up reconciliation checks the files against, for every skill by name, without building records. */
+  fileStates(): SkillFileState[] {
+    const rows = withSqlite("registry", "read skills' file states", () =>
+      this.db
+        .prepare<[], { name: string; status: string; version: number; content_hash: string; latest_version: number | null }>(
+          `SELECT s.name, s.status, s.version, s.content_hash,
+                  (SELECT MAX(v.version) FROM skill_versions v WHERE v.name = s.name) AS latest_version
+             FROM skills s ORDER BY s.name`,
+        )
+        .all(),
+    );
+    return rows.map((row) => ({
+      name: row.name,
+      status: SKILL_STATUSES.find((s) => s === row.status) ?? "active",
+      version: row.version,
+      latestVersion: row.latest_version ?? row.version,
+      contentHash: row.content_hash,
+    }));
   }
 
   /**

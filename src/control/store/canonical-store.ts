@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { type Dirent, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { fsyncDirectory, type PreparedFile, prepareFileAtomic, stageFile, TEMP_FILE_PREFIX, writeFileAtomic } from "./atomic-file.js";
@@ -205,17 +205,6 @@ export class CanonicalStore {
     return readIfExists(this.versionPath(name, version, location));
   }
 
-  /** Locations that hold any file of `name` (active file or history). */
-  async locationsOf(name: string): Promise<StoreLocation[]> {
-    const found: StoreLocation[] = [];
-    for (const location of STORE_LOCATIONS) {
-      if ((await pathExists(this.activePath(name, location))) || (await pathExists(this.versionsDir(name, location)))) {
-        found.push(location);
-      }
-    }
-    return found;
-  }
-
   /**
    * Moves a skill's active file and history from one location to another, each with one rename.
    * Anything already at the destination is moved aside first, so nothing is ever overwritten.
@@ -243,18 +232,53 @@ export class CanonicalStore {
       .sort();
   }
 
-  /** Every `(name, version)` pair under a location's `.versions/`. */
+  /**
+   * Every `(name, version)` pair under a location's `.versions/`. Read with synchronous calls: it
+   * runs at start-up (before serving) and offline, one directory per skill, and each call through
+   * libuv's pool is a round trip that cost more than the read (docs/performance.md#start-up).
+   */
   async versionFiles(location: StoreLocation = "active"): Promise<Array<{ name: string; version: number }>> {
     const root = path.join(this.dirOf(location), VERSIONS_DIR);
     const found: Array<{ name: string; version: number }> = [];
-    for (const skillDir of await readdir(root, { withFileTypes: true }).catch(() => [])) {
+    for (const skillDir of readdirOrEmpty(root)) {
       if (!skillDir.isDirectory()) continue;
-      for (const file of await readdir(path.join(root, skillDir.name))) {
+      for (const file of readdirSync(path.join(root, skillDir.name))) {
         const match = /^(\d+)\.py$/.exec(file);
         if (match?.[1]) found.push({ name: skillDir.name, version: Number(match[1]) });
       }
     }
     return found;
+  }
+
+  /**
+   * Which skills have files where, from one listing of each location (its active files and its
+   * `.versions/` directories), instead of a lookup per skill (start-up reconciliation).
+   */
+  presence(): Map<StoreLocation, { active: Set<string>; history: Set<string> }> {
+    const found = new Map<StoreLocation, { active: Set<string>; history: Set<string> }>();
+    for (const location of STORE_LOCATIONS) {
+      const active = new Set<string>();
+      for (const entry of readdirOrEmpty(this.dirOf(location))) {
+        if (entry.isFile() && entry.name.endsWith(".py") && !entry.name.startsWith(".")) active.add(entry.name.slice(0, -".py".length));
+      }
+      const history = new Set(
+        readdirOrEmpty(path.join(this.dirOf(location), VERSIONS_DIR))
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => entry.name),
+      );
+      found.set(location, { active, history });
+    }
+    return found;
+  }
+
+  /** The active code read synchronously (start-up reconciliation, see {@link versionFiles}), or undefined when missing. */
+  readActiveNow(name: string, location: StoreLocation = "active"): string | undefined {
+    try {
+      return readFileSync(this.activePath(name, location), "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
   }
 
   /** Removes an uncommitted version's history file and test files (start-up reconciliation). */
@@ -274,16 +298,17 @@ export class CanonicalStore {
    */
   async removeStaleTempFiles(): Promise<number> {
     let removed = 0;
-    const directories: string[] = [];
+    const directories: string[] = [path.join(this.directory, MIRROR_DIR)];
     for (const location of STORE_LOCATIONS) {
       const base = this.dirOf(location);
       directories.push(base, path.join(base, VERSIONS_DIR));
-      for (const entry of await readdir(path.join(base, VERSIONS_DIR), { withFileTypes: true }).catch(() => [])) {
+      for (const entry of readdirOrEmpty(path.join(base, VERSIONS_DIR))) {
         if (entry.isDirectory()) directories.push(path.join(base, VERSIONS_DIR, entry.name));
       }
     }
+    // Listed synchronously: one directory per skill at start-up (see versionFiles).
     for (const directory of directories) {
-      for (const file of await readdir(directory).catch(() => [])) {
+      for (const { name: file } of readdirOrEmpty(directory)) {
         if (!file.startsWith(TEMP_FILE_PREFIX)) continue;
         await rm(path.join(directory, file), { recursive: true, force: true });
         removed++;
@@ -317,4 +342,13 @@ function ignoreMissing(error: unknown): void {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** A directory's entries, or none when it is missing or unreadable. */
+function readdirOrEmpty(directory: string): Dirent[] {
+  try {
+    return readdirSync(directory, { withFileTypes: true });
+  } catch {
+    return [];
+  }
 }
