@@ -256,7 +256,11 @@ function messageLimits(config: SkillEngineConfig): { request: number; response: 
   const MiB = 1024 * 1024;
   return {
     request: Math.max(4 * MiB, config.inputFiles.maxTotalBytes + 4 * MiB),
-    // GetSkill answers a version's test files, which may be as large as a run's input files (docs/files.md#test-files).
-    response: Math.max(8 * MiB, Math.max(config.limits.outputFiles.maxTotalBytes, config.inputFiles.maxTotalBytes) + 8 * MiB),
+    // GetSkill answers a version's test files, which may be as large as a run's input files (docs/files.md#test-files);
+    // a run's answer carries its files and both streams, each up to SKILL_ENGINE_OUTPUT_LIMIT_BYTES.
+    response: Math.max(
+      8 * MiB,
+      Math.max(config.limits.outputFiles.maxTotalBytes, config.inputFiles.maxTotalBytes) + 2 * config.limits.outputLimitBytes + 8 * MiB,
+    ),
   };
 }

@@ -350,6 +350,33 @@ if mode == "flood_utf8":
     await expectHealthyAndClean();
   });
 
+  it("answers a run whose two streams fill a large configured limit: the response limit grows with SKILL_ENGINE_OUTPUT_LIMIT_BYTES", async () => {
+    // 6 MiB a stream: 12 MiB of output. With files limited to 1 MiB, a response was allowed 9 MiB whatever
+    // the streams' limit, and the run's answer failed to send.
+    const limit = 6 * 1024 * 1024;
+    const loud = await startTestEngine({
+      env: {
+        SKILL_ENGINE_OUTPUT_LIMIT_BYTES: String(limit),
+        SKILL_ENGINE_OUTPUT_INLINE_MB: "1",
+        SKILL_ENGINE_INPUT_FILES_MB: "1",
+        SKILL_ENGINE_CONTENT_GUARD: "warn",
+      },
+    });
+    try {
+      await loud.client.register({
+        name: "loud",
+        code: `import json, sys\nif json.loads(sys.argv[1]).get("loud"):\n    sys.stdout.write("o" * ${limit})\n    sys.stderr.write("e" * ${limit})\nelse:\n    print("ok")\n`,
+        testPayload: "{}",
+      });
+      const response = await loud.client.invoke("loud", JSON.stringify({ loud: true }));
+      expect(response.result).toMatchObject({ success: true, stdoutTruncated: false, stderrTruncated: false });
+      expect(Buffer.byteLength(response.result?.stdout ?? "")).toBe(limit);
+      expect(Buffer.byteLength(response.result?.stderr ?? "")).toBe(limit);
+    } finally {
+      await loud.dispose();
+    }
+  }, 120_000);
+
   it("contains a fork bomb and a subprocess bomb: the run ends, nothing is left running, the service stays up", async () => {
     await engine.client.register({
       name: "bomb",

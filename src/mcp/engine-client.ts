@@ -32,10 +32,10 @@ export interface EngineClientOptions {
 }
 
 /**
- * The largest answer read: a run's inline output files (SKILL_ENGINE_OUTPUT_INLINE_MB, at most 256 MiB)
- * plus 8 MiB for the rest, as skillctl reads (docs/files.md#message-sizes).
+ * The largest answer read: a run's inline output files (SKILL_ENGINE_OUTPUT_INLINE_MB, at most 256 MiB),
+ * its two streams (at most 64 MiB each) and 8 MiB for the rest, as skillctl reads (docs/files.md#message-sizes).
  */
-const MAX_RECEIVE_MESSAGE_BYTES = (256 + 8) * 1024 * 1024;
+const MAX_RECEIVE_MESSAGE_BYTES = (256 + 2 * 64 + 8) * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 600_000;
 
 /**

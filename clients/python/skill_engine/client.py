@@ -34,10 +34,10 @@ DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEFAULT_TIMEOUT_SECONDS = 120.0
 """Deadline of each call unless told otherwise: a registration includes its test run in a container."""
 
-MAX_RECEIVE_MESSAGE_BYTES = (256 + 8) * 1024 * 1024
+MAX_RECEIVE_MESSAGE_BYTES = (256 + 2 * 64 + 8) * 1024 * 1024
 """The largest answer the client reads: the largest the service sends under any configuration, files
-inline (SKILL_ENGINE_OUTPUT_INLINE_MB, at most 256 MiB) plus 8 MiB for the rest
-(docs/files.md#message-sizes). grpcio reads only 4 MiB by default."""
+inline (SKILL_ENGINE_OUTPUT_INLINE_MB, at most 256 MiB), stdout and stderr (at most 64 MiB each) and 8 MiB for
+the rest (docs/files.md#message-sizes). grpcio reads only 4 MiB by default."""
 
 _REMEMBERED_INVOCATIONS = 4096
 """How many invocation ids :meth:`SkillEngine.record_outcome` can name the skill of without ``name=``."""

@@ -28,10 +28,11 @@ export interface ConnectOptions {
 
 /**
  * The largest answer skillctl reads: the largest the service sends under any configuration, returned
- * files inline (SKILL_ENGINE_OUTPUT_INLINE_MB, at most 256 MiB) plus 8 MiB for the rest
- * (docs/files.md#message-sizes). grpc-js reads only 4 MiB by default.
+ * files inline (SKILL_ENGINE_OUTPUT_INLINE_MB, at most 256 MiB), stdout and stderr (each at most
+ * SKILL_ENGINE_OUTPUT_LIMIT_BYTES' 64 MiB) and 8 MiB for the rest (docs/files.md#message-sizes).
+ * grpc-js reads only 4 MiB by default.
  */
-export const MAX_RECEIVE_MESSAGE_BYTES = (256 + 8) * 1024 * 1024;
+export const MAX_RECEIVE_MESSAGE_BYTES = (256 + 2 * 64 + 8) * 1024 * 1024;
 
 export function connect(address: string, options: ConnectOptions): Rpc {
   const raw = new SkillEngineClient(address, options.channel, { "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES });
