@@ -85,6 +85,16 @@ export function vectorIndexContract(
       expect(ids(await index.search(unit([0, 0, 1, 0]), { limit: 5, filter: { owners: ["bob"] } }))).toEqual(["moving"]);
     });
 
+    it("answers each hit's id exactly as it was written, route evidence's compound ids included", async () => {
+      // Routing tells a skill's evidence points from the skill's own by the id (docs/routing.md#learning-from-use):
+      // an adapter that answered the skill's name for both would lose the evidence discount.
+      const evidence = "add_numbers::evidence::9f86d081884c7d65";
+      await index.upsert([entry("add_numbers", [1, 0, 0, 0]), entry(evidence, [1, 0.1, 0, 0])]);
+      expect(ids(await index.search(unit([1, 0, 0, 0]), { limit: 5 })).sort()).toEqual(["add_numbers", evidence]);
+      await index.remove([evidence]);
+      expect(ids(await index.search(unit([1, 0, 0, 0]), { limit: 5 }))).toEqual(["add_numbers"]);
+    });
+
     it("removes by id and ignores unknown ids", async () => {
       await index.upsert([entry("keep", [1, 0, 0, 0]), entry("drop", [0, 1, 0, 0])]);
       await index.remove(["drop", "never_there"]);
