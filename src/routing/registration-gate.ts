@@ -22,7 +22,7 @@ import {
   type VectorSearchFilter,
 } from "../search/index.js";
 import { background, calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
-import { bestPerSkill, evidenceHash, evidenceText, MAX_EVIDENCE_PER_SKILL } from "./route-evidence.js";
+import { evidenceHash, evidenceText, evidenceVectorId, MAX_EVIDENCE_PER_SKILL, scoreWithEvidence } from "./route-evidence.js";
 import { DEFAULT_VECTOR_WEIGHT, documentText, ROUTABLE_STATUSES, scopeFilter } from "./skill-router.js";
 
 export interface RegistrationGateOptions {
@@ -48,8 +48,6 @@ export interface RegistrationGateOptions {
 
 /** Candidates asked of each source, as a route of the default limit asks (docs/routing.md#hybrid-ranking). */
 const GATE_DEPTH = 50;
-/** An evidence vector's similarity counts × 0.9 (docs/routing.md#vectors-sentence-embeddings-cosine-similarity). */
-const EVIDENCE_DISCOUNT = 0.9;
 const EVIDENCE_SEPARATOR = "::evidence::";
 
 /**
@@ -200,15 +198,14 @@ export class RegistrationGate implements RoutingGate {
     if (own.vectors && queryVector) {
       try {
         const hits = await this.options.vectors.search(queryVector, { limit: GATE_DEPTH * 2, filter });
-        // The new skill's entries (an earlier version's) and this very query's evidence vectors are left out.
-        const others = bestPerSkill(
-          hits.filter((hit) => {
-            const [name, evidence] = hit.id.split(EVIDENCE_SEPARATOR);
-            return name !== own.candidate.name && evidence !== hash;
-          }),
-        );
-        const cosine = this.ownCosine(queryVector, own, ownEvidence);
-        vectorItems = [...others, { id: own.candidate.name, score: cosine }].sort((a, b) => b.score - a.score).slice(0, GATE_DEPTH);
+        // The new skill's entries (an earlier version's) and this very query's evidence vectors are left out;
+        // the new skill's own take their places, and the best the index would return are scored as a route scores them.
+        const others = hits.filter((hit) => {
+          const [name, evidence] = hit.id.split(EVIDENCE_SEPARATOR);
+          return name !== own.candidate.name && evidence !== hash;
+        });
+        const entries = [...others, ...this.ownHits(queryVector, own, ownEvidence)].sort((a, b) => b.score - a.score);
+        vectorItems = scoreWithEvidence(entries.slice(0, GATE_DEPTH * 2)).slice(0, GATE_DEPTH);
         lists.push({ source: "vectors", items: vectorItems });
       } catch (error) {
         if (!(error instanceof VectorIndexUnavailableError) && !(error instanceof Error && error.name === "EmbedderError")) throw error;
@@ -281,14 +278,16 @@ export class RegistrationGate implements RoutingGate {
     }
   }
 
-  /** The new skill's best similarity to the query: its main vector, or an evidence vector × 0.9. */
-  private ownCosine(queryVector: Float32Array, own: OwnEntry, ownEvidence: readonly string[]): number {
+  /** The new skill's entries as the vector index would return them: its main vector and each piece of its evidence. */
+  private ownHits(queryVector: Float32Array, own: OwnEntry, ownEvidence: readonly string[]): Array<{ id: string; score: number }> {
     const vectors = own.vectors ?? [];
-    let best = dot(queryVector, vectors[0]);
+    const name = own.candidate.name;
+    const hits = [{ id: name, score: dot(queryVector, vectors[0]) }];
     own.evidence.forEach((query, i) => {
-      if (ownEvidence.includes(query)) best = Math.max(best, dot(queryVector, vectors[i + 1]) * EVIDENCE_DISCOUNT);
+      if (ownEvidence.includes(query))
+        hits.push({ id: evidenceVectorId(name, evidenceHash(query)), score: dot(queryVector, vectors[i + 1]) });
     });
-    return best;
+    return hits;
   }
 
   /**

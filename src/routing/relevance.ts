@@ -55,21 +55,32 @@ export function calibrationFor(_modelId: string): RelevanceCalibration {
  */
 export const BACKGROUND_PRIOR = { mean: 0.17, spread: 0.067, weight: 5 } as const;
 
+/** A background assumed before any cosine is seen, worth `weight` of them. */
+export interface BackgroundPrior {
+  readonly mean: number;
+  readonly spread: number;
+  readonly weight: number;
+}
+
 /**
  * The background of a query: mean and spread of its candidates' cosines (best first, the best left
- * out), pooled with {@link BACKGROUND_PRIOR}.
+ * out), pooled with `prior` ({@link BACKGROUND_PRIOR} unless another population is measured, as
+ * evidence vectors are: docs/routing.md#what-evidence-counts-for).
  */
-export function background(cosinesBestFirst: readonly number[]): { mean: number; spread: number } {
+export function background(
+  cosinesBestFirst: readonly number[],
+  prior: BackgroundPrior = BACKGROUND_PRIOR,
+): { mean: number; spread: number } {
   const rest = cosinesBestFirst.slice(1);
   const n = rest.length;
-  const k = BACKGROUND_PRIOR.weight;
+  const k = prior.weight;
   const observed = n === 0 ? 0 : rest.reduce((a, b) => a + b, 0) / n;
-  const mean = (n * observed + k * BACKGROUND_PRIOR.mean) / (n + k);
+  const mean = (n * observed + k * prior.mean) / (n + k);
   // The spread is taken around the candidates' own mean: measured around the pooled one, a small
   // catalog whose skills are all far from the query (mean well below the prior's) got a wide spread
   // from that gap alone, and a clear match in it ("how many yen is 50 euros" → currency_convert among
   // five unrelated skills) no longer stood out (docs/routing.md#relevance).
-  const squares = rest.reduce((a, b) => a + (b - observed) * (b - observed), 0) + k * BACKGROUND_PRIOR.spread * BACKGROUND_PRIOR.spread;
+  const squares = rest.reduce((a, b) => a + (b - observed) * (b - observed), 0) + k * prior.spread * prior.spread;
   return { mean, spread: Math.sqrt(squares / (n + k)) };
 }
 

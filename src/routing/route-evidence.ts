@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type Database from "better-sqlite3";
 import type { VectorIndex } from "../search/index.js";
+import { background, type BackgroundPrior, MIN_BACKGROUND_SPREAD } from "./relevance.js";
 
 /** Joins a skill's name and an evidence hash into the id of that evidence's vector. */
 const EVIDENCE_SEPARATOR = "::evidence::";
@@ -15,6 +16,13 @@ export const MAX_EVIDENCE_PER_SKILL = 20;
  * matches what a skill says it does outranks one that only resembles an earlier query.
  */
 const EVIDENCE_DISCOUNT = 0.9;
+/**
+ * What the cosines between a query and the evidence vectors a search returns are taken to be before
+ * any is seen, worth five of them: the medians over both development sets (train halves, all-MiniLM-L6-v2:
+ * mean 0.24, spread 0.10; the main vectors' were 0.19 and 0.064). Queries resemble one another more,
+ * and more unevenly, than they resemble descriptions (docs/routing.md#what-evidence-counts-for).
+ */
+export const EVIDENCE_BACKGROUND_PRIOR: BackgroundPrior = { mean: 0.24, spread: 0.1, weight: 5 };
 
 /** What of a query is kept as evidence: trimmed, its first 500 characters. */
 export function evidenceText(query: string): string {
@@ -78,7 +86,42 @@ export class RouteEvidence {
   }
 }
 
-/** A skill's evidence vectors compete with its main vector; keep its best hit only. */
+/**
+ * A route's vector scores, one per skill, best first (docs/routing.md#what-evidence-counts-for): a skill's main
+ * vector counts its cosine; an evidence vector counts how far it stands out from the query's other
+ * evidence hits, put on the main vectors' scale (the same number of spreads above their mean), × 0.9,
+ * and never more than its own cosine × 0.9. Queries share their phrasing ("Could you help me …
+ * 'example.jpg'") far more than they share a description's words, so a raw query-to-query cosine
+ * lifted a skill credited for a sibling request above the skill a query needs; standing out from the
+ * other evidence is what an earlier query that asked the same thing does. Each background is the
+ * hits of its kind ({@link background}: the best left out, pooled with a prior).
+ */
+export function scoreWithEvidence(hits: ReadonlyArray<{ id: string; score: number }>): Array<{ id: string; score: number }> {
+  const main: number[] = [];
+  const evidence: number[] = [];
+  for (const hit of hits) (hit.id.includes(EVIDENCE_SEPARATOR) ? evidence : main).push(hit.score);
+  const descending = (a: number, b: number) => b - a;
+  const mainBackground = background(main.sort(descending));
+  const evidenceBackground = background(evidence.sort(descending), EVIDENCE_BACKGROUND_PRIOR);
+  const best = new Map<string, number>();
+  for (const hit of hits) {
+    const [name = hit.id, piece] = hit.id.split(EVIDENCE_SEPARATOR);
+    let score = hit.score;
+    if (piece !== undefined) {
+      const standing = (hit.score - evidenceBackground.mean) / Math.max(evidenceBackground.spread, MIN_BACKGROUND_SPREAD);
+      const onMainScale = mainBackground.mean + standing * Math.max(mainBackground.spread, MIN_BACKGROUND_SPREAD);
+      score = EVIDENCE_DISCOUNT * Math.min(hit.score, onMainScale);
+    }
+    if (!best.has(name) || (best.get(name) as number) < score) best.set(name, score);
+  }
+  return [...best.entries()].sort((a, b) => b[1] - a[1]).map(([id, score]) => ({ id, score }));
+}
+
+/**
+ * A skill's evidence vectors compete with its main vector; keep its best hit only, an evidence hit
+ * at its cosine × 0.9. For nearness to a skill (the near-duplicate screen), not for routing, which
+ * reads evidence against its background ({@link scoreWithEvidence}).
+ */
 export function bestPerSkill(hits: ReadonlyArray<{ id: string; score: number }>): Array<{ id: string; score: number }> {
   const best = new Map<string, number>();
   for (const hit of hits) {

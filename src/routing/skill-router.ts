@@ -20,7 +20,7 @@ import { type RouteScope, scopeFilter } from "./route-scope.js";
 export { ROUTABLE_STATUSES, type RouteScope, scopeFilter } from "./route-scope.js";
 import { mergeClauses, mergePieces, type Ranking } from "./ranking-merge.js";
 import { background, calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
-import { bestPerSkill, evidenceVectorId, RouteEvidence } from "./route-evidence.js";
+import { bestPerSkill, evidenceVectorId, RouteEvidence, scoreWithEvidence } from "./route-evidence.js";
 
 /** What routing needs to know of a skill. */
 /** The catalog routing indexes, counted without reading it; `load` reads every skill. */
@@ -359,7 +359,7 @@ export class SkillRouter {
       try {
         const [vector] = await this.embedder.embed([query]);
         const hits = vector ? await this.vectors.search(vector, { limit: depth * 2, filter }) : [];
-        vectors = { source: "vectors", items: bestPerSkill(hits).slice(0, depth) };
+        vectors = { source: "vectors", items: scoreWithEvidence(hits).slice(0, depth) };
         lists.push(vectors);
         const fallback = (this.vectors as { lastFallback?: string }).lastFallback;
         if (fallback) degraded.add(fallback);

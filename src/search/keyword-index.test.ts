@@ -226,12 +226,88 @@ describe("KeywordIndex", () => {
     expect(index.addEvidence("QueryStock", "What's   my BALANCE")).toBe(true); // duplicate, ignored
     expect(index.addEvidence("nope", "anything")).toBe(false);
     expect(index.evidence("QueryStock")).toEqual(["what's my balance"]);
+    expect(top("my balance")).toEqual([]); // one query's words are not yet the skill's
+    expect(index.addEvidence("QueryStock", "show the balances of my portfolio")).toBe(true);
+    expect(index.matchedEvidence("QueryStock")).toEqual(["my balance", "balances my"]);
     expect(top("my balance")[0]).toBe("QueryStock");
     index.upsert([doc("QueryStock", "Query a stock price (v2).")]);
-    expect(index.evidence("QueryStock")).toEqual(["what's my balance"]);
+    expect(index.evidence("QueryStock")).toEqual(["what's my balance", "show the balances of my portfolio"]);
+    expect(top("my balance")[0]).toBe("QueryStock");
     index.upsert([doc("QueryStock", "Query a stock price (v3).", { evidence: ["ticker lookup"] })]);
     expect(index.evidence("QueryStock")).toEqual(["ticker lookup"]);
     expect(top("my balance")).toEqual([]);
+  });
+
+  it("matches only the words of a skill's evidence that several of its queries use", () => {
+    // The setting of one credited query (a trip to New York) is not what the skill is asked for.
+    index.upsert([
+      doc("get_weather", "Get the weather for a city and a day.", {
+        evidence: ["planning a trip to New York City on May 1st, what's the forecast", "will I need an umbrella in Oslo, is rain forecast"],
+      }),
+      doc("book_car", "Book a rental car."),
+    ]);
+    expect(index.matchedEvidence("get_weather")).toEqual(["forecast", "forecast"]);
+    expect(top("my trip to New York City on May 1st: I need a rental car")[0]).toBe("book_car");
+    expect(top("rain forecast for tomorrow")[0]).toBe("get_weather");
+    index.replaceEvidence("get_weather", ["a trip to New York", "New York in May"]);
+    expect(top("a car in New York")[0]).toBe("get_weather"); // now recurring words, matched
+    expect(new KeywordIndex(new Database(":memory:"), { evidenceRecurrence: 1 }).search("x", { limit: 1 })).toEqual([]);
+  });
+
+  it("matches words in the evidence of many skills against names and descriptions only", () => {
+    // Twelve skills credited with requests that all name a file 'example.jpg', each for its own effect.
+    const effects = [
+      "sepia",
+      "blur",
+      "sharpen",
+      "crop",
+      "rotate",
+      "mirror",
+      "invert",
+      "posterize",
+      "vignette",
+      "pixelate",
+      "emboss",
+      "tint",
+    ];
+    const credited = effects.map((effect, i) =>
+      doc(`image_tool_${i}`, `Image operation number ${i}.`, {
+        evidence: [`I have an image example.jpg, make it ${effect}`, `${effect} example.jpg please`],
+      }),
+    );
+    index.upsert([...credited, doc("jpg_to_png", "Convert a JPG picture to PNG.")]);
+    expect(index.matchedEvidence("image_tool_1")).toEqual(["example jpg blur", "blur example jpg"]);
+    expect(top("convert example.jpg")[0]).toBe("jpg_to_png");
+    expect(top("example.jpg", 20)).toEqual(["jpg_to_png"]); // none of the twelve, though each holds it twice
+    expect(top("blur it, please")[0]).toBe("image_tool_1");
+    // Among a handful of skills holding evidence, a word one of them uses is its own: the share is
+    // taken of at least 10 skills, so only a word in the evidence of two or more is boilerplate.
+    const few = new KeywordIndex(new Database(":memory:"));
+    few.upsert(credited.slice(0, 3));
+    expect(few.search("blur", { limit: 5 }).map((hit) => hit.id)).toEqual(["image_tool_1"]);
+    expect(few.search("example.jpg", { limit: 5 })).toEqual([]);
+    const off = new KeywordIndex(new Database(":memory:"), { boilerplateShare: 1 });
+    off.upsert(credited.slice(0, 3));
+    expect(off.search("example.jpg", { limit: 5 })).toHaveLength(3);
+  });
+
+  it("upgrades a documents table from before heard: the queries kept whole, their recurring words matched", () => {
+    const upgraded = new Database(":memory:");
+    new KeywordIndex(upgraded).upsert([doc("get_weather", "Get the weather.", { evidence: ["a trip to Oslo", "rain in Oslo"] })]);
+    // What the previous version held: the evidence queries whole in `evidence`, no `heard` and its index.
+    upgraded.exec(
+      `DROP TABLE skill_keywords_heard; DROP TRIGGER skill_keywords_docs_heard_ai; DROP TRIGGER skill_keywords_docs_heard_ad;
+       DROP TRIGGER skill_keywords_docs_heard_au; DROP INDEX skill_keywords_docs_heard;
+       UPDATE skill_keywords_docs SET evidence = heard; ALTER TABLE skill_keywords_docs DROP COLUMN heard;`,
+    );
+    const reopened = new KeywordIndex(upgraded);
+    expect(reopened.evidence("get_weather")).toEqual(["a trip to Oslo", "rain in Oslo"]);
+    expect(reopened.matchedEvidence("get_weather")).toEqual(["oslo", "oslo"]);
+    expect(reopened.search("trip", { limit: 3 })).toEqual([]);
+    expect(reopened.search("oslo", { limit: 3 }).map((hit) => hit.id)).toEqual(["get_weather"]);
+    reopened.addEvidence("get_weather", "snow in Oslo");
+    expect(reopened.search("snow", { limit: 3 })).toEqual([]); // the heard index follows: no error, one use only
+    upgraded.close();
   });
 
   it("caps evidence, dropping the oldest queries", () => {
