@@ -306,7 +306,9 @@ class SkillEngine:
         ``engine.pages("ListSkills", page_size=100, include_inactive=True)`` yields ListSkillsResponse
         messages, whole (ListSkillSources' ``problems`` and ``directories`` too). Each page is asked for
         when the iteration reaches it; an item added or removed meanwhile moves no other item across a
-        page boundary, so every item that exists throughout is seen once.
+        page boundary, so every item that exists throughout is seen once. ListLessons orders by utility,
+        computed at the first page's instant: a lesson whose own numbers change during the walk (a
+        retrieval, a credit) can move across a page boundary (docs/api.md#pagination).
 
         Args:
             method: a list RPC: ListSkills, ListSkillVersions, GetCatalog, ListSkillSources, ListGrants,
