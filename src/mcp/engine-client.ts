@@ -36,6 +36,8 @@ export interface EngineClientOptions {
  * its two streams (at most 64 MiB each) and 8 MiB for the rest, as skillctl reads (docs/files.md#message-sizes).
  */
 const MAX_RECEIVE_MESSAGE_BYTES = (256 + 2 * 64 + 8) * 1024 * 1024;
+/** The HTTP/2 flow-control window advertised to the service, per stream and for the connection. */
+const FLOW_CONTROL_WINDOW_BYTES = 16 * 1024 * 1024;
 const DEFAULT_TIMEOUT_MS = 600_000;
 
 /**
@@ -50,6 +52,8 @@ export class EngineClient {
   constructor(options: EngineClientOptions) {
     this.skills = new SkillEngineClient(options.address, options.credentials, {
       "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES,
+      // HTTP/2's 64 KiB window paused every answer each 64 KiB (as skillctl: docs/performance.md#where-the-time-goes).
+      "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW_BYTES,
     });
     this.playbook = new PlaybookClient(options.address, options.credentials, { channelOverride: this.skills.getChannel() });
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

@@ -115,7 +115,11 @@ export function connect(
   extraMetadata: Record<string, string> = {},
 ): TestClient {
   // A run may hand back 32 MiB of files inline (docs/files.md#message-sizes): past grpc-js's 4 MiB default.
-  const raw = new SkillEngineClient(`127.0.0.1:${port}`, channelCredentials, { "grpc.max_receive_message_length": 64 * 1024 * 1024 });
+  // A 16 MiB flow-control window, as skillctl's: HTTP/2's 64 KiB paused every large answer each 64 KiB.
+  const raw = new SkillEngineClient(`127.0.0.1:${port}`, channelCredentials, {
+    "grpc.max_receive_message_length": 64 * 1024 * 1024,
+    "grpc-node.flow_control_window": 16 * 1024 * 1024,
+  });
   const metadata = (): Metadata => {
     const m = new Metadata();
     if (token !== undefined) m.set("authorization", `Bearer ${token}`);

@@ -34,8 +34,18 @@ export interface ConnectOptions {
  */
 export const MAX_RECEIVE_MESSAGE_BYTES = (256 + 2 * 64 + 8) * 1024 * 1024;
 
+/**
+ * The HTTP/2 flow-control window skillctl advertises, per stream and for the connection. grpc-js keeps
+ * HTTP/2's 64 KiB, so the service paused for a window update every 64 KiB of an answer: ≈ 3–6 ms on an
+ * answer carrying a 1 MiB file on loopback (docs/performance.md#where-the-time-goes).
+ */
+export const FLOW_CONTROL_WINDOW_BYTES = 16 * 1024 * 1024;
+
 export function connect(address: string, options: ConnectOptions): Rpc {
-  const raw = new SkillEngineClient(address, options.channel, { "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES });
+  const raw = new SkillEngineClient(address, options.channel, {
+    "grpc.max_receive_message_length": MAX_RECEIVE_MESSAGE_BYTES,
+    "grpc-node.flow_control_window": FLOW_CONTROL_WINDOW_BYTES,
+  });
   const metadata = (): Metadata => {
     const m = new Metadata();
     if (options.token !== undefined) m.set("authorization", `Bearer ${options.token}`);
