@@ -10,22 +10,18 @@
  * (a mix of successes and failures), through SkillRegistry.recordInvocation.
  *
  * Then the real service starts on that home (console on, no tokens: the local agent on loopback),
- * its routing embedder an OpenAI-compatible stub on loopback that returns deterministic vectors
+ * its routing embedder the tests' OpenAI-compatible server on loopback that returns deterministic vectors
  * (the models' cost is not the console's; start-up indexes every skill). Measured, alternating,
  * after a warm-up: GET /console/library (the first page of 100 rows), the last page, the library
- * filtered by kind (a lookup per skill), a skill's page, and ListSkills through gRPC.
+ * filtered by kind (joined in the page's one query), a skill's page, and ListSkills' first page of 1,000
+ * through gRPC; then every page of ListSkills is followed once to check the library's size.
  *
  * Prints a table and writes bench/results/console-latest.json.
  */
-import { createHash } from "node:crypto";
-import { createServer } from "node:http";
 import { mkdir, rm, writeFile } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { Composition, CanonicalStore, DEFAULT_HEALTH_POLICY, REGISTRY_FILE, SkillRegistry } from "../src/control/index.js";
-import { contentHash } from "../src/control/store/index.js";
-import { openRegistryDatabase } from "../src/sqlite/index.js";
+import { EmbeddingsTestServer } from "../test/support/embeddings-test-server.js";
+import { seedLibrary } from "../test/support/seeded-library.js";
 import { makeDirs, startTestEngine } from "../test/support/test-engine.js";
 
 const SIZES = [1_000, 10_000];
@@ -34,7 +30,8 @@ const WARM_UP = 3;
 const DIMENSIONS = 64;
 
 async function main(): Promise<void> {
-  const embedder = await startStubEmbedder();
+  const embedder = await EmbeddingsTestServer.start();
+  embedder.dimensions = DIMENSIONS;
   const results: Record<string, unknown>[] = [];
   for (const size of SIZES) {
     const dirs = await makeDirs();
@@ -46,10 +43,7 @@ async function main(): Promise<void> {
       dirs,
       env: {
         SKILL_ENGINE_CONSOLE: "on",
-        SKILL_ENGINE_EMBEDDER: "openai",
-        EMBEDDING_BASE_URL: embedder.url,
-        EMBEDDING_MODEL: "stub",
-        EMBEDDING_DIMENSIONS: String(DIMENSIONS),
+        ...embedder.serviceEnv(),
       },
     });
     const startMs = performance.now() - started;
@@ -63,7 +57,7 @@ async function main(): Promise<void> {
         "library, last page": () => page(base, cookie, `/console/library?after=${encodeURIComponent(lastPageAfter)}`),
         "library, kind=plain": () => page(base, cookie, "/console/library?kind=plain"),
         "skill page": () => page(base, cookie, `/console/skills/${skillName(0)}`),
-        "ListSkills (gRPC)": () => engine.client.list(false),
+        "ListSkills, first page of 1,000 (gRPC)": () => engine.client.list(false),
       };
       const samples = new Map<string, number[]>(Object.keys(probes).map((k) => [k, []]));
       for (let round = 0; round < WARM_UP + ROUNDS; round++) {
@@ -73,8 +67,20 @@ async function main(): Promise<void> {
           if (round >= WARM_UP) samples.get(label)?.push(performance.now() - t);
         }
       }
-      const listed = (await engine.client.list(false)).skills.length;
-      if (listed !== size) throw new Error(`ListSkills returned ${listed} skills, expected ${size}`);
+      // Every page followed: the library really holds `size` skills.
+      let listed = 0;
+      let pageToken = "";
+      do {
+        const answer = await engine.client.call(engine.client.raw.listSkills, {
+          includeInactive: false,
+          owner: "",
+          pageSize: 1_000,
+          pageToken,
+        });
+        listed += answer.skills.length;
+        pageToken = answer.nextPageToken;
+      } while (pageToken !== "");
+      if (listed !== size) throw new Error(`ListSkills returned ${listed} skills over its pages, expected ${size}`);
       for (const [label, values] of samples) {
         results.push({
           skills: size,
@@ -92,7 +98,7 @@ async function main(): Promise<void> {
       await engine.dispose();
     }
   }
-  await embedder.close();
+  await embedder.stop();
   console.table(results);
   await mkdir("bench/results", { recursive: true });
   await writeFile("bench/results/console-latest.json", `${JSON.stringify({ at: new Date().toISOString(), results }, null, 2)}\n`);
@@ -102,80 +108,32 @@ const skillName = (i: number): string => `skill_${String(i).padStart(5, "0")}`;
 
 /** The commit half of a registration for `size` skills (no test run), and invocations for a tenth of them. */
 async function prepareHome(home: string, size: number): Promise<void> {
-  await mkdir(home, { recursive: true, mode: 0o700 });
-  const file = path.join(home, REGISTRY_FILE);
-  const registry = SkillRegistry.open(file, DEFAULT_HEALTH_POLICY);
-  const store = new CanonicalStore(home);
-  await store.init();
-  const db = openRegistryDatabase(file, { durable: false });
-  const composition = new Composition(registry, store, db, { maxDepth: 4, composedSkillsPerAgent: 50 });
   const owners = ["local", "agent-a", "agent-b", "agent-c"];
-  for (let i = 0; i < size; i++) {
-    const name = skillName(i);
-    const code = `import json, sys\nprint(json.dumps({"n": ${i}}))\n`;
-    await store.writeVersion(name, 1, code);
-    await composition.record(name, 1, { kind: "plain", dependsOn: [] });
-    const active = await store.prepareActive(name, code);
-    registry.commitVersion(
-      {
-        name,
-        version: 1,
-        description: `synthetic skill number ${i}`,
-        parametersSchema: '{"type":"object"}',
-        testPayload: "{}",
-        contentHash: contentHash(code),
-        origin: "register",
-        createdAt: new Date(),
+  await seedLibrary(
+    home,
+    Array.from({ length: size }, (_, i) => skillName(i)),
+    {
+      access: (i) => ({ owner: owners[i % owners.length] ?? "local", visibility: i % 3 === 0 ? "public" : "private" }),
+      after: (registry, name, i) => {
+        if (i % 10 !== 0) return;
+        for (let k = 0; k < 12; k++) {
+          const success = (i + k) % 4 !== 0;
+          registry.recordInvocation({
+            name,
+            version: 1,
+            at: new Date(Date.now() - (12 - k) * 3_600_000),
+            success,
+            durationMs: 40 + ((i * 7 + k * 13) % 90),
+            exitCode: success ? 0 : 1,
+            timedOut: false,
+            oomKilled: false,
+            errorSummary: success ? "" : "ValueError: synthetic",
+            caller: "local",
+          });
+        }
       },
-      { owner: owners[i % owners.length] ?? "local", visibility: i % 3 === 0 ? "public" : "private" },
-    );
-    await active.commit();
-    if (i % 10 === 0) {
-      for (let k = 0; k < 12; k++) {
-        const success = (i + k) % 4 !== 0;
-        registry.recordInvocation({
-          name,
-          version: 1,
-          at: new Date(Date.now() - (12 - k) * 3_600_000),
-          success,
-          durationMs: 40 + ((i * 7 + k * 13) % 90),
-          exitCode: success ? 0 : 1,
-          timedOut: false,
-          oomKilled: false,
-          errorSummary: success ? "" : "ValueError: synthetic",
-          caller: "local",
-        });
-      }
-    }
-  }
-  db.close();
-  registry.close();
-}
-
-/** An OpenAI-compatible embeddings endpoint on loopback: a deterministic unit vector per text. */
-async function startStubEmbedder(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (c: Buffer) => chunks.push(c));
-    request.on("end", () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { input: string[] | string };
-      const inputs = Array.isArray(body.input) ? body.input : [body.input];
-      const data = inputs.map((text, index) => ({ index, object: "embedding", embedding: vectorOf(text) }));
-      response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data, model: "stub" }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-function vectorOf(text: string): number[] {
-  const digest = createHash("sha512").update(text).digest();
-  const vector = Array.from({ length: DIMENSIONS }, (_, i) => (digest[i % digest.length] ?? 0) - 127.5);
-  const norm = Math.hypot(...vector);
-  return vector.map((v) => v / norm);
+    },
+  );
 }
 
 /** The local agent's session (no tokens configured): the first GET opens it. */

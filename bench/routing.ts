@@ -44,6 +44,7 @@ import {
   SkillRouter,
   SqliteVecIndex,
   UseLiteEmbedder,
+  vectorPayloadOf,
 } from "../src/routing/index.js";
 import { bm25Baseline } from "../test/support/bm25-baseline.js";
 import { startTestEngine, type TestClient } from "../test/support/test-engine.js";
@@ -759,13 +760,7 @@ async function benchScale(size: number, words: readonly string[], queries: reado
         const entries = batch.map((skill) => ({
           id: skill.name,
           vector: embedder.vector(documentText(skill)),
-          payload: {
-            type: "acquired_skill" as const,
-            name: skill.name,
-            owner: skill.owner,
-            visibility: skill.visibility,
-            status: skill.status,
-          },
+          payload: vectorPayloadOf(skill),
         }));
         const t2 = performance.now();
         await vectors.upsert(entries);

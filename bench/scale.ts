@@ -38,7 +38,7 @@ import { CanonicalStore, Composition, DEFAULT_HEALTH_POLICY, REGISTRY_FILE, rebu
 import { contentHash } from "../src/control/store/index.js";
 import { CachedEmbedder, type Embedder, MiniLmEmbedder, SqliteEmbeddingStore, textHash } from "../src/embedding/index.js";
 import { RouteMode, ToolFormat } from "../src/gen/skillengine/v1/routing.js";
-import { documentText, KeywordIndex, SkillRouter, SqliteVecIndex } from "../src/routing/index.js";
+import { documentText, KeywordIndex, SkillRouter, SqliteVecIndex, vectorPayloadOf } from "../src/routing/index.js";
 import type { RoutableSkill } from "../src/routing/skill-router.js";
 import { agentAudience, PUBLIC_AUDIENCE } from "../src/search/index.js";
 import { openRegistryDatabase } from "../src/sqlite/index.js";
@@ -301,13 +301,7 @@ async function prepareHome(home: string, size: number, vectors: VectorSource): P
       batch.map((skill, j) => ({
         id: skill.name,
         vector: vectors.vectorOf(start + j),
-        payload: {
-          type: "acquired_skill" as const,
-          name: skill.name,
-          owner: skill.owner,
-          visibility: skill.visibility,
-          status: skill.status,
-        },
+        payload: vectorPayloadOf(skill),
       })),
     );
   }

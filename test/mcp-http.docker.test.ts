@@ -138,21 +138,18 @@ describe("MCP over Streamable HTTP: find, run, register, report, resources", () 
     expect(grpc.details).toMatch(/ValueError: n must not be zero/);
     expect(textOf(failed).split("\n")[0]).toBe(grpc.details);
 
-    const passed = await client.callTool(
-      {
-        name: "register_skill",
-        arguments: {
-          name: "doubler",
-          description: "Doubles an integer n and returns the doubled value.",
-          parameters_schema: DOUBLER_SCHEMA,
-          code: DOUBLER_CODE,
-          test_payload: { n: 2 },
-          example_queries: ["double the number 21"],
-        },
+    const registerDoubler = {
+      name: "register_skill",
+      arguments: {
+        name: "doubler",
+        description: "Doubles an integer n and returns the doubled value.",
+        parameters_schema: DOUBLER_SCHEMA,
+        code: DOUBLER_CODE,
+        test_payload: { n: 2 },
+        example_queries: ["double the number 21"],
       },
-      undefined,
-      CALL_OPTIONS,
-    );
+    };
+    const passed = await client.callTool(registerDoubler, undefined, CALL_OPTIONS);
     expect(passed.isError).toBeFalsy();
     expect(passed.structuredContent).toMatchObject({
       skill: { name: "doubler", version: 1, status: "active" },
@@ -161,21 +158,7 @@ describe("MCP over Streamable HTTP: find, run, register, report, resources", () 
     });
 
     // The same registration again (an agent registering its skills at every start): no test run, no new version.
-    const again = await client.callTool(
-      {
-        name: "register_skill",
-        arguments: {
-          name: "doubler",
-          description: "Doubles an integer n and returns the doubled value.",
-          parameters_schema: DOUBLER_SCHEMA,
-          code: DOUBLER_CODE,
-          test_payload: { n: 2 },
-          example_queries: ["double the number 21"],
-        },
-      },
-      undefined,
-      CALL_OPTIONS,
-    );
+    const again = await client.callTool(registerDoubler, undefined, CALL_OPTIONS);
     expect(again.isError).toBeFalsy();
     expect(again.structuredContent).toMatchObject({ skill: { name: "doubler", version: 1 }, test: null, unchanged: true });
   });
@@ -494,10 +477,7 @@ describe("MCP over Streamable HTTP: change notifications in a library larger tha
         SKILL_ENGINE_SKILL_DIRS: folders,
         SKILL_ENGINE_SKILL_WATCH: "off",
         // Start-up indexes every skill for routing: a loopback embedder keeps that cheap.
-        SKILL_ENGINE_EMBEDDER: "openai",
-        EMBEDDING_BASE_URL: embeddings.baseUrl,
-        EMBEDDING_MODEL: "stub",
-        EMBEDDING_DIMENSIONS: "8",
+        ...embeddings.serviceEnv(),
       },
     });
   }, 300_000);

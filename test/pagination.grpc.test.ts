@@ -41,10 +41,7 @@ describe("pagination through the real server (docs/api.md#pagination)", () => {
       dirs,
       env: {
         // Start-up indexes every skill for routing: a loopback embedder keeps that cheap.
-        SKILL_ENGINE_EMBEDDER: "openai",
-        EMBEDDING_BASE_URL: embeddings.baseUrl,
-        EMBEDDING_MODEL: "stub",
-        EMBEDDING_DIMENSIONS: "8",
+        ...embeddings.serviceEnv(),
         SKILL_ENGINE_SKILL_DIRS: folders,
         SKILL_ENGINE_SKILL_WATCH: "off",
       },

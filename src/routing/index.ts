@@ -10,7 +10,7 @@ export {
   type ToolFormat,
 } from "./routing-service.js";
 export { failsFallbackFilter, QualityCounters, type SkillQuality } from "./quality-counters.js";
-export { documentText, failsQualityFilter, SkillRouter, type RouteMode } from "./skill-router.js";
+export { documentText, failsQualityFilter, SkillRouter, type RouteMode, vectorPayloadOf } from "./skill-router.js";
 export { RegistrationGate, type RegistrationGateOptions } from "./registration-gate.js";
 export {
   CachedEmbedder,

@@ -9,6 +9,8 @@ import {
   normalizedScoreFusion,
   type RankedList,
   reciprocalRankFusion,
+  SKILL_PAYLOAD_TYPE,
+  type SkillIndexPayload,
   type SkillVisibility,
   type VectorIndex,
   VectorIndexUnavailableError,
@@ -22,13 +24,13 @@ import { mergeClauses, mergePieces, type Ranking } from "./ranking-merge.js";
 import { background, calibrationFor, type RelevanceCalibration, relevance } from "./relevance.js";
 import { bestPerSkill, evidenceVectorId, RouteEvidence, scoreWithEvidence } from "./route-evidence.js";
 
-/** What routing needs to know of a skill. */
 /** The catalog routing indexes, counted without reading it; `load` reads every skill. */
 export interface RoutableCatalog {
   readonly count: number;
   load(): readonly RoutableSkill[];
 }
 
+/** What routing needs to know of a skill. */
 export interface RoutableSkill {
   readonly name: string;
   readonly description: string;
@@ -37,6 +39,18 @@ export interface RoutableSkill {
   readonly visibility: SkillVisibility;
   /** The grantees' audiences (docs/routing.md#scoping). */
   readonly grantAudiences?: readonly string[];
+}
+
+/** What a skill's vectors (its own and its evidence's) carry for the filters inside the search (docs/routing.md#scoping). */
+export function vectorPayloadOf(skill: RoutableSkill): SkillIndexPayload {
+  return {
+    type: SKILL_PAYLOAD_TYPE,
+    name: skill.name,
+    owner: skill.owner,
+    visibility: skill.visibility,
+    status: skill.status,
+    ...(skill.grantAudiences && skill.grantAudiences.length > 0 ? { grantAudiences: skill.grantAudiences } : {}),
+  };
 }
 
 /** fused: normalised score fusion (the default); rrf: reciprocal rank fusion; or one source alone. */
@@ -234,14 +248,7 @@ export class SkillRouter {
     this.keywords.upsert([{ ...skill, evidence: evidence.map((e) => e.query) }]);
     const texts = [documentText(skill), ...evidence.map((e) => e.query)];
     const vectors = await this.embedder.embed(texts);
-    const payload = {
-      type: "acquired_skill" as const,
-      name: skill.name,
-      owner: skill.owner,
-      visibility: skill.visibility,
-      status: skill.status,
-      ...(skill.grantAudiences && skill.grantAudiences.length > 0 ? { grantAudiences: skill.grantAudiences } : {}),
-    };
+    const payload = vectorPayloadOf(skill);
     await this.vectors.upsert(
       vectors.map((vector, i) => ({
         id: i === 0 ? skill.name : evidenceVectorId(skill.name, evidence[i - 1]?.hash ?? ""),

@@ -43,6 +43,16 @@ export class EmbeddingsTestServer {
     return instance;
   }
 
+  /** The service's settings that make this server its routing embedder (cheap start-up indexing of seeded homes). */
+  serviceEnv(): Record<string, string> {
+    return {
+      SKILL_ENGINE_EMBEDDER: "openai",
+      EMBEDDING_BASE_URL: this.baseUrl,
+      EMBEDDING_MODEL: "loopback",
+      EMBEDDING_DIMENSIONS: String(this.dimensions),
+    };
+  }
+
   /** The vector the server returns for `text` under `model`, before any normalization. */
   rawVector(model: string, text: string): number[] {
     const digest = createHash("sha256").update(`${model}\u0000${text}`).digest();
